@@ -1,0 +1,64 @@
+"""The base class every action plugin derives from."""
+
+
+class Action:
+    """An action; subclasses document themselves in their docstring."""
+
+    #: The name rules use; equal to the entry-point name.
+    name = None
+    #: Positional and keyword parameters, in order: (name, converter).
+    params = ()
+    #: How many leading parameters are required.
+    required = 0
+
+    def __init__(self, term):
+        self.term = term
+        self.args = self.bind(term)
+
+    @classmethod
+    def bind(cls, term):
+        """Bind a term's arguments to :attr:`params`; ValueError if bad."""
+        names = [p for p, _ in cls.params]
+        if len(term.args) > len(names):
+            raise ValueError('takes at most %d arguments (%s), got %d'
+                             % (len(names), ', '.join(names) or 'none',
+                                len(term.args)))
+        raw = dict(zip(names, term.args))
+        for key, value in term.kwargs:
+            if key not in names:
+                raise ValueError('unknown argument %r; expected %s'
+                                 % (key, ', '.join(names) or 'none'))
+            if key in raw:
+                raise ValueError('argument %r given twice' % key)
+            raw[key] = value
+        missing = [n for n in names[:cls.required] if n not in raw]
+        if missing:
+            raise ValueError('missing argument %s' % ', '.join(missing))
+        bound = {}
+        for key, convert in cls.params:
+            if key in raw:
+                try:
+                    bound[key] = convert(raw[key])
+                except ValueError as exc:
+                    raise ValueError('argument %s=%r: %s'
+                                     % (key, raw[key], exc)) from None
+        return bound
+
+    @classmethod
+    def check(cls, term, point):
+        """Validate a term at configuration time; ValueError if bad."""
+        cls.bind(term)
+
+    def prepare(self, hit):
+        """Run under the engine lock before the hit is announced."""
+
+    def __call__(self, hit):
+        raise NotImplementedError
+
+
+def seconds(value):
+    """A non-negative number of seconds, at most a day."""
+    number = float(value)
+    if not 0 <= number <= 86400:
+        raise ValueError('expected seconds between 0 and 86400')
+    return number

@@ -1,0 +1,47 @@
+"""The raise action: a real Nova exception the step can really raise."""
+
+import functools
+
+from faultdriver.actions import base
+from faultdriver import exception
+
+
+@functools.lru_cache(maxsize=None)
+def injected_class(name):
+    """The injected twin of ``nova.exception.<name>``."""
+    from nova import exception as nova_exception
+    real = getattr(nova_exception, name)
+    return type(real.__name__, (real, exception.InjectedFault),
+                {'__module__': real.__module__,
+                 '__qualname__': real.__qualname__})
+
+
+class Raise(base.Action):
+    """raise(ExceptionName, message=<generated>): raise a Nova exception.
+
+    ``ExceptionName`` is a class of ``nova.exception`` that the step can
+    really raise (``faultdriver points --raises`` lists them per point), so
+    Nova runs the recovery it runs in the field.  The exception keeps its
+    class name over RPC; in the process that raised it, ``isinstance(exc,
+    faultdriver.exception.InjectedFault)`` is true and its message starts
+    with ``[faultdriver]``.
+    """
+
+    name = 'raise'
+    params = (('exception', str), ('message', str))
+    required = 1
+
+    @classmethod
+    def check(cls, term, point):
+        args = cls.bind(term)
+        name = args['exception']
+        if name not in point.raises:
+            raise ValueError('%s cannot be raised at %s; expected one of %s'
+                             % (name, point.name, ', '.join(point.raises)))
+
+    def __call__(self, hit):
+        message = '[faultdriver] injected at %s on %s (rule %d, hit %d)' % (
+            hit.describe(), hit.host, hit.rule_index, hit.hit)
+        if 'message' in self.args:
+            message += ': ' + self.args['message']
+        raise injected_class(self.args['exception'])(message=message)

@@ -1,0 +1,137 @@
+"""Configuration options of faultdriver, in nova.conf's [fault_injection].
+
+Rules are an oslo.config value type, so reading the option parses and
+validates them: a bad rule stops nova-compute at start-up with a message
+that names the rule, where it is wrong and what was expected.
+"""
+
+from oslo_config import cfg
+
+from faultdriver import rules as rules_module
+
+GROUP = cfg.OptGroup(
+    'fault_injection',
+    title='Fault injection options',
+    help="""
+Options of faultdriver, the fault-injecting compute driver.
+
+Set ``[DEFAULT] compute_driver = faultdriver.FaultDriver`` to use it. It
+wraps the driver named by ``inner_driver`` and passes every call through
+unchanged unless an enabled rule matches.
+""")
+
+
+class RuleType:
+    """oslo.config type of one fault rule: returns a parsed ``Rule``."""
+
+    type_name = 'fault rule'
+
+    def __init__(self, catalogue=None, actions=None):
+        self._catalogue = catalogue
+        self._actions = actions
+
+    def __call__(self, value):
+        if isinstance(value, rules_module.Rule):
+            return value
+        rule = rules_module.parse(value)
+        catalogue, actions = self._catalogue, self._actions
+        if catalogue is None:
+            from faultdriver import points
+            catalogue = points.catalogue()
+        if actions is None:
+            from faultdriver import actions as actions_module
+            actions = actions_module.load_all()
+        return rules_module.validate(rule, catalogue, actions)
+
+    def __repr__(self):
+        return 'RuleType'
+
+    def __eq__(self, other):
+        return self.__class__ == other.__class__
+
+    def _formatter(self, value):
+        return str(value)
+
+
+fault_opts = [
+    cfg.BoolOpt('enabled',
+        default=False,
+        help="""
+Master switch for fault injection.
+
+While false, rules are parsed and validated but none of them fires, and
+the driver is a plain pass-through to ``inner_driver``.
+
+Related options:
+
+* ``rules``
+"""),
+    cfg.StrOpt('inner_driver',
+        help="""
+The compute driver that faultdriver wraps.
+
+Possible values:
+
+* A name registered in the ``faultdriver.inner_drivers`` entry-point
+  namespace, for example ``libvirt`` or ``fake_live_migration``
+  (``faultdriver drivers`` lists them).
+* A driver in Nova's own ``compute_driver`` syntax, relative to
+  ``nova.virt``, for example ``libvirt.LibvirtDriver`` or
+  ``fake.MediumFakeDriver``.
+
+Related options:
+
+* ``[DEFAULT] compute_driver`` must be ``faultdriver.FaultDriver``.
+"""),
+    cfg.MultiOpt('rules',
+        item_type=RuleType(),
+        help="""
+Fault rules; repeat the option for more than one.
+
+Syntax: ``point[.before|.after][@source|@dest][filters]: chain`` where the
+chain is one or more ``[P%][N*]action(args)`` joined by ``->``.
+
+Possible values:
+
+* ``pre_live_migration@dest: crash``
+* ``live_migration.after[operation=live-migration]: 2*off -> delay(5)``
+* ``migrate_disk_and_power_off: 1*raise(InstanceFaultRollback)``
+* ``tracker.drop_move_claim_at_dest: periodic``
+
+Related options:
+
+* ``enabled``: rules fire only when it is true.
+"""),
+    cfg.IntOpt('seed',
+        help="""
+Seed of the random numbers behind probability terms (``P%``).
+
+Possible values:
+
+* Unset: a fresh seed per start.
+* An integer: the same rules fire on the same hits every run (each rule
+  uses ``seed + its index``, or its own ``[seed=N]`` filter).
+"""),
+    cfg.StrOpt('journal_path',
+        help="""
+File to which every fired fault is appended as a JSON line.
+
+The line is flushed to disk before a ``crash`` action kills the service,
+so the journal says why the service died.
+
+Possible values:
+
+* Unset: the journal is kept in memory only (and in the log).
+* A path, for example ``/var/lib/nova/faultdriver-journal.jsonl``.
+"""),
+]
+
+
+def register_opts(conf):
+    conf.register_group(GROUP)
+    conf.register_opts(fault_opts, group=GROUP)
+
+
+def list_opts():
+    """For the oslo.config.opts entry point (sample generator)."""
+    return {GROUP: fault_opts}

@@ -1,0 +1,141 @@
+"""FaultDriver: a ComputeDriver that wraps another and injects faults.
+
+Every public method of ``ComputeDriver`` is generated here from the class
+itself (:mod:`faultdriver.surface`), so none of the base class's default
+bodies (many are ``pass``) can shadow the wrapped driver, and a method a
+later Nova adds is wrapped too.  A call at a point without rules costs a
+set lookup; at an armed point the engine sees it before and after the
+real call.  ``capabilities`` is the wrapped driver's live dict (libvirt
+mutates it in ``init_host``); any other attribute reads through.
+"""
+
+import inspect
+import logging
+
+from nova import conf as nova_conf
+from nova.virt import driver as nova_driver
+from oslo_config import cfg
+
+from faultdriver import actions
+from faultdriver import conf
+from faultdriver import context
+from faultdriver import engine as engine_module
+from faultdriver import exception
+from faultdriver import inner
+from faultdriver import journal as journal_module
+from faultdriver import points
+from faultdriver import surface
+
+LOG = logging.getLogger(__name__)
+CONF = nova_conf.CONF
+
+
+def _delegate(name, raw):
+    """A method that passes ``name`` through the engine to the inner driver.
+
+    ``raw`` is the class attribute on ComputeDriver; its signature and
+    docstring are kept so introspection shows the base contract.
+    """
+    func = raw.__func__ if isinstance(raw, (classmethod, staticmethod)) \
+        else raw
+
+    def method(self, *args, **kwargs):
+        if name in self._armed:
+            return self._call_armed(name, args, kwargs)
+        return getattr(self._inner, name)(*args, **kwargs)
+
+    method.__name__ = name
+    method.__qualname__ = 'FaultDriver.' + name
+    method.__doc__ = func.__doc__
+    method.__signature__ = inspect.signature(func)
+    method.__wrapped_base__ = raw
+    return method
+
+
+#: ComputeDriver with every public method turned into a delegate.
+_Generated = type('_Generated', (nova_driver.ComputeDriver,), {
+    name: _delegate(name, raw)
+    for name, raw in surface.public_methods().items()})
+
+
+class FaultDriver(_Generated):
+    """The compute driver to set as ``compute_driver``."""
+
+    #: Marks the wrapper so it refuses to wrap itself.
+    wraps_inner_driver = True
+
+    def __init__(self, virtapi):
+        super().__init__(virtapi)
+        conf.register_opts(CONF)
+        group = CONF.fault_injection
+        try:
+            rules = list(group.rules or ())
+        except (ValueError, cfg.Error) as exc:
+            raise exception.ConfigError(
+                'invalid [fault_injection] rules: %s' % exc) from exc
+        inner_class = inner.load_class(group.inner_driver)
+        self._inner = inner_class(virtapi)
+        self._host = CONF.host
+        self._catalogue = points.catalogue()
+        self._engine = engine_module.Engine(
+            self._host, actions.load_all(), rules, enabled=group.enabled,
+            seed=group.seed, journal=journal_module.Journal(
+                group.journal_path))
+        self._armed = self._engine.armed
+        self._report(rules, group.enabled, inner_class)
+
+    def _report(self, rules, enabled, inner_class):
+        LOG.info('faultdriver on %s wraps %s.%s with %d rule(s); injection '
+                 'is %s; journal: %s', self._host, inner_class.__module__,
+                 inner_class.__name__, len(rules),
+                 'ENABLED' if enabled else 'disabled',
+                 self._engine.journal.path or 'memory only')
+        if rules and not enabled:
+            LOG.warning('faultdriver: %d rule(s) configured but '
+                        '[fault_injection] enabled is false; none will fire',
+                        len(rules))
+        for rule in rules:
+            point = self._catalogue[rule.point]
+            stalls = {'hang', 'delay'} & {t.action for t in rule.terms}
+            if point.tracker_lock and stalls:
+                LOG.warning('faultdriver rule [%s] will %s while the resource'
+                            ' tracker lock is held: every claim and the '
+                            'periodic on %s stall meanwhile', rule,
+                            '/'.join(sorted(stalls)), self._host)
+
+    @property
+    def engine(self):
+        """The fault engine of this host (rules, counters, barriers)."""
+        return self._engine
+
+    @property
+    def inner(self):
+        """The wrapped driver."""
+        return self._inner
+
+    @property
+    def capabilities(self):
+        return self._inner.capabilities
+
+    @capabilities.setter
+    def capabilities(self, value):
+        self._inner.capabilities = value
+
+    @property
+    def rebalances_nodes(self):
+        return self._inner.rebalances_nodes
+
+    def _call_armed(self, name, args, kwargs):
+        ctx = context.build(self._catalogue[name], self._host, args, kwargs)
+        self._engine.hit(name, 'before', ctx, target=self)
+        result = getattr(self._inner, name)(*args, **kwargs)
+        self._engine.hit(name, 'after', ctx, target=self)
+        return result
+
+    def __getattr__(self, name):
+        # Only reached for attributes FaultDriver does not have: read the
+        # wrapped driver's (tests reach into e.g. libvirt's _host).
+        inner_driver = self.__dict__.get('_inner')
+        if inner_driver is None or name.startswith('__'):
+            raise AttributeError(name)
+        return getattr(inner_driver, name)

@@ -1,0 +1,69 @@
+"""The closed catalogue of injection points.
+
+Driver points are generated from ComputeDriver's public surface; the facts
+about each (host role, move operations, exceptions it can raise, whether
+it runs under the resource tracker lock) come from ``data/points.yaml``.
+Tracker points are added by :mod:`faultdriver.tracker` under the
+``tracker.`` prefix.
+"""
+
+import dataclasses
+import functools
+import importlib.resources
+
+import yaml
+
+from faultdriver import surface
+
+
+@dataclasses.dataclass(frozen=True)
+class Point:
+    """A named place where rules can fire, before and after."""
+
+    name: str
+    kind: str                     # 'driver' or 'tracker'
+    roles: tuple = ()             # empty: not fixed
+    operations: tuple = ()        # empty: not on a move path
+    raises: tuple = ()
+    tracker_lock: bool = False    # runs with COMPUTE_RESOURCE_SEMAPHORE held
+    doc: str = ''
+
+
+def _load_facts():
+    text = importlib.resources.files('faultdriver').joinpath(
+        'data/points.yaml').read_text(encoding='utf-8')
+    return yaml.safe_load(text)
+
+
+def _point(name, kind, facts, defaults, doc):
+    return Point(name=name, kind=kind,
+                 roles=tuple(facts.get('roles', ())),
+                 operations=tuple(facts.get('operations', ())),
+                 raises=tuple(facts.get('raises', defaults['raises'])),
+                 tracker_lock=bool(facts.get('tracker_lock', False)),
+                 doc=doc)
+
+
+def _first_line(obj):
+    return (obj.__doc__ or '').strip().split('\n')[0]
+
+
+@functools.lru_cache(maxsize=None)
+def catalogue():
+    """Every point by name: the driver's, then the tracker's."""
+    facts = _load_facts()
+    defaults = facts['defaults']
+    known = facts['driver']
+    methods = surface.public_methods()
+    unknown = sorted(set(known) - set(methods))
+    if unknown:
+        raise RuntimeError('data/points.yaml describes driver methods that '
+                           'ComputeDriver does not have: %s' % unknown)
+    points = {name: _point(name, 'driver', known.get(name, {}), defaults,
+                           _first_line(getattr(surface.BASE, name)))
+              for name in methods}
+    from faultdriver import tracker
+    for name, facts_ in tracker.POINTS.items():
+        points[name] = _point(name, 'tracker', facts_, defaults,
+                              facts_.get('doc', ''))
+    return points
