@@ -153,8 +153,10 @@ class Engine:
         points = set(self._watched)
         if self.enabled and not self._closed:
             points.update(p for p, states in self._rules.items() if states)
-        self.armed.clear()
+        # Readers test membership without the lock: add before removing,
+        # so a point that stays armed is never missing, not even briefly.
         self.armed.update(points)
+        self.armed.intersection_update(points)
 
     def set_enabled(self, enabled):
         with self._lock:
@@ -165,7 +167,8 @@ class Engine:
         """Installed rules with their counters, in installation order."""
         with self._lock:
             states = [s for ss in self._rules.values() for s in ss]
-        return [s.snapshot() for s in sorted(states, key=lambda s: s.index)]
+            return [s.snapshot()
+                    for s in sorted(states, key=lambda s: s.index)]
 
     def counters(self):
         """Hits per ``point.phase`` since the point was armed."""
@@ -255,8 +258,9 @@ class Engine:
     def held(self):
         """Barrier names with the number of threads held at each."""
         with self._lock:
-            return {n: sum(not e.is_set() for e in es)
-                    for n, es in self._held.items() if es}
+            counts = {n: sum(not e.is_set() for e in es)
+                      for n, es in self._held.items()}
+        return {n: c for n, c in counts.items() if c}
 
     def release(self, name=None):
         """Release the threads held at barrier ``name`` (all if None)."""
