@@ -51,6 +51,7 @@ class Hang(base.Action):
             LOG.warning('faultdriver released barrier %r on %s', barrier,
                         hit.host)
         else:
-            hit.engine.release(barrier)
+            # Only this thread gives up; others held at the barrier stay.
+            event.set()
             LOG.warning('faultdriver hang at barrier %r on %s timed out '
                         'after %ss; going on', barrier, hit.host, timeout)
