@@ -24,6 +24,7 @@ tested in isolation.
 """
 
 import dataclasses
+import decimal
 import difflib
 import re
 
@@ -88,7 +89,9 @@ class Rule:
 
     def __str__(self):
         text = self.point
-        if self.phase != 'before':
+        # A point whose last part reads as a phase keeps its phase explicit.
+        if (self.phase != 'before'
+                or self.point.rpartition('.')[2] in PHASES):
             text += '.' + self.phase
         if self.role:
             text += '@' + self.role
@@ -99,7 +102,10 @@ class Rule:
 
 
 def _format_number(value):
-    return ('%d' % value) if float(value).is_integer() else repr(value)
+    if float(value).is_integer():
+        return '%d' % value
+    # repr() may use an exponent (1e-05) that the grammar does not read.
+    return format(decimal.Decimal(repr(float(value))), 'f')
 
 
 def _format_value(value):
@@ -189,6 +195,7 @@ class _Parser:
             point, phase = dotted, 'before'
         role = None
         if self.accept('@'):
+            self.skip_space()
             role_pos = self.pos
             word = self.match(_NAME, "a host role ('source' or 'dest')")
             if word not in ROLES:
@@ -198,6 +205,7 @@ class _Parser:
         filters = {}
         if self.accept('['):
             while True:
+                self.skip_space()
                 key_pos = self.pos
                 key = self.match(_NAME, 'a filter name')
                 if key not in FILTER_KEYS:
@@ -297,7 +305,7 @@ def validate(rule, catalogue, actions):
                             'used by %s' % (rule.point, operation,
                                             ', '.join(point.operations)))
     seed = rule.filter('seed')
-    if seed is not None and not seed.isdigit():
+    if seed is not None and not re.fullmatch('[0-9]+', seed):
         raise RuleError(text, None, 'seed %r is not a whole number' % seed)
     for term in rule.terms:
         action = actions.get(term.action)
