@@ -40,7 +40,7 @@ def _delegate(name, raw):
         else raw
 
     def method(self, *args, **kwargs):
-        if name in self._armed:
+        if name in self._fault_armed:
             return self._call_armed(name, args, kwargs)
         return getattr(self._inner, name)(*args, **kwargs)
 
@@ -52,13 +52,14 @@ def _delegate(name, raw):
     return method
 
 
-#: ComputeDriver with every public method turned into a delegate.
-_Generated = type('_Generated', (nova_driver.ComputeDriver,), {
-    name: _delegate(name, raw)
-    for name, raw in surface.public_methods().items()})
+def generated_class(base=surface.BASE):
+    """``base`` with every public method turned into a delegate."""
+    return type('Delegating' + base.__name__, (base,), {
+        name: _delegate(name, raw)
+        for name, raw in surface.public_methods(base).items()})
 
 
-class FaultDriver(_Generated):
+class FaultDriver(generated_class()):
     """The compute driver to set as ``compute_driver``."""
 
     #: Marks the wrapper so it refuses to wrap itself.
@@ -75,38 +76,38 @@ class FaultDriver(_Generated):
                 'invalid [fault_injection] rules: %s' % exc) from exc
         inner_class = inner.load_class(group.inner_driver)
         self._inner = inner_class(virtapi)
-        self._host = CONF.host
-        self._catalogue = points.catalogue()
-        self._engine = engine_module.Engine(
-            self._host, actions.load_all(), rules, enabled=group.enabled,
+        self._fault_host = CONF.host
+        self._fault_catalogue = points.catalogue()
+        self._fault_engine = engine_module.Engine(
+            self._fault_host, actions.load_all(), rules, enabled=group.enabled,
             seed=group.seed, journal=journal_module.Journal(
                 group.journal_path))
-        self._armed = self._engine.armed
+        self._fault_armed = self._fault_engine.armed
         self._report(rules, group.enabled, inner_class)
 
     def _report(self, rules, enabled, inner_class):
         LOG.info('faultdriver on %s wraps %s.%s with %d rule(s); injection '
-                 'is %s; journal: %s', self._host, inner_class.__module__,
+                 'is %s; journal: %s', self._fault_host, inner_class.__module__,
                  inner_class.__name__, len(rules),
                  'ENABLED' if enabled else 'disabled',
-                 self._engine.journal.path or 'memory only')
+                 self._fault_engine.journal.path or 'memory only')
         if rules and not enabled:
             LOG.warning('faultdriver: %d rule(s) configured but '
                         '[fault_injection] enabled is false; none will fire',
                         len(rules))
         for rule in rules:
-            point = self._catalogue[rule.point]
+            point = self._fault_catalogue[rule.point]
             stalls = {'hang', 'delay'} & {t.action for t in rule.terms}
             if point.tracker_lock and stalls:
                 LOG.warning('faultdriver rule [%s] will %s while the resource'
                             ' tracker lock is held: every claim and the '
                             'periodic on %s stall meanwhile', rule,
-                            '/'.join(sorted(stalls)), self._host)
+                            '/'.join(sorted(stalls)), self._fault_host)
 
     @property
     def engine(self):
         """The fault engine of this host (rules, counters, barriers)."""
-        return self._engine
+        return self._fault_engine
 
     @property
     def inner(self):
@@ -126,16 +127,37 @@ class FaultDriver(_Generated):
         return self._inner.rebalances_nodes
 
     def _call_armed(self, name, args, kwargs):
-        ctx = context.build(self._catalogue[name], self._host, args, kwargs)
-        self._engine.hit(name, 'before', ctx, target=self)
+        ctx = context.build(self._fault_catalogue[name], self._fault_host, args, kwargs)
+        self._fault_engine.hit(name, 'before', ctx, target=self)
         result = getattr(self._inner, name)(*args, **kwargs)
-        self._engine.hit(name, 'after', ctx, target=self)
+        self._fault_engine.hit(name, 'after', ctx, target=self)
         return result
 
+    # Attributes that are not the wrapper's own live on the wrapped driver,
+    # so code that reads, sets or patches e.g. libvirt's ``_host`` through
+    # ``compute.driver`` reaches the object the driver itself uses.
+
+    def _is_own(self, name):
+        return (name in _OWN_ATTRIBUTES or name.startswith('_fault_')
+                or '_inner' not in self.__dict__)
+
     def __getattr__(self, name):
-        # Only reached for attributes FaultDriver does not have: read the
-        # wrapped driver's (tests reach into e.g. libvirt's _host).
         inner_driver = self.__dict__.get('_inner')
         if inner_driver is None or name.startswith('__'):
             raise AttributeError(name)
         return getattr(inner_driver, name)
+
+    def __setattr__(self, name, value):
+        if self._is_own(name) or name in vars(type(self)):
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self._inner, name, value)
+
+    def __delattr__(self, name):
+        if self._is_own(name) or name in self.__dict__:
+            object.__delattr__(self, name)
+        else:
+            delattr(self._inner, name)
+
+
+_OWN_ATTRIBUTES = frozenset(('_inner', 'virtapi', '_compute_event_callback'))
