@@ -1,0 +1,62 @@
+"""Commands that list what exists: points, actions, inner drivers."""
+
+import inspect
+
+from cliff import lister
+
+
+class Points(lister.Lister):
+    """List the injection points (driver methods and tracker steps)."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('--kind', choices=('driver', 'tracker'),
+                            help='only points of this kind')
+        parser.add_argument('--operation',
+                            help='only points a move operation uses, e.g. '
+                                 'live-migration')
+        parser.add_argument('--raises', action='store_true',
+                            help='show the exceptions raise() accepts')
+        return parser
+
+    def take_action(self, parsed_args):
+        from faultdriver import points
+        columns = ['Point', 'Kind', 'Roles', 'Operations', 'Tracker lock']
+        if parsed_args.raises:
+            columns.append('Raises')
+        rows = []
+        for point in points.catalogue().values():
+            if parsed_args.kind and point.kind != parsed_args.kind:
+                continue
+            if (parsed_args.operation
+                    and parsed_args.operation not in point.operations):
+                continue
+            row = [point.name, point.kind, ','.join(point.roles) or 'any',
+                   ','.join(point.operations) or '-',
+                   'yes' if point.tracker_lock else 'no']
+            if parsed_args.raises:
+                row.append(','.join(point.raises))
+            rows.append(row)
+        return columns, rows
+
+
+class Actions(lister.Lister):
+    """List the actions rules can use, with their documentation."""
+
+    def take_action(self, parsed_args):
+        from faultdriver import actions
+        rows = [(name, inspect.getdoc(plugin).split('\n')[0],
+                 inspect.getdoc(plugin).partition('\n')[2].strip())
+                for name, plugin in sorted(actions.load_all().items())]
+        return ('Action', 'Usage', 'Description'), rows
+
+
+class Drivers(lister.Lister):
+    """List the registered inner drivers faultdriver can wrap."""
+
+    def take_action(self, parsed_args):
+        from importlib import metadata
+        from faultdriver import inner
+        rows = sorted((ep.name, ep.value) for ep in
+                      metadata.entry_points(group=inner.NAMESPACE))
+        return ('Name', 'Driver'), rows

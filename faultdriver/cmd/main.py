@@ -1,0 +1,58 @@
+"""The ``faultdriver`` command (cliff application).
+
+Exit codes: 0 success (for ``scenario run``: every expectation met);
+1 expectations not met; 2 bad input (rule, config, scenario); 3 internal
+error.
+"""
+
+import sys
+import warnings
+
+from cliff import app
+from cliff import commandmanager
+
+from faultdriver import exception
+from faultdriver import rules
+
+EXIT_OK = 0
+EXIT_EXPECTATION = 1
+EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 3
+
+
+class FaultDriverApp(app.App):
+
+    def __init__(self):
+        super().__init__(
+            description='Fault injection for OpenStack Nova compute.',
+            version='faultdriver',
+            command_manager=commandmanager.CommandManager('faultdriver.cli'),
+            deferred_help=True)
+
+    def clean_up(self, cmd, result, err):
+        self.last_error = err
+
+    def run_subcommand(self, argv):
+        self.last_error = None
+        result = super().run_subcommand(argv)
+        if isinstance(self.last_error, BAD_INPUT):
+            return EXIT_BAD_INPUT
+        if self.last_error is not None:
+            return EXIT_INTERNAL
+        return result
+
+
+#: Errors that mean the user's input was wrong (exit code 2).
+BAD_INPUT = (exception.ConfigError, rules.RuleError)
+
+
+def main(argv=None):
+    # Nova's imports pull in eventlet and deprecated modules, which warn
+    # on import; a command line tool has no use for that noise.
+    warnings.simplefilter('ignore')
+    argv = sys.argv[1:] if argv is None else argv
+    return FaultDriverApp().run(argv)
+
+
+if __name__ == '__main__':
+    sys.exit(main())
