@@ -134,4 +134,4 @@ def register_opts(conf):
 
 def list_opts():
     """For the oslo.config.opts entry point (sample generator)."""
-    return {GROUP: fault_opts}
+    return [(GROUP, fault_opts)]
