@@ -40,9 +40,11 @@ def _delegate(name, raw):
         else raw
 
     def method(self, *args, **kwargs):
-        if name in self._fault_armed:
+        # The hot path: one attribute lookup, one truth test.
+        inner_driver, armed = self._fault_fast
+        if armed and name in armed:
             return self._call_armed(name, args, kwargs)
-        return getattr(self._inner, name)(*args, **kwargs)
+        return getattr(inner_driver, name)(*args, **kwargs)
 
     method.__name__ = name
     method.__qualname__ = 'FaultDriver.' + name
@@ -82,7 +84,7 @@ class FaultDriver(generated_class()):
             self._fault_host, actions.load_all(), rules, enabled=group.enabled,
             seed=group.seed, journal=journal_module.Journal(
                 group.journal_path))
-        self._fault_armed = self._fault_engine.armed
+        self._fault_fast = (self._inner, self._fault_engine.armed)
         self._report(rules, group.enabled, inner_class)
 
     def _report(self, rules, enabled, inner_class):
