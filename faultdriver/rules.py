@@ -15,8 +15,11 @@ A rule says where a fault fires and what it does::
 The chain follows the failpoint style of FreeBSD fail(9) and fail-rs: every
 matching hit is handled by the first term that still has hits left; ``3*``
 lets a term fire three times, ``25%`` makes it fire on a quarter of the hits
-(a hit that loses the roll passes through and does not count).  Unlike fail-rs, unknown
-points, actions, filters and out-of-range numbers are errors.
+(a hit that loses the roll passes through and does not count).  The rolls
+of a rule come from ``random.Random(seed)``: its own ``[seed=N]`` filter,
+else the engine's seed plus the rule's index, so a seeded run repeats
+exactly.  Unlike fail-rs, unknown points, actions, filters and
+out-of-range numbers are errors.
 
 This module imports no Nova code: the catalogue of points and the registry
 of actions are handed to :func:`validate`, so the grammar can be unit
