@@ -150,6 +150,10 @@ class FaultDriver(generated_class()):
         return getattr(inner_driver, name)
 
     def __setattr__(self, name, value):
+        if name == '_inner' and '_fault_engine' in self.__dict__:
+            # Keep the hot path's copy in step with the wrapped driver.
+            object.__setattr__(self, '_fault_fast',
+                               (value, self._fault_engine.armed))
         if self._is_own(name) or name in vars(type(self)):
             object.__setattr__(self, name, value)
         else:

@@ -122,6 +122,7 @@ class Engine:
         """Replace every rule; counters of the old rules are dropped."""
         with self._lock:
             self._rules.clear()
+            self._next_index = 0
             for rule in rules:
                 self._install(rule)
             self._rearm()
@@ -203,9 +204,20 @@ class Engine:
                     action.prepare(hit)
                     fired.append((hit, action))
             self._changed.notify_all()
-        for hit, action in fired:
+        for position, (hit, action) in enumerate(fired):
             self._record(hit, action)
-            action(hit)
+            try:
+                action(hit)
+            except BaseException:
+                # An earlier action ended the call (raise, crash): the
+                # later ones never run, and say so.
+                for later_hit, later in fired[position + 1:]:
+                    later.cancel(later_hit)
+                    LOG.warning('%s point=%s host=%s rule=%d [%s] not run: '
+                                'an earlier rule ended the call', MARKER,
+                                later_hit.describe(), later_hit.host,
+                                later_hit.rule_index, later_hit.rule)
+                raise
 
     def _record(self, hit, action):
         LOG.warning('%s point=%s host=%s rule=%d [%s] hit=%d action=%s '

@@ -3,9 +3,11 @@
 pytest binds the test method onto the TestCase instance while it runs and
 deletes it afterwards; ``nova.test.TestCase._clear_attrs`` (a cleanup)
 has already deleted every public instance attribute by then, so pytest's
-``delattr`` fails every test.  Keep that one attribute.  Load with
-``-p tests.pytest_nova_compat`` or import from a conftest.
+``delattr`` fails every test.  Keep that one attribute.  Only applied once
+collection has imported ``nova.test``, so nova-free tests stay nova-free.
 """
+
+import sys
 
 
 def _keep_test_method(clear_attrs):
@@ -19,8 +21,10 @@ def _keep_test_method(clear_attrs):
     return clear_attrs_but_the_test_method
 
 
-def pytest_configure(config):
-    from nova import test
+def pytest_collection_finish(session):
+    test = sys.modules.get('nova.test')
+    if test is None:
+        return
     if not getattr(test.TestCase._clear_attrs, 'faultdriver_compat', False):
         test.TestCase._clear_attrs = _keep_test_method(
             test.TestCase._clear_attrs)

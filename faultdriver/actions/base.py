@@ -52,6 +52,9 @@ class Action:
     def prepare(self, hit):
         """Run under the engine lock before the hit is announced."""
 
+    def cancel(self, hit):
+        """Undo :meth:`prepare` for a hit whose action will not run."""
+
     def __call__(self, hit):
         raise NotImplementedError
 

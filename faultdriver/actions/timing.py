@@ -42,6 +42,9 @@ class Hang(base.Action):
         barrier = self.args.get('name', hit.point)
         hit.token = (barrier, hit.engine.hold(barrier))
 
+    def cancel(self, hit):
+        hit.token[1].set()
+
     def __call__(self, hit):
         barrier, event = hit.token
         timeout = self.args.get('timeout', 300.0)
