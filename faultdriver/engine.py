@@ -114,6 +114,8 @@ class Engine:
         self._counts = collections.Counter()   # (point, phase) -> hits
         self._held = collections.defaultdict(list)
         self._closed = False
+        self._dead = None             # after a crash: where every hit goes
+        self._dead_points = frozenset()
         self.set_rules(rules)
 
     # -- rules ------------------------------------------------------------
@@ -151,7 +153,7 @@ class Engine:
         return state
 
     def _rearm(self):
-        points = set(self._watched)
+        points = set(self._watched) | self._dead_points
         if self.enabled and not self._closed:
             points.update(p for p, states in self._rules.items() if states)
         # Readers test membership without the lock: add before removing,
@@ -178,8 +180,21 @@ class Engine:
 
     # -- hits -------------------------------------------------------------
 
+    def mark_crashed(self, handler, points):
+        """The host crashed: every later hit at ``points`` calls
+        ``handler(point, phase)`` (which does not return), because a dead
+        service runs no more code.
+        """
+        with self._lock:
+            self._dead = handler
+            self._dead_points = frozenset(points)
+            self._rearm()
+
     def hit(self, point, phase, context, target=None):
         """Handle one hit of an armed point: count, choose, then act."""
+        dead = self._dead
+        if dead is not None:
+            dead(point, phase)
         fired = []
         with self._lock:
             self._counts[(point, phase)] += 1

@@ -1,0 +1,188 @@
+"""A fixture that puts faultdriver into a Nova functional test.
+
+Usage, in any ``nova.tests.functional`` test case (set it up *before* the
+base class's ``setUp`` starts services, so the short RPC timeouts and the
+driver wrapping reach every service)::
+
+    class TestSomething(base.ServersTestBase):
+        CAST_AS_CALL = False        # a crash needs casts to stay casts
+
+        def setUp(self):
+            self.faults = self.useFixture(FaultInjection(self, rules={
+                'dest': ['pre_live_migration: crash']}))
+            super().setUp()
+
+        def test_it(self):
+            ...
+            self.faults.wait_for_hit('dest', 'pre_live_migration')
+            self.faults.restart('dest')
+
+Every compute service the test starts loads ``faultdriver.FaultDriver``
+through Nova's own loader, wrapping the driver the test asked for; rules
+apply to the host they are listed under (``'*'`` for every host) and are
+enabled.  On cleanup every held thread is released, crashed hosts are
+reaped and the engines are closed, so nothing leaks into the next test.
+"""
+
+import time
+
+import fixtures
+
+from nova import conf as nova_conf
+from nova.virt import driver as nova_driver
+
+from faultdriver import conf
+from faultdriver.harness import crash as crash_module
+from faultdriver import points
+
+CONF = nova_conf.CONF
+SHIM = 'faultdriver.FaultDriver'
+ALL_HOSTS = '*'
+
+
+class FaultInjection(fixtures.Fixture):
+    """Rules per host, run-time control and faithful crashes for a test."""
+
+    def __init__(self, test, rules=None, crash=True, rpc_timeout=2,
+                 report_interval=1, service_down_time=3):
+        super().__init__()
+        self.test = test
+        self.drivers = {}          # host -> its current FaultDriver
+        self._rules = {}
+        for host, texts in (rules or {}).items():
+            self.set_rules(host, texts)
+        self._use_crash = crash
+        self._crash_args = dict(rpc_timeout=rpc_timeout,
+                                report_interval=report_interval,
+                                service_down_time=service_down_time)
+        self.crash = None
+
+    def _setUp(self):
+        conf.register_opts(CONF)
+        if self._use_crash:
+            self.crash = self.useFixture(
+                crash_module.InProcessCrash(self.test, **self._crash_args))
+        self._load = nova_driver.load_compute_driver
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.virt.driver.load_compute_driver', self._load_wrapped))
+        self.addCleanup(self._close_all)
+
+    # -- loading ------------------------------------------------------------
+
+    def _load_wrapped(self, virtapi, compute_driver=None):
+        """Load FaultDriver through Nova's loader, wrapping the driver the
+        test asked for."""
+        requested = compute_driver or CONF.compute_driver
+        if requested != SHIM:
+            self.test.flags(inner_driver=requested, group='fault_injection')
+        driver = self._load(virtapi, SHIM)
+        self._adopt(driver)
+        return driver
+
+    def _adopt(self, driver):
+        engine = driver.engine
+        host = engine.host
+        engine.set_rules(self._rules.get(host, []) +
+                         self._rules.get(ALL_HOSTS, []))
+        engine.set_enabled(True)
+        engine.crash_handler = self._crash_from_point
+        self.drivers[host] = driver
+
+    def _close_all(self):
+        for driver in self.drivers.values():
+            driver.engine.close()
+
+    # -- rules and control --------------------------------------------------
+
+    @staticmethod
+    def parse(text):
+        """Parse and validate one rule exactly as nova.conf would."""
+        return conf.RuleType()(text)
+
+    def set_rules(self, host, texts):
+        """Rules for ``host``'s next start (and now, if it runs)."""
+        self._rules[host] = [self.parse(t) for t in texts]
+        if host in self.drivers:
+            self.engine(host).set_rules(self._rules[host])
+
+    def add_rule(self, host, text):
+        """Add a rule to the running ``host``; returns its index."""
+        return self.engine(host).add_rule(self.parse(text))
+
+    def engine(self, host):
+        try:
+            return self.drivers[host].engine
+        except KeyError:
+            raise KeyError('no FaultDriver started for host %r; started: %s'
+                           % (host, ', '.join(sorted(self.drivers))))
+
+    def wait_for_hit(self, host, point, count=1, timeout=30.0,
+                     phase='before'):
+        """Block until ``point`` was hit ``count`` times on ``host``."""
+        return self.engine(host).wait_for_hit(point, count, timeout, phase)
+
+    def release(self, host, name=None):
+        """Release threads held by ``hang`` on ``host`` (barrier ``name``)."""
+        return self.engine(host).release(name)
+
+    def journal(self, host=None):
+        """Fired faults (and periodic reports), of one host or all."""
+        hosts = [host] if host else list(self.drivers)
+        return [entry for h in hosts
+                for entry in self.engine(h).journal.entries()]
+
+    # -- crash and restart --------------------------------------------------
+
+    def _crash_from_point(self, hit):
+        self._mark_crashed(hit.host)
+        self.crash.crash(hit.host)
+
+    def _mark_crashed(self, host):
+        if self.crash is None:
+            raise RuntimeError('FaultInjection(crash=False) cannot crash '
+                               'host %s' % host)
+        engine = self.engine(host)
+        self.crash.crash(host, block_current_thread=False)
+        engine.mark_crashed(self.crash.blocker(host), points.catalogue())
+
+    def crash_host(self, host):
+        """Crash ``host`` now, from the test's thread."""
+        self._mark_crashed(host)
+
+    def queued(self, host):
+        """RPC messages waiting for crashed ``host``: ``[(topic, method,
+        'call'|'cast', expired)]``."""
+        return self.crash.queued(host)
+
+    def wait_for_queued(self, host, method, expired=True, timeout=30.0):
+        """Block until a message for ``method`` waits for crashed ``host``
+        (and, by default, its caller has given up on it)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if any(m == method and (e or not expired)
+                   for _t, m, _k, e in self.queued(host)):
+                return
+            time.sleep(0.1)
+        raise TimeoutError('no %s%s message queued for %s within %ss; '
+                           'queued: %s' % ('expired ' if expired else '',
+                                           method, host, timeout,
+                                           self.queued(host)))
+
+    def is_crashed(self, host):
+        return self.crash is not None and self.crash.is_crashed(host)
+
+    def restart(self, host, rules=()):
+        """Restart ``host`` (crashed or not) on the same fake hypervisor.
+
+        The new service starts with ``rules`` (none by default: a fault that
+        already happened should not happen again unless asked).
+        """
+        self.set_rules(host, rules)
+        self.drivers.pop(host).engine.close()
+        if self.is_crashed(host):
+            return self.crash.restart(host)
+        if hasattr(self.test, 'start_compute'):
+            return self.test.restart_compute_service(host)
+        service = self.test.restart_compute_service(self.test.computes[host])
+        self.test.computes[host] = service
+        return service

@@ -1,0 +1,242 @@
+"""A faithful crash of one nova-compute service inside one process.
+
+A crash is not an exception: the crashed host runs none of Nova's error
+handlers, its RPC servers and timers (heartbeat, periodics) stop without a
+graceful shutdown, the handler thread that hit the fault never replies,
+and callers get ``MessagingTimeout``.  Casts queued while it is down are
+delivered after restart; calls whose caller already timed out are dropped
+(RabbitMQ publishes call requests with a TTL; oslo.messaging's fake driver
+does not, so calls are stamped with an expiry here).
+
+How, in Nova 34 terms:
+
+* ``service.rpcserver`` / ``rpcserver_alt`` (topics ``compute`` and
+  ``compute-alt``) get ``stop()`` only: polling ends, nothing replies.
+  ``wait()`` runs later from the test's thread, never from the host's own
+  handler threads (a self-join is what hangs the crash test Nova excludes
+  in threading mode).
+* ``service.tg.stop_timers()`` ends the heartbeat and the periodics.
+* The service's ``stop()`` is replaced so every later stop/kill (fixture
+  cleanup, restart helpers) only reaps: no ``graceful_shutdown``, no
+  ``cleanup_host``.
+* The crashed thread waits on an event, then unwinds with
+  :class:`~faultdriver.exception.SimulatedCrash` (a ``BaseException``:
+  Nova's handlers and oslo.messaging catch ``Exception`` only, so none of
+  them runs and no reply is sent).  Context-manager exits that run on any
+  exception and write state (the instance-action event, the claim abort)
+  are skipped on such unwinding threads.
+"""
+
+import threading
+import time
+
+import fixtures
+from oslo_messaging._drivers import impl_fake
+from oslo_messaging.rpc import client as rpc_client
+
+import nova.conf
+import nova.service
+
+from faultdriver import exception
+
+#: Key stamped on call requests; plays the role of AMQP's message TTL.
+_EXPIRES = '_faultdriver_expires_at'
+
+#: ``__exit__`` methods that run on any exception and write state; a
+#: crashed thread unwinding through them must not run them.
+_GUARDED_EXITS = (
+    'nova.compute.utils.EventReporter.__exit__',   # action event -> Error
+    'nova.compute.claims.NopClaim.__exit__',        # claim abort
+)
+
+
+class _CrashedService(nova.service.Service):
+    """What a crashed Service becomes: stop() and kill() only reap."""
+
+    def stop(self):
+        self._faultdriver_crash.reap(self.host)
+
+    def kill(self):
+        self._faultdriver_crash.reap(self.host)
+
+
+class _Corpse:
+    """What is left of a crashed host until it is reaped."""
+
+    def __init__(self, service):
+        self.released = threading.Event()
+        self.timers = list(service.tg.timers)
+        self.servers = [s for s in (service.rpcserver, service.rpcserver_alt)
+                        if s is not None]
+        self.topics = [t for t in (service.topic, service.topic_alt) if t]
+        self.idents = set()
+        self.reaped = False
+
+
+class InProcessCrash(fixtures.Fixture):
+    """Crash and restart compute hosts of a Nova functional test.
+
+    Set it up before the test base's ``setUp`` starts services, so the
+    short timeouts reach them.  ``test.computes`` maps host names to
+    services, as in Nova's functional bases.
+    """
+
+    def __init__(self, test, rpc_timeout=2, report_interval=1,
+                 service_down_time=3):
+        super().__init__()
+        self.test = test
+        self.rpc_timeout = rpc_timeout
+        self.report_interval = report_interval
+        self.service_down_time = service_down_time
+        self._corpses = {}
+        self._zombies = set()   # idents of released threads still unwinding
+
+    def _setUp(self):
+        if getattr(self.test, 'CAST_AS_CALL', False):
+            raise ValueError('a faithful crash needs casts to stay casts: set '
+                             'CAST_AS_CALL = False on %s'
+                             % type(self.test).__name__)
+        # The fake transport ignores call_monitor_timeout, so long calls
+        # (pre_live_migration, ...) wait long_rpc_timeout: shorten both.
+        # rpc_response_timeout exists only once the transport is built.
+        nova.conf.CONF.register_opts(rpc_client._client_opts)
+        self.test.flags(rpc_response_timeout=self.rpc_timeout,
+                        long_rpc_timeout=self.rpc_timeout,
+                        report_interval=self.report_interval,
+                        service_down_time=self.service_down_time)
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.servicegroup.api.INITIAL_REPORTING_DELAY', 0))
+        self._stamp_call_expiry()
+        for path in _GUARDED_EXITS:
+            self._guard(path)
+        self.addCleanup(self.release_all)
+
+    def _stamp_call_expiry(self):
+        send = impl_fake.FakeDriver.send
+
+        def send_with_expiry(driver, target, ctxt, message,
+                             wait_for_reply=None, timeout=None, *args,
+                             **kwargs):
+            if wait_for_reply and timeout is not None:
+                message = dict(message)
+                message[_EXPIRES] = time.monotonic() + timeout
+            return send(driver, target, ctxt, message, wait_for_reply,
+                        timeout, *args, **kwargs)
+        self.useFixture(fixtures.MonkeyPatch(
+            'oslo_messaging._drivers.impl_fake.FakeDriver.send',
+            send_with_expiry))
+
+    def _guard(self, path):
+        module, cls, attr = path.rsplit('.', 2)
+        real = getattr(getattr(__import__(module, fromlist=[cls]), cls), attr)
+
+        def guarded(obj, *args):
+            if threading.get_ident() in self._zombies:
+                return False    # neither run it nor swallow the unwinding
+            return real(obj, *args)
+        self.useFixture(fixtures.MonkeyPatch(path, guarded))
+
+    # -- public -----------------------------------------------------------
+
+    def is_crashed(self, host):
+        return host in self._corpses
+
+    def crash(self, host, block_current_thread=True):
+        """Crash ``host``.
+
+        From a fault point (the default) the calling thread never returns:
+        it waits until the host is restarted or the test ends, then unwinds
+        with SimulatedCrash.  From the test's own thread pass
+        ``block_current_thread=False``.
+        """
+        corpse = self._corpses.get(host)
+        if corpse is None:
+            service = self.test.computes[host]
+            corpse = self._corpses[host] = _Corpse(service)
+            service.tg.stop_timers()
+            for server in corpse.servers:
+                server.stop()
+            service._faultdriver_crash = self
+            service.__class__ = _CrashedService
+            for name in ('stop', 'kill'):
+                setattr(service, name,
+                        getattr(_CrashedService, name).__get__(service))
+        if block_current_thread:
+            self._block(host, corpse)
+
+    def blocker(self, host):
+        """A callable that blocks its caller like a thread of crashed
+        ``host`` (this crash of it, not a later incarnation)."""
+        corpse = self._corpses[host]
+        return lambda *ignored: self._block(host, corpse)
+
+    def _block(self, host, corpse):
+        ident = threading.get_ident()
+        if not corpse.reaped:
+            corpse.idents.add(ident)
+            corpse.released.wait()
+            self._zombies.add(ident)
+        raise exception.SimulatedCrash(host)
+
+    def restart(self, host):
+        """Reap ``host``, drop its expired calls, start a new service on the
+        same fake hypervisor; returns what the test base's restart returns.
+        """
+        if host not in self._corpses:
+            raise ValueError('host %s has not crashed' % host)
+        self.reap(host)
+        self._drop_expired_calls(host, self._corpses[host].topics)
+        self._corpses.pop(host)
+        if hasattr(self.test, 'start_compute'):      # libvirt ServersTestBase
+            return self.test.restart_compute_service(host)
+        service = self.test.restart_compute_service(self.test.computes[host])
+        self.test.computes[host] = service
+        return service
+
+    def queued(self, host):
+        """``[(topic, method, 'call'|'cast', expired)]`` waiting for host."""
+        now, found = time.monotonic(), []
+        for topic, queue in self._queues(host):
+            for _ctxt, message, reply_queue, _requeue in queue:
+                kind = 'cast' if reply_queue is None else 'call'
+                found.append((topic, message.get('method'), kind,
+                              message.get(_EXPIRES, now + 1) <= now))
+        return found
+
+    def release_all(self):
+        for host in list(self._corpses):
+            self.reap(host)
+
+    def reap(self, host):
+        """Release the host's blocked threads and wait for its RPC servers
+        and timers.  Never from the host's own handler threads.
+        """
+        corpse = self._corpses.get(host)
+        if corpse is None or corpse.reaped:
+            return
+        corpse.reaped = True
+        corpse.released.set()
+        for server in corpse.servers:
+            server.wait()
+        for timer in corpse.timers:
+            timer.wait()
+        self._zombies.difference_update(corpse.idents)
+
+    # -- internals --------------------------------------------------------
+
+    @staticmethod
+    def _queues(host, topics=None):
+        for exchange in list(
+                impl_fake.FakeExchangeManager._exchanges.values()):
+            with exchange._queues_lock:
+                for (topic, server), queue in list(
+                        exchange._server_queues.items()):
+                    if server == host and (topics is None or topic in topics):
+                        yield topic, queue
+
+    def _drop_expired_calls(self, host, topics):
+        now = time.monotonic()
+        for _topic, queue in self._queues(host, topics):
+            queue[:] = [entry for entry in queue
+                        if entry[2] is None
+                        or entry[1].get(_EXPIRES, now + 1) > now]
