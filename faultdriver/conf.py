@@ -112,6 +112,22 @@ Possible values:
 * An integer: the same rules fire on the same hits every run (each rule
   uses ``seed + its index``, or its own ``[seed=N]`` filter).
 """),
+    cfg.ListOpt('tracker_patches',
+        default=[],
+        help="""
+Candidate fixes to install on this host's resource tracker.
+
+Each is a plugin of the ``faultdriver.tracker_patches`` namespace that
+overrides one decision of Nova's tracker, so the same scenario can run
+with the stock tracker on one host (or run) and the fix on another.  They
+do not depend on ``enabled``: a fix is not a fault.
+
+Possible values:
+
+* Empty: the stock tracker (default).
+* ``stale_migration_context``: apply an incoming migration's context in
+  the periodic only if the instance's migration context belongs to it.
+"""),
     cfg.StrOpt('journal_path',
         help="""
 File to which every fired fault is appended as a JSON line.

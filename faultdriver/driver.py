@@ -25,6 +25,8 @@ from faultdriver import inner
 from faultdriver import journal as journal_module
 from faultdriver import points
 from faultdriver import surface
+from faultdriver.tracker import install as tracker_install
+from faultdriver.tracker import patches as tracker_patches
 
 LOG = logging.getLogger(__name__)
 CONF = nova_conf.CONF
@@ -54,6 +56,17 @@ def _delegate(name, raw):
     return method
 
 
+def _extends(name):
+    """Mark a FaultDriver method that adds to the delegate of ``name``:
+    same arguments passed through, same signature shown."""
+    def decorate(method):
+        base = getattr(surface.BASE, name)
+        method.__doc__ = base.__doc__
+        method.__signature__ = inspect.signature(base)
+        return method
+    return decorate
+
+
 def generated_class(base=surface.BASE):
     """``base`` with every public method turned into a delegate."""
     return type('Delegating' + base.__name__, (base,), {
@@ -76,6 +89,8 @@ class FaultDriver(generated_class()):
         except (ValueError, cfg.Error) as exc:
             raise exception.ConfigError(
                 'invalid [fault_injection] rules: %s' % exc) from exc
+        self._fault_patches = tracker_patches.load(group.tracker_patches)
+        self._fault_tracker = None
         inner_class = inner.load_class(group.inner_driver)
         self._inner = inner_class(virtapi)
         self._fault_host = CONF.host
@@ -105,6 +120,27 @@ class FaultDriver(generated_class()):
                             ' tracker lock is held: every claim and the '
                             'periodic on %s stall meanwhile', rule,
                             '/'.join(sorted(stalls)), self._fault_host)
+
+    @_extends('init_host')
+    def init_host(self, *args, **kwargs):
+        # Before the manager's first periodic and before RPC starts: the
+        # place to put the fault-aware tracker on this service.
+        self._fault_tracker = tracker_install.install(
+            self, self._fault_patches)
+        return super().init_host(*args, **kwargs)
+
+    @_extends('cleanup_host')
+    def cleanup_host(self, *args, **kwargs):
+        try:
+            return super().cleanup_host(*args, **kwargs)
+        finally:
+            self.close()
+
+    def close(self):
+        """Release held threads, stop firing, unhook the tracker."""
+        self._fault_engine.close()
+        tracker_install.uninstall(self._fault_tracker)
+        self._fault_tracker = None
 
     @property
     def engine(self):

@@ -48,6 +48,7 @@ class FaultInjection(fixtures.Fixture):
         super().__init__()
         self.test = test
         self.drivers = {}          # host -> its current FaultDriver
+        self._adopted = []         # every FaultDriver of the test
         self._rules = {}
         for host, texts in (rules or {}).items():
             self.set_rules(host, texts)
@@ -87,10 +88,11 @@ class FaultInjection(fixtures.Fixture):
         engine.set_enabled(True)
         engine.crash_handler = self._crash_from_point
         self.drivers[host] = driver
+        self._adopted.append(driver)
 
     def _close_all(self):
-        for driver in self.drivers.values():
-            driver.engine.close()
+        for driver in self._adopted:
+            driver.close()
 
     # -- rules and control --------------------------------------------------
 
@@ -178,7 +180,7 @@ class FaultInjection(fixtures.Fixture):
         already happened should not happen again unless asked).
         """
         self.set_rules(host, rules)
-        self.drivers.pop(host).engine.close()
+        self.drivers.pop(host).close()
         if self.is_crashed(host):
             return self.crash.restart(host)
         if hasattr(self.test, 'start_compute'):

@@ -1,0 +1,133 @@
+"""Putting the fault-aware tracker on a compute service.
+
+``FaultDriver.init_host`` runs before the compute manager's first periodic
+and before its RPC servers start; there the manager's existing
+``ResourceTracker`` has its class switched to :class:`FaultTracker`, a
+subclass generated for the tracker points.  Switching the class keeps
+every attribute Nova and its claims hold (``compute_nodes``,
+``pci_tracker``, ``provider_tree``, ``tracked_*``); per service, so one
+host can run stock and another patched.
+"""
+
+import functools
+import inspect
+import logging
+
+from nova.compute import resource_tracker
+from oslo_concurrency import lockutils
+
+from faultdriver import context as context_module
+from faultdriver import points as points_module
+from faultdriver.tracker import periodic_scope
+from faultdriver import tracker
+
+LOG = logging.getLogger(__name__)
+BASE = resource_tracker.ResourceTracker
+
+
+def _tracker_lock():
+    return lockutils.lock(resource_tracker.COMPUTE_RESOURCE_SEMAPHORE,
+                          'nova-', fair=True)
+
+
+def _hooked(point_name, method_name):
+    """``method_name`` of ResourceTracker with ``point_name`` around it."""
+    base = getattr(BASE, method_name)
+    signature = inspect.signature(base)
+    facts = tracker.POINTS[point_name]
+
+    @functools.wraps(base)
+    def method(self, *args, **kwargs):
+        engine = self._fault_engine
+        if not engine.armed or point_name not in engine.armed:
+            return base(self, *args, **kwargs)
+        try:
+            bound = signature.bind_partial(self, *args, **kwargs).arguments
+        except TypeError:
+            bound = {}
+        ctx = context_module.describe(
+            points_module.catalogue()[point_name], self.host,
+            bound.get('instance'), bound.get('migration'))
+        if facts['tracker_lock']:
+            with _tracker_lock():     # re-entrant: Nova's lock semantics hold
+                return _around(engine, point_name, ctx, self, base, args,
+                               kwargs)
+        return _around(engine, point_name, ctx, self, base, args, kwargs)
+    return method
+
+
+def _around(engine, point_name, ctx, target, base, args, kwargs):
+    engine.hit(point_name, 'before', ctx, target=target)
+    result = base(target, *args, **kwargs)
+    engine.hit(point_name, 'after', ctx, target=target)
+    return result
+
+
+class _PeriodicHooks(BASE):
+    """The migration-context step of the periodic, as a point and a
+    decision that candidate fixes can take."""
+
+    def _update_available_resource(self, context, resources, startup=False):
+        nodename = resources['hypervisor_hostname']
+        with periodic_scope.scope(self.host, nodename,
+                                  self._fault_decide_context):
+            return super()._update_available_resource(context, resources,
+                                                       startup=startup)
+
+    def _update_usage_from_instances(self, context, instances, nodename):
+        periodic_scope.close()
+        return super()._update_usage_from_instances(context, instances,
+                                                    nodename)
+
+    def _fault_decide_context(self, instance, migration):
+        point = 'tracker.apply_migration_context'
+        engine = self._fault_engine
+        if engine.armed and point in engine.armed:
+            ctx = context_module.describe(
+                points_module.catalogue()[point], self.host, instance,
+                migration)
+            engine.hit(point, 'before', ctx, target=self)
+        for patch in self._fault_patches:
+            if not patch.should_apply_migration_context(self, instance,
+                                                        migration):
+                return False
+        return True
+
+
+FaultTracker = type('FaultTracker', (_PeriodicHooks,), {
+    facts['method']: _hooked(name, facts['method'])
+    for name, facts in tracker.POINTS.items() if facts['method']})
+
+
+def install(driver, patches):
+    """Switch the tracker of ``driver``'s compute manager to FaultTracker.
+
+    Returns the tracker, or None when the driver runs outside a compute
+    manager (nothing to hook).
+    """
+    manager = getattr(driver.virtapi, '_compute', None)
+    rt = getattr(manager, 'rt', None)
+    if rt is None:
+        LOG.info('faultdriver: no compute manager tracker to hook on %s',
+                 driver.engine.host)
+        return None
+    if not isinstance(rt, BASE):
+        raise RuntimeError('faultdriver: the tracker of %s is a %s, not a '
+                           'nova ResourceTracker' % (driver.engine.host,
+                                                     type(rt).__name__))
+    periodic_scope.install()
+    rt._fault_engine = driver.engine
+    rt._fault_patches = list(patches)
+    if type(rt) is BASE:
+        rt.__class__ = FaultTracker
+    LOG.info('faultdriver: tracker of %s hooked; candidate fixes: %s',
+             driver.engine.host,
+             ', '.join(p.name for p in patches) or 'none (stock)')
+    return rt
+
+
+def uninstall(rt):
+    """Give the tracker back its stock class (test cleanup)."""
+    if rt is not None and isinstance(rt, FaultTracker):
+        rt.__class__ = BASE
+        periodic_scope.uninstall()
