@@ -20,7 +20,7 @@ driver wrapping reach every service)::
 Every compute service the test starts loads ``faultdriver.FaultDriver``
 through Nova's own loader, wrapping the driver the test asked for; rules
 apply to the host they are listed under (``'*'`` for every host) and are
-enabled.  On cleanup every held thread is released, crashed hosts are
+enabled; ``patches`` picks candidate tracker fixes per host the same way.  On cleanup every held thread is released, crashed hosts are
 reaped and the engines are closed, so nothing leaks into the next test.
 """
 
@@ -34,6 +34,7 @@ from nova.virt import driver as nova_driver
 from faultdriver import conf
 from faultdriver.harness import crash as crash_module
 from faultdriver import points
+from faultdriver.tracker import patches as tracker_patches
 
 CONF = nova_conf.CONF
 SHIM = 'faultdriver.FaultDriver'
@@ -43,8 +44,8 @@ ALL_HOSTS = '*'
 class FaultInjection(fixtures.Fixture):
     """Rules per host, run-time control and faithful crashes for a test."""
 
-    def __init__(self, test, rules=None, crash=True, rpc_timeout=2,
-                 report_interval=1, service_down_time=3):
+    def __init__(self, test, rules=None, patches=None, crash=True,
+                 rpc_timeout=2, report_interval=1, service_down_time=3):
         super().__init__()
         self.test = test
         self.drivers = {}          # host -> its current FaultDriver
@@ -52,6 +53,8 @@ class FaultInjection(fixtures.Fixture):
         self._rules = {}
         for host, texts in (rules or {}).items():
             self.set_rules(host, texts)
+        #: host (or '*') -> candidate tracker fixes for its services.
+        self.patches = dict(patches or {})
         self._use_crash = crash
         self._crash_args = dict(rpc_timeout=rpc_timeout,
                                 report_interval=report_interval,
@@ -87,6 +90,8 @@ class FaultInjection(fixtures.Fixture):
                          self._rules.get(ALL_HOSTS, []))
         engine.set_enabled(True)
         engine.crash_handler = self._crash_from_point
+        names = self.patches.get(host, self.patches.get(ALL_HOSTS, ()))
+        driver._fault_patches = tracker_patches.load(names)
         self.drivers[host] = driver
         self._adopted.append(driver)
 

@@ -6,6 +6,8 @@ import os
 import sys
 import time
 
+from nova import context
+from nova import objects
 from nova.tests.fixtures import libvirt as fakelibvirt
 from nova.tests.functional import integrated_helpers
 from nova.tests.functional.libvirt import base
@@ -26,6 +28,8 @@ class FaultTestBase(base.ServersTestBase,
     ADDITIONAL_FILTERS = ['NUMATopologyFilter']
     #: host -> rule texts installed for the test.
     RULES = {}
+    #: Candidate tracker fixes for every host (empty: stock tracker).
+    PATCHES = ()
     #: 4 dedicated pCPUs in one NUMA cell per host, pinned flavors.
     PINNED = False
     HOSTS = ('src', 'dest')
@@ -33,7 +37,8 @@ class FaultTestBase(base.ServersTestBase,
     def setUp(self):
         self.flags(api_paste_config=API_PASTE, group='wsgi')
         self.faults = self.useFixture(
-            fixture.FaultInjection(self, rules=self.RULES))
+            fixture.FaultInjection(self, rules=self.RULES,
+                                   patches={'*': self.PATCHES}))
         super().setUp()
         host_info = None
         if self.PINNED:
@@ -75,10 +80,50 @@ class FaultTestBase(base.ServersTestBase,
             '/os-migrations?instance_uuid=%s' % server['id']
         ).body['migrations']
 
+    def wait_for_migration(self, server, statuses, timeout=20):
+        """Wait until the server's (only) migration has one of ``statuses``;
+        returns it."""
+        deadline = time.monotonic() + timeout
+        while True:
+            migrations = self.migrations(server)
+            if migrations and migrations[0]['status'] in statuses:
+                return migrations[0]
+            self.assertLess(time.monotonic(), deadline,
+                            'migration never became %s: %s'
+                            % ('/'.join(statuses), migrations))
+            time.sleep(0.1)
+
+    def wait_for_server(self, server, timeout=20, **expected):
+        """Wait until the server's API fields (``status='ACTIVE'``,
+        ``host='src'``, ``task_state=None``) match; returns it."""
+        fields = {'host': 'OS-EXT-SRV-ATTR:host',
+                  'task_state': 'OS-EXT-STS:task_state'}
+        deadline = time.monotonic() + timeout
+        while True:
+            server = self.api.get_server(server['id'])
+            actual = {k: server[fields.get(k, k)] for k in expected}
+            if actual == expected:
+                return server
+            self.assertLess(time.monotonic(), deadline,
+                            'server never reached %s; it is %s'
+                            % (expected, actual))
+            time.sleep(0.1)
+
+    def allocations(self, consumer):
+        """Hosts on which placement holds resources for ``consumer`` (a
+        server or migration uuid): ``{host: {resource class: amount}}``."""
+        names = {rp['uuid']: rp['name'] for rp in self.placement.get(
+            '/resource_providers').body['resource_providers']}
+        return {names[rp]: alloc['resources'] for rp, alloc in
+                self._get_allocations_by_server_uuid(consumer).items()}
+
+    def migration_context(self, server):
+        """The instance's MigrationContext from the database, or None."""
+        return objects.MigrationContext.get_by_instance_uuid(
+            context.get_admin_context(), server['id'])
+
     def pinned_cpus(self, host):
         """The pCPUs the host's compute node records as pinned."""
-        from nova import context
-        from nova import objects
         node = objects.ComputeNode.get_by_nodename(
             context.get_admin_context(), host)
         topology = objects.NUMATopology.obj_from_db_obj(node.numa_topology)
@@ -86,6 +131,32 @@ class FaultTestBase(base.ServersTestBase,
                       for cpu in cell.pinned_cpus)
 
     def run_periodic(self, host):
-        from nova import context
         self.computes[host].manager.update_available_resource(
             context.get_admin_context())
+
+
+class LiveMigrationTestBase(base.LibvirtMigrationMixin, FaultTestBase):
+    """FaultTestBase whose live migrations really run in fakelibvirt.
+
+    Nova's own ``LibvirtMigrationMixin`` stubs ``migrateToURI3``: the guest
+    appears on ``dest``'s fake hypervisor and the source's job completes.
+    With ``LIBVIRT_JOB = 'fail'`` the job fails instead, so the libvirt
+    driver takes its recover_method (``_rollback_live_migration``) path.
+    """
+
+    #: What the libvirt migration job does: 'complete' or 'fail'.
+    LIBVIRT_JOB = 'complete'
+
+    # The services the mixin migrates between, whatever restarts did.
+    src = property(lambda self: self.computes['src'])
+    dest = property(lambda self: self.computes['dest'])
+
+    def live_migrate(self, server, host='dest'):
+        self.server = server        # what the mixin's stub migrates
+        super().live_migrate(server, host)
+
+    def _migrate_stub(self, domain, destination, params, flags):
+        if self.LIBVIRT_JOB == 'complete':
+            return super()._migrate_stub(domain, destination, params, flags)
+        self.src.driver._host.get_connection().lookupByUUIDString(
+            self.server['id']).fail_job()
