@@ -16,6 +16,12 @@ How, in Nova 34 terms:
   handler threads (a self-join is what hangs the crash test Nova excludes
   in threading mode).
 * ``service.tg.stop_timers()`` ends the heartbeat and the periodics.
+* Long calls (``call_monitor_timeout`` set, e.g. ``pre_live_migration``)
+  time out ``call_monitor_timeout`` after their server died, as with
+  RabbitMQ's missing heartbeats (the fake transport has none): a timer
+  started at the crash answers their reply queues with
+  ``MessagingTimeout``.  ``long_rpc_timeout`` keeps its default, so live
+  hosts under load are not cut short.
 * The service's ``stop()`` is replaced so every later stop/kill (fixture
   cleanup, restart helpers) only reaps: no ``graceful_shutdown``, no
   ``cleanup_host``.
@@ -24,15 +30,23 @@ How, in Nova 34 terms:
   Nova's handlers and oslo.messaging catch ``Exception`` only, so none of
   them runs and no reply is sent).  Context-manager exits that run on any
   exception and write state (the instance-action event, the claim abort)
-  are skipped on such unwinding threads.
+  are skipped on such unwinding threads, and so that ``finally:`` blocks
+  (which a dead process never runs either) change nothing, such a thread
+  gets SimulatedCrash again at its first database statement, placement
+  request or RPC message.
 """
 
+import collections
 import threading
 import time
+import weakref
 
 import fixtures
+import oslo_messaging
 from oslo_messaging._drivers import impl_fake
 from oslo_messaging.rpc import client as rpc_client
+import sqlalchemy
+from sqlalchemy.engine import Engine
 
 import nova.conf
 import nova.service
@@ -48,6 +62,13 @@ _GUARDED_EXITS = (
     'nova.compute.utils.EventReporter.__exit__',   # action event -> Error
     'nova.compute.claims.NopClaim.__exit__',        # claim abort
 )
+
+#: Where placement requests and RPC messages leave a service.
+_EFFECTS = tuple(
+    ['nova.scheduler.client.report.SchedulerReportClient.' + name
+     for name in ('get', 'post', 'put', 'delete')] +
+    ['oslo_messaging.rpc.client._BaseCallContext.' + name
+     for name in ('cast', 'call')])
 
 
 class _CrashedService(nova.service.Service):
@@ -90,18 +111,21 @@ class InProcessCrash(fixtures.Fixture):
         self.service_down_time = service_down_time
         self._corpses = {}
         self._zombies = set()   # idents of released threads still unwinding
+        # host -> [(weakref to a long call's reply queue, monitor timeout)]
+        self._monitored = collections.defaultdict(list)
+        self._pending = threading.local()
+        self._timers = []
 
     def _setUp(self):
         if getattr(self.test, 'CAST_AS_CALL', False):
             raise ValueError('a faithful crash needs casts to stay casts: set '
                              'CAST_AS_CALL = False on %s'
                              % type(self.test).__name__)
-        # The fake transport ignores call_monitor_timeout, so long calls
-        # (pre_live_migration, ...) wait long_rpc_timeout: shorten both.
+        # Plain calls time out after rpc_response_timeout, long ones after
+        # the same as call monitor timeout once their server is dead.
         # rpc_response_timeout exists only once the transport is built.
         nova.conf.CONF.register_opts(rpc_client._client_opts)
         self.test.flags(rpc_response_timeout=self.rpc_timeout,
-                        long_rpc_timeout=self.rpc_timeout,
                         report_interval=self.report_interval,
                         service_down_time=self.service_down_time)
         self.useFixture(fixtures.MonkeyPatch(
@@ -109,22 +133,92 @@ class InProcessCrash(fixtures.Fixture):
         self._stamp_call_expiry()
         for path in _GUARDED_EXITS:
             self._guard(path)
+        self._refuse_dead_effects()
         self.addCleanup(self.release_all)
+
+    def _refuse_if_dead(self):
+        if threading.get_ident() in self._zombies:
+            raise exception.SimulatedCrash('effect of a crashed host')
+
+    def _refuse_dead_effects(self):
+        """Database, placement and RPC refuse unwinding crashed threads.
+
+        ``confirm_resize``'s ``finally:`` would otherwise delete the
+        migration's allocation and the stashed flavors after the "crash".
+        """
+        def refuse_sql(*ignored):
+            self._refuse_if_dead()
+        sqlalchemy.event.listen(Engine, 'before_cursor_execute', refuse_sql)
+        self.addCleanup(sqlalchemy.event.remove, Engine,
+                        'before_cursor_execute', refuse_sql)
+        for path in _EFFECTS:
+            self._refuse_in(path)
+
+    def _refuse_in(self, path):
+        module, cls, attr = path.rsplit('.', 2)
+        real = getattr(getattr(__import__(module, fromlist=[cls]), cls), attr)
+
+        def refusing(*args, **kwargs):
+            self._refuse_if_dead()
+            return real(*args, **kwargs)
+        self.useFixture(fixtures.MonkeyPatch(path, refusing))
 
     def _stamp_call_expiry(self):
         send = impl_fake.FakeDriver.send
+        deliver = impl_fake.FakeExchange.deliver_message
 
-        def send_with_expiry(driver, target, ctxt, message,
-                             wait_for_reply=None, timeout=None, *args,
-                             **kwargs):
+        def send_like_rabbit(driver, target, ctxt, message,
+                             wait_for_reply=None, timeout=None,
+                             call_monitor_timeout=None, *args, **kwargs):
             if wait_for_reply and timeout is not None:
                 message = dict(message)
                 message[_EXPIRES] = time.monotonic() + timeout
-            return send(driver, target, ctxt, message, wait_for_reply,
-                        timeout, *args, **kwargs)
+                if call_monitor_timeout:
+                    if self.is_crashed(target.server):
+                        timeout = min(timeout, call_monitor_timeout)
+                    else:
+                        self._pending.monitor = (target.server,
+                                                 call_monitor_timeout)
+            try:
+                return send(driver, target, ctxt, message, wait_for_reply,
+                            timeout, call_monitor_timeout, *args, **kwargs)
+            finally:
+                self._pending.monitor = None
+
+        def deliver_and_watch(exchange, topic, ctxt, message, server=None,
+                              fanout=False, reply_q=None):
+            monitor = getattr(self._pending, 'monitor', None)
+            if reply_q is not None and monitor and monitor[0] == server:
+                watched = [w for w in self._monitored[server]
+                           if w[0]() is not None]     # finished calls go
+                watched.append((weakref.ref(reply_q), monitor[1]))
+                self._monitored[server] = watched
+            return deliver(exchange, topic, ctxt, message, server=server,
+                           fanout=fanout, reply_q=reply_q)
+
         self.useFixture(fixtures.MonkeyPatch(
             'oslo_messaging._drivers.impl_fake.FakeDriver.send',
-            send_with_expiry))
+            send_like_rabbit))
+        self.useFixture(fixtures.MonkeyPatch(
+            'oslo_messaging._drivers.impl_fake.FakeExchange.deliver_message',
+            deliver_and_watch))
+
+    def _lose_heartbeats(self, host):
+        """Long calls waiting on ``host`` time out after their monitor
+        timeout, as their heartbeats stopped with it."""
+        for ref, monitor_timeout in self._monitored.pop(host, ()):
+            if ref() is None:
+                continue
+
+            def time_out(ref=ref):
+                reply_queue = ref()
+                if reply_queue is not None:
+                    reply_queue.put((None, oslo_messaging.MessagingTimeout(
+                        'no heartbeat from crashed host %s' % host)))
+            timer = threading.Timer(monitor_timeout, time_out)
+            timer.daemon = True
+            timer.start()
+            self._timers.append(timer)
 
     def _guard(self, path):
         module, cls, attr = path.rsplit('.', 2)
@@ -156,6 +250,7 @@ class InProcessCrash(fixtures.Fixture):
             service.tg.stop_timers()
             for server in corpse.servers:
                 server.stop()
+            self._lose_heartbeats(host)
             service._faultdriver_crash = self
             service.__class__ = _CrashedService
             for name in ('stop', 'kill'):
@@ -206,6 +301,10 @@ class InProcessCrash(fixtures.Fixture):
     def release_all(self):
         for host in list(self._corpses):
             self.reap(host)
+        for timer in self._timers:
+            timer.cancel()
+            timer.join()
+        self._timers = []
 
     def reap(self, host):
         """Release the host's blocked threads and wait for its RPC servers
