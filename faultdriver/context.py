@@ -2,7 +2,11 @@
 
 Built only at armed points, from the call's arguments bound to the
 ComputeDriver signature.  Only attributes already loaded on Nova objects
-are read, so building a context never lazy-loads from the database.
+are read, so building a context never lazy-loads from the database.  One
+explicit query is made where the arguments cannot tell the host's role:
+a point of any role (``destroy``, ``spawn``, ...) called without a
+migration for an instance that has a task (a revert, an evacuation) looks
+up the instance's unfinished migration through this host.
 """
 
 import functools
@@ -11,6 +15,10 @@ import inspect
 from nova.compute import task_states
 
 from faultdriver import surface
+
+#: Migration statuses after which a migration no longer involves its hosts.
+_FINISHED = frozenset(('confirmed', 'reverted', 'error', 'failed',
+                       'completed', 'cancelled', 'done'))
 
 _TASK_OPERATION = {
     task_states.MIGRATING: 'live-migration',
@@ -76,10 +84,27 @@ def describe(point, host, instance=None, migration=None):
             'operation': operation, 'role': role}
 
 
+def _unfinished_migration(ctxt, instance, host):
+    """The newest unfinished migration of ``instance`` through ``host``."""
+    from nova import objects
+    uuid = _loaded(instance, 'uuid')
+    if ctxt is None or uuid is None:
+        return None
+    migrations = objects.MigrationList.get_by_filters(
+        ctxt, {'instance_uuid': uuid, 'host': host})
+    unfinished = [m for m in migrations if m.status not in _FINISHED]
+    return max(unfinished, key=lambda m: m.id, default=None)
+
+
 def build(point, host, args, kwargs):
     """Context of a driver call at ``point`` on ``host``."""
     bound = arguments(point.name, args, kwargs)
+    instance = bound.get('instance')
     migration = bound.get('migration')
     if migration is None:
         migration = _loaded(bound.get('migrate_data'), 'migration')
-    return describe(point, host, bound.get('instance'), migration)
+    if (migration is None and not point.roles and point.operations
+            and _loaded(instance, 'task_state') is not None):
+        migration = _unfinished_migration(bound.get('context'), instance,
+                                          host)
+    return describe(point, host, instance, migration)
