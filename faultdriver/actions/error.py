@@ -1,6 +1,7 @@
 """The raise action: a real Nova exception the step can really raise."""
 
 import functools
+import inspect
 
 from faultdriver.actions import base
 from faultdriver import exception
@@ -24,7 +25,9 @@ class Raise(base.Action):
     Nova runs the recovery it runs in the field.  The exception keeps its
     class name over RPC; in the process that raised it, ``isinstance(exc,
     faultdriver.exception.InjectedFault)`` is true and its message starts
-    with ``[faultdriver]``.
+    with ``[faultdriver]``.  An exception that wraps another
+    (``InstanceFaultRollback``) wraps an injected ``InternalError`` with
+    that message, which is what Nova re-raises after rolling back.
     """
 
     name = 'raise'
@@ -44,4 +47,8 @@ class Raise(base.Action):
             hit.describe(), hit.host, hit.rule_index, hit.hit)
         if 'message' in self.args:
             message += ': ' + self.args['message']
-        raise injected_class(self.args['exception'])(message=message)
+        cls = injected_class(self.args['exception'])
+        if 'inner_exception' in inspect.signature(cls.__init__).parameters:
+            raise cls(inner_exception=injected_class('InternalError')(
+                message=message))
+        raise cls(message=message)
