@@ -1,0 +1,35 @@
+#!/bin/bash
+# Run Nova's own functional tests (tests/transparency/selection.txt),
+# unchanged, with every compute service on faultdriver.FaultDriver wrapping
+# the driver the test asked for, and no rules.
+#
+#   tests/transparency/run.sh [PYTEST ARGS...]
+#
+# Concurrency mode comes from the environment, as in Nova's own tox envs:
+#   OS_NOVA_DISABLE_EVENTLET_PATCHING=False  eventlet (Nova's test default)
+#   OS_NOVA_DISABLE_EVENTLET_PATCHING=True   native threading
+# TRANSPARENCY_SELECTION names another selection file.
+# PYTHON selects the interpreter (default: python3 on PATH).  faultdriver
+# must be installed normally (not editable) in it: the test run imports the
+# installed package and the installed nova/virt/faultdriver shim; the
+# repository root is only appended to sys.path so that the plugin
+# (tests.transparency.plugin) can be imported.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+PYTHON=${PYTHON:-python3}
+: "${OS_NOVA_DISABLE_EVENTLET_PATCHING:=False}"
+export OS_NOVA_DISABLE_EVENTLET_PATCHING
+
+mapfile -t SELECTION < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' \
+                             -e '/^$/d' "${TRANSPARENCY_SELECTION:-$HERE/selection.txt}")
+
+cd "$ROOT"
+# -P: do not put the working directory (the source tree) first on sys.path.
+exec "$PYTHON" -P -c '
+import sys
+import pytest
+sys.path.append(sys.argv.pop(1))
+sys.exit(pytest.main(sys.argv[1:]))
+' "$ROOT" -p no:cacheprovider -p tests.transparency.plugin \
+    -o addopts= -q --pyargs "${SELECTION[@]}" "$@"
