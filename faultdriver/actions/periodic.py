@@ -23,11 +23,14 @@ class Periodic(base.Action):
     Runs the compute manager's resource-tracker periodic inside the window
     the point opens, in another thread so that it cannot deadlock on the
     tracker lock (``COMPUTE_RESOURCE_SEMAPHORE``).  The thread first takes
-    that lock, timing the wait, then runs the periodic; the journal gets an
-    entry with ``event: periodic``, ``waited_for_lock`` and
-    ``lock_wait_seconds``.  At points that run under the tracker lock the
-    hit thread does not wait for the periodic (it could not finish before
-    the lock is released); elsewhere it waits up to ``timeout`` seconds.
+    that lock, timing the wait, and lets it go again before it runs the
+    periodic: Nova 34 runs the per-node update on its UPDATE_RESOURCES
+    executor, another thread, which would wait forever for a lock this
+    thread held.  The journal gets an entry with ``event: periodic``,
+    ``waited_for_lock`` and ``lock_wait_seconds``.  At points that run
+    under the tracker lock the hit thread does not wait for the periodic
+    (it could not finish before the lock is released); elsewhere it waits
+    up to ``timeout`` seconds.
     """
 
     name = 'periodic'
@@ -51,7 +54,7 @@ class Periodic(base.Action):
                 with lockutils.lock(resource_tracker.COMPUTE_RESOURCE_SEMAPHORE,
                                     'nova-', fair=True):
                     outcome['lock_wait'] = time.monotonic() - begin
-                    manager.update_available_resource(ctxt)
+                manager.update_available_resource(ctxt)
             except Exception as exc:
                 outcome['error'] = '%s: %s' % (type(exc).__name__, exc)
                 LOG.exception('faultdriver periodic at %s on %s failed',
