@@ -17,7 +17,9 @@ A pytest plugin.  Nova's tests are run unchanged; the only differences are
 
 Each test is checked afterwards: every driver loaded during it must be a
 FaultDriver wrapping exactly the class the test asked for, with nothing
-armed, and every ComputeManager created during it must hold a FaultDriver.
+armed, every ComputeManager created during it must hold a FaultDriver, and
+the Nova attributes FaultDriver hooks process-wide while a compute runs
+must be Nova's own again.
 A test that breaks either is failed, and the session fails if no
 FaultDriver was created at all.
 
@@ -39,7 +41,9 @@ from oslo_utils import importutils
 import pytest
 
 from nova.compute import manager as compute_manager
+from nova.compute import resource_tracker
 from nova import conf as nova_conf
+from nova import objects
 from nova.tests.fixtures import conf as conf_fixture
 from nova import utils as nova_utils
 from nova.virt import driver as virt_driver
@@ -63,6 +67,26 @@ THREADING_EXCLUDES = (
     'regressions.test_bug_1825034.FillVirtualInterfaceListMigration.'
     'test_fill_vifs_migration',
 )
+
+
+#: Nova attributes FaultDriver may hook while a compute service runs; each
+#: must be Nova's own again once the test's services are gone.
+def _watched():
+    return {
+        'Instance.apply_migration_context':
+            objects.Instance.__dict__['apply_migration_context'],
+        'MigrationList.get_in_progress_and_error':
+            objects.MigrationList.__dict__['get_in_progress_and_error'],
+        'ResourceTracker': resource_tracker.ResourceTracker,
+    }
+
+
+_pristine = {}
+
+
+def _unwrap(attribute):
+    # A restored classmethod is a new wrapper around the same function.
+    return getattr(attribute, '__func__', attribute)
 
 
 class _Record:
@@ -89,6 +113,11 @@ class _Record:
             if drv.engine.armed:
                 found.append('FaultDriver for %r has armed points %s'
                              % (requested, sorted(drv.engine.armed)))
+        now = _watched()
+        for name, original in _pristine.items():
+            if _unwrap(now[name]) is not _unwrap(original):
+                found.append('%s is still %r after the test: a process-wide '
+                             'hook leaked' % (name, now[name]))
         for mgr in self.managers:
             drv = getattr(mgr, 'driver', None)
             if not isinstance(drv, fd_driver.FaultDriver):
@@ -159,6 +188,8 @@ def pytest_configure(config):
     fd_conf.register_opts(CONF)
     if not os.path.exists(API_PASTE):
         raise pytest.UsageError('api-paste.ini not found at %s' % API_PASTE)
+    objects.register_all()      # as nova.test does; idempotent
+    _pristine.update(_watched())
     patches = [(conf_fixture.ConfFixture, 'setUp', _conf_fixture_setup)]
     if not _stock(config):
         patches += [

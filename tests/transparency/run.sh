@@ -32,4 +32,4 @@ import pytest
 sys.path.append(sys.argv.pop(1))
 sys.exit(pytest.main(sys.argv[1:]))
 ' "$ROOT" -p no:cacheprovider -p tests.transparency.plugin \
-    -o addopts= -q --pyargs "${SELECTION[@]}" "$@"
+    -o addopts= -o faulthandler_timeout=300 -q --pyargs "${SELECTION[@]}" "$@"
