@@ -5,6 +5,7 @@ services on fakelibvirt, faultdriver wrapping libvirt, faithful crashes.
 import os
 import sys
 import time
+import typing
 
 from nova import context
 from nova import objects
@@ -135,6 +136,17 @@ class FaultTestBase(base.ServersTestBase,
             context.get_admin_context())
 
 
+class Outcome(typing.NamedTuple):
+    """Where a (live) migration left things; see assertOutcome."""
+
+    migration: str                # migration status
+    server: tuple                 # (status, task_state, host)
+    server_alloc: tuple           # hosts placement charges the instance
+    migration_alloc: tuple        # hosts it charges the migration consumer
+    pinned: dict | None = None    # host -> pinned pCPUs (PINNED only)
+    context: bool = False         # the instance has a migration_context
+
+
 class LiveMigrationTestBase(base.LibvirtMigrationMixin, FaultTestBase):
     """FaultTestBase whose live migrations really run in fakelibvirt.
 
@@ -160,3 +172,30 @@ class LiveMigrationTestBase(base.LibvirtMigrationMixin, FaultTestBase):
             return super()._migrate_stub(domain, destination, params, flags)
         self.src.driver._host.get_connection().lookupByUUIDString(
             self.server['id']).fail_job()
+
+    def assertOutcome(self, expected, server, periodic_on=()):
+        """Wait for ``expected``'s migration status and server fields, run
+        the periodic on ``periodic_on``, then compare everything else."""
+        migration = self.wait_for_migration(server, [expected.migration])
+        status, task_state, host = expected.server
+        self.wait_for_server(server, status=status, task_state=task_state,
+                             host=host)
+        # The source deletes the migration's allocation after 'completed'.
+        allocations = {'server': sorted(expected.server_alloc),
+                       'migration': sorted(expected.migration_alloc)}
+        deadline = time.monotonic() + 10
+        while True:
+            actual = {
+                'server': sorted(self.allocations(server['id'])),
+                'migration': sorted(self.allocations(migration['uuid']))}
+            if actual == allocations or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        self.assertEqual(allocations, actual)
+        for each in periodic_on:
+            self.run_periodic(each)
+        if self.PINNED:
+            self.assertEqual(expected.pinned,
+                             {h: self.pinned_cpus(h) for h in self.HOSTS})
+        self.assertEqual(expected.context,
+                         self.migration_context(server) is not None)
