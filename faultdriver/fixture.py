@@ -138,6 +138,20 @@ class FaultInjection(fixtures.Fixture):
         return [entry for h in hosts
                 for entry in self.engine(h).journal.entries()]
 
+    def wait_for_journal(self, host, predicate, count=1, timeout=30.0):
+        """Block until ``count`` journal entries of ``host`` satisfy
+        ``predicate`` (e.g. a periodic's report); returns them."""
+        deadline = time.monotonic() + timeout
+        while True:
+            found = [e for e in self.journal(host) if predicate(e)]
+            if len(found) >= count:
+                return found
+            if time.monotonic() > deadline:
+                raise TimeoutError('%d of %d journal entries on %s within '
+                                   '%ss: %s' % (len(found), count, host,
+                                                timeout, self.journal(host)))
+            time.sleep(0.05)
+
     # -- crash and restart --------------------------------------------------
 
     def _crash_from_point(self, hit):
