@@ -13,7 +13,6 @@ import inspect
 import logging
 
 from nova import conf as nova_conf
-from nova.virt import driver as nova_driver
 from oslo_config import cfg
 
 from faultdriver import actions
@@ -104,8 +103,8 @@ class FaultDriver(generated_class()):
 
     def _report(self, rules, enabled, inner_class):
         LOG.info('faultdriver on %s wraps %s.%s with %d rule(s); injection '
-                 'is %s; journal: %s', self._fault_host, inner_class.__module__,
-                 inner_class.__name__, len(rules),
+                 'is %s; journal: %s', self._fault_host,
+                 inner_class.__module__, inner_class.__name__, len(rules),
                  'ENABLED' if enabled else 'disabled',
                  self._fault_engine.journal.path or 'memory only')
         if rules and not enabled:
@@ -165,7 +164,8 @@ class FaultDriver(generated_class()):
         return self._inner.rebalances_nodes
 
     def _call_armed(self, name, args, kwargs):
-        ctx = context.build(self._fault_catalogue[name], self._fault_host, args, kwargs)
+        ctx = context.build(self._fault_catalogue[name], self._fault_host,
+                            args, kwargs)
         self._fault_engine.hit(name, 'before', ctx, target=self)
         result = getattr(self._inner, name)(*args, **kwargs)
         self._fault_engine.hit(name, 'after', ctx, target=self)

@@ -20,7 +20,8 @@ driver wrapping reach every service)::
 Every compute service the test starts loads ``faultdriver.FaultDriver``
 through Nova's own loader, wrapping the driver the test asked for; rules
 apply to the host they are listed under (``'*'`` for every host) and are
-enabled; ``patches`` picks candidate tracker fixes per host the same way.  On cleanup every held thread is released, crashed hosts are
+enabled; ``patches`` picks candidate tracker fixes per host the same way.
+On cleanup every held thread is released, crashed hosts are
 reaped and the engines are closed, so nothing leaks into the next test.
 """
 

@@ -51,8 +51,9 @@ class Periodic(base.Action):
             begin = time.monotonic()
             started.set()
             try:
-                with lockutils.lock(resource_tracker.COMPUTE_RESOURCE_SEMAPHORE,
-                                    'nova-', fair=True):
+                with lockutils.lock(
+                        resource_tracker.COMPUTE_RESOURCE_SEMAPHORE,
+                        'nova-', fair=True):
                     outcome['lock_wait'] = time.monotonic() - begin
                 manager.update_available_resource(ctxt)
             except Exception as exc:

@@ -22,6 +22,7 @@ class Validate(lister.Lister):
         from oslo_config import cfg
         from faultdriver import conf
         from faultdriver import inner
+        from faultdriver.tracker import patches as tracker_patches
         rows = []
         rule_type = conf.RuleType()
         for source in parsed_args.sources:
@@ -38,5 +39,6 @@ class Validate(lister.Lister):
                                             'rules: %s' % (source, exc))
             if config.fault_injection.inner_driver:
                 inner.load_class(config.fault_injection.inner_driver)
+            tracker_patches.load(config.fault_injection.tracker_patches)
             rows.extend((source, str(rule)) for rule in rules)
         return ('Source', 'Rule (canonical form)'), rows

@@ -77,8 +77,8 @@ class _PeriodicHooks(BASE):
         nodename = resources['hypervisor_hostname']
         with periodic_scope.scope(self.host, nodename,
                                   self._fault_decide_context):
-            return super()._update_available_resource(context, resources,
-                                                       startup=startup)
+            return super()._update_available_resource(
+                context, resources, startup=startup)
 
     def _update_usage_from_instances(self, context, instances, nodename):
         periodic_scope.close()

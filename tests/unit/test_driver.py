@@ -81,7 +81,8 @@ class TestDelegation(DriverTestBase):
         # ComputeDriver implements ~27 of them (pass, return input, ...).
         self.assertGreaterEqual(len(defaults), 25)
         for name in ('rollback_live_migration_at_source',
-                     'post_live_migration', 'check_source_migrate_data_at_dest',
+                     'post_live_migration',
+                     'check_source_migrate_data_at_dest',
                      'post_claim_migrate_data', 'node_is_available'):
             self.assertIn(name, defaults)
         wrapped = self.make()
@@ -242,7 +243,8 @@ class TestFiring(DriverTestBase):
                          (entry['point'], entry['action'], entry['hit']))
 
     def test_after_phase_fires_after_the_real_call(self):
-        wrapped = self.make('get_available_nodes.after: raise(VirtDriverNotReady)')
+        wrapped = self.make(
+            'get_available_nodes.after: raise(VirtDriverNotReady)')
         wrapped._inner = recorder = Recorder()
         self.assertRaises(nova_exception.VirtDriverNotReady,
                           wrapped.get_available_nodes)
