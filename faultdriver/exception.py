@@ -25,3 +25,8 @@ class SimulatedCrash(BaseException):
     A ``BaseException`` so that Nova's ``except Exception`` handlers, which
     a real crash would never run, do not catch it.
     """
+
+
+class ScenarioError(FaultDriverError):
+    """A scenario file is wrong: names the file, the key path and what
+    was expected."""

@@ -139,6 +139,13 @@ class FaultInjection(fixtures.Fixture):
         return [entry for h in hosts
                 for entry in self.engine(h).journal.entries()]
 
+    def history(self):
+        """Every journal entry of the test, including those of services
+        since restarted or crashed, oldest first."""
+        entries = [entry for driver in self._adopted
+                   for entry in driver.engine.journal.entries()]
+        return sorted(entries, key=lambda e: e.get('time', 0))
+
     def wait_for_journal(self, host, predicate, count=1, timeout=30.0):
         """Block until ``count`` journal entries of ``host`` satisfy
         ``predicate`` (e.g. a periodic's report); returns them."""

@@ -1,0 +1,109 @@
+"""Expectations: each kind checks the state a variant ended in and says
+what it found, met or not (see schema.yaml for the kinds)."""
+
+
+def _counted(args, actual):
+    """(met, expected text) of a count/min/max expectation."""
+    parts, met = [], True
+    if 'count' in args:
+        parts.append('== %d' % args['count'])
+        met &= actual == args['count']
+    if 'min' in args:
+        parts.append('>= %d' % args['min'])
+        met &= actual >= args['min']
+    if 'max' in args:
+        parts.append('<= %d' % args['max'])
+        met &= actual <= args['max']
+    if not parts:
+        parts.append('>= 1')
+        met = actual >= 1
+    return met, ' and '.join(parts)
+
+
+def _migrations(steps, state, server, statuses):
+    actual = [m['status'] for m in state['migrations']
+              if m['server'] == server]
+    return actual == statuses, '%s migrations %s' % (server, statuses), actual
+
+
+def _server(steps, state, server, **fields):
+    found = state['servers'].get(server, {})
+    actual = {k: found.get(k) for k in fields}
+    return actual == fields, '%s %s' % (server, fields), actual
+
+
+def _log(steps, state, text, **count):
+    actual = steps.log_text().count(text)
+    met, wanted = _counted(count, actual)
+    return met, 'log %r count %s' % (text, wanted), actual
+
+
+def _periodic_errors(steps, state, host, **count):
+    actual = sum(1 for h, error in steps.periodics if h == host and error)
+    met, wanted = _counted(count, actual)
+    return met, 'periodic errors on %s %s' % (host, wanted), actual
+
+
+def _faults(steps, state, count=None, min=None, max=None, **filters):
+    actual = sum(1 for f in state['faults'] if f.get('action') and all(
+        f.get(k) == v for k, v in filters.items()))
+    bounds = {k: v for k, v in (('count', count), ('min', min),
+                                ('max', max)) if v is not None}
+    met, wanted = _counted(bounds, actual)
+    return met, 'faults %s %s' % (filters, wanted), actual
+
+
+def _pinned(steps, state, host, cpus):
+    actual = state['hosts'][host]['pinned_cpus']
+    return actual == cpus, 'pinned pCPUs on %s %s' % (host, cpus), actual
+
+
+def _share(steps, state, servers, count):
+    a, b = (set(state['servers'][s]['pinned_cpus']) for s in servers)
+    actual = len(a & b)
+    return (actual == count,
+            '%s and %s share %d pCPU numbers' % (*servers, count), actual)
+
+
+def _accounting(steps, state, hosts=None):
+    hosts = hosts or steps.scenario.hosts
+    actual = {}
+    for host in hosts:
+        steps.test.run_periodic(host)
+        actual[host] = '%d pinned / %d PCPU' % (
+            len(steps.test.pinned_cpus(host)),
+            steps.test.placement_pcpus(host))
+    met = all(len(steps.test.pinned_cpus(h)) ==
+              steps.test.placement_pcpus(h) for h in hosts)
+    return met, 'pinned pCPUs match placement on %s' % ', '.join(hosts), \
+        actual
+
+
+KINDS = {
+    'migrations': _migrations,
+    'server': _server,
+    'log': _log,
+    'periodic-errors': _periodic_errors,
+    'faults': _faults,
+    'pinned': _pinned,
+    'servers-share-pcpus': _share,
+    'accounting-matches-placement': _accounting,
+}
+#: Checked after the others: they change the state (run periodics).
+LAST = ('accounting-matches-placement',)
+
+
+def evaluate(steps, expectations, state):
+    ordered = sorted(expectations, key=lambda e: next(iter(e)) in LAST)
+    verdicts = []
+    for expectation in ordered:
+        [(kind, args)] = expectation.items()
+        try:
+            met, text, actual = KINDS[kind](steps, state,
+                                            **dict(args or {}))
+        except Exception as exc:
+            met, text, actual = False, '%s %s' % (kind, args), \
+                'could not check: %s: %s' % (type(exc).__name__, exc)
+        verdicts.append({'kind': kind, 'expectation': text, 'met': met,
+                         'actual': actual})
+    return verdicts

@@ -1,0 +1,315 @@
+"""Run one variant of a scenario on an embedded Nova, in this process.
+
+Started by :mod:`faultdriver.scenario.launch` as ``python -m
+faultdriver.scenario.runner FILE VARIANT MODE OUT``: the mode decides
+``OS_NOVA_DISABLE_EVENTLET_PATCHING`` before Nova is first imported, so
+each variant gets a process (and a fresh embedded Nova) of its own.  The
+steps run as the one test of a TestCase built on
+:class:`faultdriver.harness.embedded.EmbeddedNova`, through unittest,
+outside any test discovery; the report is written to OUT as JSON.
+"""
+
+import json
+import logging
+import os
+import sys
+import time
+import traceback
+import unittest
+import warnings
+
+from faultdriver.scenario import expect
+from faultdriver.scenario import model
+
+MODES = {'eventlet': 'False', 'threading': 'True'}
+PERIODIC_ERROR = 'Error updating resources for node %s'
+#: Loggers whose records log expectations count, and their levels.
+CAPTURED = (('nova.compute', logging.DEBUG), ('faultdriver', logging.INFO))
+
+
+def progress(variant, text):
+    sys.__stderr__.write('[%s] %s\n' % (variant, text))
+    sys.__stderr__.flush()
+
+
+class Steps:
+    """Carries out a scenario's steps on a running EmbeddedNova ``test``."""
+
+    def __init__(self, test, scenario, variant):
+        self.test = test
+        self.scenario = scenario
+        self.variant = variant
+        self.servers = {}           # alias -> server (API view)
+        self.moves = {}             # alias -> moves started
+        self.flavors = {}           # name -> flavor id
+        self.periodics = []         # (host, error logged)
+
+    def log_text(self):
+        return ''.join(capture.output for capture in self.test.scenario_logs)
+
+    def server(self, alias):
+        return self.servers[alias]
+
+    def flavor(self, name):
+        if name not in self.flavors:
+            spec = self.scenario.data['flavors'][name]
+            self.flavors[name] = self.test._create_flavor(
+                vcpu=spec['vcpus'], extra_spec=spec.get('extra_specs'))
+        return self.flavors[name]
+
+    def run(self, kind, args):
+        method = getattr(self, 'do_' + kind.replace('-', '_'))
+        return method(**{k.replace('-', '_'): v for k, v in args.items()})
+
+    # -- the steps, one method each (see schema.yaml) -----------------------
+
+    def do_boot(self, server, host=None, flavor=None, pin_as=None):
+        host = host or self.scenario.hosts[0]
+
+        def boot():
+            if flavor:
+                return self.test._create_server(
+                    host=host, networks='none', flavor_id=self.flavor(flavor))
+            return self.test.boot(host=host)
+        created = boot()
+        if pin_as:
+            wanted = self.test.instance_pinning(self.server(pin_as))
+            misses = []
+            while self.test.instance_pinning(created) != wanted:
+                if len(misses) >= 3:
+                    raise AssertionError(
+                        'no server on %s got the pCPUs %s of %s'
+                        % (host, wanted, pin_as))
+                misses.append(created)
+                created = boot()
+            for miss in misses:
+                self.test._delete_server(miss)
+        self.servers[server] = created
+        return 'on %s, pCPUs %s' % (host, self.test.instance_pinning(created)
+                                    if self.scenario.pinned else '-')
+
+    def do_delete(self, server):
+        self.test._delete_server(self.servers.pop(server))
+
+    def _move(self, server, body):
+        self.moves[server] = self.moves.get(server, 0) + 1
+        self.test.api.post_server_action(self.server(server)['id'], body)
+
+    def do_live_migrate(self, server, host=None):
+        self._move(server, {'os-migrateLive': {
+            'host': host, 'block_migration': 'auto'}})
+
+    def do_migrate(self, server, host=None):
+        self._move(server, {'migrate': {'host': host} if host else None})
+
+    def do_resize(self, server, flavor):
+        self._move(server, {'resize': {'flavorRef': self.flavor(flavor)}})
+
+    def do_confirm(self, server):
+        self.test.api.post_server_action(self.server(server)['id'],
+                                         {'confirmResize': None})
+
+    def do_revert(self, server):
+        self.test.api.post_server_action(self.server(server)['id'],
+                                         {'revertResize': None})
+
+    def do_reset_state(self, server, state='active'):
+        self.test.admin_api.post_server_action(
+            self.server(server)['id'], {'os-resetState': {'state': state}})
+
+    def do_wait_migration(self, server, status, index=None, timeout=30):
+        index = index or self.moves.get(server, 1)
+        migration = self.test.wait_newest_migration(
+            self.server(server), status, index, timeout=timeout)
+        return 'migration %d (%s) %s' % (index, migration['uuid'][:8],
+                                         status)
+
+    def do_wait_server(self, server, timeout=30, **fields):
+        self.servers[server] = self.test.wait_for_server(
+            self.server(server), timeout=timeout, **fields)
+
+    def do_wait_service(self, host, state, timeout=30):
+        self.test.wait_service_state(host, state, timeout=timeout)
+
+    def do_wait_point(self, host, point, count=1, phase='before',
+                      timeout=30):
+        self.test.faults.wait_for_hit(host, point, count, timeout, phase)
+
+    def do_wait_queued(self, host, method, expired=True, timeout=30):
+        self.test.faults.wait_for_queued(host, method, expired, timeout)
+
+    def do_crash(self, host):
+        self.test.faults.crash_host(host)
+
+    def do_restart(self, host, rules=()):
+        self.test.faults.restart(host, rules=list(rules))
+
+    def do_periodic(self, host):
+        marker = PERIODIC_ERROR % host
+        before = self.log_text().count(marker)
+        self.test.run_periodic(host)
+        error = self.log_text().count(marker) > before
+        self.periodics.append((host, error))
+        return 'ERROR logged' if error else 'no error'
+
+    def do_add_rule(self, host, rule):
+        self.test.faults.add_rule(host, rule)
+
+    def do_clear_rules(self, host):
+        self.test.faults.set_rules(host, [])
+
+    def do_release(self, host, barrier=None):
+        return 'released %s' % self.test.faults.release(host, barrier)
+
+    def do_sleep(self, seconds):
+        time.sleep(seconds)
+
+
+def describe_step(kind, args):
+    return '%s %s' % (kind, ' '.join('%s=%s' % (k, v)
+                                     for k, v in args.items()))
+
+
+def collect_state(steps):
+    """Migrations, per-host accounting and fired faults, as plain data."""
+    test = steps.test
+    migrations = []
+    for alias, server in steps.servers.items():
+        for m in sorted(test.migrations(server), key=lambda m: m['id']):
+            migrations.append({
+                'server': alias, 'id': m['id'], 'uuid': m['uuid'],
+                'type': m.get('migration_type'), 'status': m['status'],
+                'source_compute': m['source_compute'],
+                'dest_compute': m['dest_compute'],
+                'created_at': m.get('created_at'),
+                'updated_at': m.get('updated_at')})
+    hosts = {}
+    for host in steps.scenario.hosts:
+        pinned = test.pinned_cpus(host) if steps.scenario.pinned else []
+        pcpus = test.placement_pcpus(host)
+        hosts[host] = {'service': test.service_state(host),
+                       'pinned_cpus': pinned, 'placement_pcpu': pcpus,
+                       'matches': len(pinned) == pcpus}
+    keys = ('time', 'host', 'point', 'phase', 'hit', 'action', 'event',
+            'rule', 'error', 'waited_for_lock')
+    faults = [{k: e[k] for k in keys if k in e}
+              for e in test.faults.history()]
+    servers = {}
+    for alias, server in steps.servers.items():
+        server = test.api.get_server(server['id'])
+        servers[alias] = {
+            'id': server['id'], 'status': server['status'],
+            'host': server['OS-EXT-SRV-ATTR:host'],
+            'task_state': server['OS-EXT-STS:task_state'],
+            'pinned_cpus': (test.instance_pinning(server)
+                            if steps.scenario.pinned else [])}
+    return {'migrations': migrations, 'hosts': hosts, 'faults': faults,
+            'servers': servers}
+
+
+def scenario_test(scenario, variant, report):
+    """The test method: run the steps, then check the expectations."""
+
+    def test_scenario(self):
+        steps = Steps(self, scenario, variant)
+        started = time.monotonic()
+        report['setup_seconds'] = round(started - report['_t0'], 2)
+        progress(variant, 'embedded Nova up in %.1fs (hosts %s)'
+                 % (report['setup_seconds'], ', '.join(scenario.hosts)))
+        total = len(scenario.steps)
+        for i, step in enumerate(scenario.steps, 1):
+            [(kind, args)] = step.items()
+            entry = {'index': i, 'step': describe_step(kind, args),
+                     'start': round(time.monotonic() - started, 2)}
+            report['timeline'].append(entry)
+            t = time.monotonic()
+            try:
+                detail = steps.run(kind, args)
+                entry['status'] = 'ok'
+            except Exception as exc:
+                detail = '%s: %s' % (type(exc).__name__, exc)
+                entry['status'] = 'failed'
+                report['step_failed'] = entry['step']
+            entry['seconds'] = round(time.monotonic() - t, 2)
+            entry['detail'] = detail or ''
+            progress(variant, '%2d/%d %-60s %5.2fs %s %s'
+                     % (i, total, entry['step'][:60], entry['seconds'],
+                        entry['status'], entry['detail']))
+            if entry['status'] == 'failed':
+                break
+        report['steps_seconds'] = round(time.monotonic() - started, 2)
+        report['state'] = collect_state(steps)
+        report['expectations'] = expect.evaluate(
+            steps, scenario.expectations(variant), report['state'])
+        for verdict in report['expectations']:
+            progress(variant, '%s %s (actual: %s)' % (
+                'met    ' if verdict['met'] else 'NOT MET',
+                verdict['expectation'], verdict['actual']))
+    return test_scenario
+
+
+def run(path, variant, mode):
+    """Run ``variant`` of the scenario at ``path``; returns the report."""
+    os.environ['OS_NOVA_DISABLE_EVENTLET_PATCHING'] = MODES[mode]
+    # Nova decides eventlet patching on this first import (before the
+    # loader checks rules, which imports Nova's driver module).
+    from faultdriver.harness import embedded
+    import fixtures
+    scenario = model.load(path)
+    report = {'scenario': scenario.name, 'variant': variant, 'mode': mode,
+              'expect': scenario.variants[variant].get('expect', 'ok'),
+              'patches': scenario.patches(variant), 'timeline': [],
+              'step_failed': None, '_t0': time.monotonic()}
+    progress(variant, 'starting embedded Nova (%s mode, fixes: %s)'
+             % (mode, ', '.join(report['patches']) or 'none (stock)'))
+
+    class ScenarioCase(embedded.EmbeddedNova):
+        PINNED = scenario.pinned
+        HOSTS = tuple(scenario.hosts)
+        RULES = scenario.data.get('rules', {})
+        PATCHES = tuple(scenario.patches(variant))
+
+        def setUp(self):
+            super().setUp()
+            self.stub_live_migration()
+            # fakelibvirt cannot copy disks; Nova's own tests stub it too.
+            self.useFixture(fixtures.MockPatch(
+                'nova.virt.libvirt.driver.LibvirtDriver.'
+                'migrate_disk_and_power_off', return_value='{}'))
+            self.scenario_logs = [self.useFixture(fixtures.FakeLogger(
+                name=name, level=level,
+                format='%(levelname)s %(name)s %(message)s'))
+                for name, level in CAPTURED]
+
+        test_scenario = scenario_test(scenario, variant, report)
+
+    result = unittest.TestResult()
+    ScenarioCase('test_scenario').run(result)
+    # Nova's thread pools log their shutdown after the test's logging
+    # fixtures are gone; that is not progress.
+    logging.disable(logging.CRITICAL)
+    report['wall_seconds'] = round(time.monotonic() - report.pop('_t0'), 2)
+    problems = result.errors + result.failures
+    report['internal_error'] = (
+        ''.join(text for _case, text in problems) or None)
+    if report['internal_error'] and 'expectations' not in report:
+        progress(variant, 'internal error:\n' + report['internal_error'])
+    return report
+
+
+def main(argv=None):
+    warnings.simplefilter('ignore')
+    path, variant, mode, out = argv or sys.argv[1:]
+    try:
+        report = run(path, variant, mode)
+    except Exception:
+        report = {'variant': variant, 'mode': mode,
+                  'internal_error': traceback.format_exc()}
+        progress(variant, 'internal error:\n' + report['internal_error'])
+    with open(out, 'w', encoding='utf-8') as stream:
+        json.dump(report, stream, indent=2, default=str)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
