@@ -43,7 +43,8 @@ class FaultDriverApp(app.App):
 
 
 #: Errors that mean the user's input was wrong (exit code 2).
-BAD_INPUT = (exception.ConfigError, rules.RuleError)
+BAD_INPUT = (exception.ConfigError, exception.ScenarioError,
+             rules.RuleError)
 
 
 def main(argv=None):

@@ -280,14 +280,14 @@ def run(path, variant, mode):
                 name=name, level=level,
                 format='%(levelname)s %(name)s %(message)s'))
                 for name, level in CAPTURED]
+            # Registered last, runs first: Nova's thread pools log their
+            # shutdown once the test's logging fixtures are gone.
+            self.addCleanup(logging.disable, logging.CRITICAL)
 
         test_scenario = scenario_test(scenario, variant, report)
 
     result = unittest.TestResult()
     ScenarioCase('test_scenario').run(result)
-    # Nova's thread pools log their shutdown after the test's logging
-    # fixtures are gone; that is not progress.
-    logging.disable(logging.CRITICAL)
     report['wall_seconds'] = round(time.monotonic() - report.pop('_t0'), 2)
     problems = result.errors + result.failures
     report['internal_error'] = (
