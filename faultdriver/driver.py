@@ -163,6 +163,10 @@ class FaultDriver(generated_class()):
     def rebalances_nodes(self):
         return self._inner.rebalances_nodes
 
+    @rebalances_nodes.setter
+    def rebalances_nodes(self, value):
+        self._inner.rebalances_nodes = value
+
     def _call_armed(self, name, args, kwargs):
         ctx = context.build(self._fault_catalogue[name], self._fault_host,
                             args, kwargs)

@@ -25,11 +25,27 @@ mapfile -t SELECTION < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' \
                              -e '/^$/d' "${TRANSPARENCY_SELECTION:-$HERE/selection.txt}")
 
 cd "$ROOT"
-# -P: do not put the working directory (the source tree) first on sys.path.
-exec "$PYTHON" -P -c '
+run() {
+    # -P: do not put the working directory (the source tree) first on
+    # sys.path.
+    timeout --signal=KILL "${TRANSPARENCY_TIMEOUT:-900}" "$PYTHON" -P -c '
 import sys
 import pytest
 sys.path.append(sys.argv.pop(1))
 sys.exit(pytest.main(sys.argv[1:]))
 ' "$ROOT" -p no:cacheprovider -p tests.transparency.plugin \
-    -o addopts= -o faulthandler_timeout=300 -q --pyargs "${SELECTION[@]}" "$@"
+        -o addopts= -o faulthandler_timeout=300 -q --pyargs "${SELECTION[@]}" "$@"
+}
+# Some of Nova's NUMA live-migration tests can deadlock on Nova's own test
+# database lock under CPU load, in stock Nova too (see selection.txt).  A
+# run killed by the timeout is said so loudly and run once more; a test
+# that fails is never rerun.
+status=0
+run "$@" || status=$?
+if [ "$status" -eq 137 ]; then
+    echo "TRANSPARENCY RUN HUNG (killed after ${TRANSPARENCY_TIMEOUT:-900}s):" \
+         "known stock-Nova test deadlock under load; running once more" >&2
+    status=0
+    run "$@" || status=$?
+fi
+exit "$status"

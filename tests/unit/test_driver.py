@@ -130,6 +130,11 @@ class TestDelegation(DriverTestBase):
         self.assertEqual('changed', wrapped.capabilities['supports_evacuate'])
         self.assertEqual(wrapped.inner.rebalances_nodes,
                          wrapped.rebalances_nodes)
+        wrapped.rebalances_nodes = True     # regression tests set it
+        self.assertTrue(wrapped.inner.rebalances_nodes)
+        wrapped.capabilities = {'supports_evacuate': False}
+        self.assertEqual({'supports_evacuate': False},
+                         wrapped.inner.capabilities)
 
     def test_other_attributes_read_through(self):
         wrapped = self.make()
