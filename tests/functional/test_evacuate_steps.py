@@ -109,7 +109,7 @@ class TestRaiseInSpawn(_EvacuateStep, base.FaultTestBase):
         failed = (('ERROR', None, 'src'), 'failed', {'src': OLD}, {},
                   {'src': OLD})
         self.assert_outcome(server, failed, periodic=['dest'])
-        self.assertEqual('up', self.service_state('dest'))
+        self.wait_service_state('dest', 'up')
 
         self.faults.restart('src')
         self.wait_service_state('src', 'up')

@@ -64,7 +64,7 @@ class _CrashAtStep(MoveStepsMixin):
         peer = PEER[self.HOST]
         self.assert_outcome(server, self.AT_CRASH, periodic=[peer])
         self.wait_service_state(self.HOST, 'down')
-        self.assertEqual('up', self.service_state(peer))
+        self.wait_service_state(peer, 'up')
 
         self.faults.restart(self.HOST)
         self.wait_service_state(self.HOST, 'up')
@@ -227,10 +227,10 @@ class TestCrashDestInGetHostIpAddrUnderTrackerLock(_CrashAtStep,
         periodic.join(2)
         self.assertTrue(periodic.is_alive(), 'the source periodic ran')
         self.wait_service_state('dest', 'down')
-        self.assertEqual('up', self.service_state('src'))
+        self.wait_service_state('src', 'up')
 
         self.faults.restart('dest')
-        periodic.join(10)
+        periodic.join(30)
         self.assertFalse(periodic.is_alive(), 'the source is still stalled')
         self.wait_service_state('dest', 'up')
         self.assert_outcome(server, self.AFTER_RESTART, periodic=self.HOSTS)
@@ -260,8 +260,8 @@ class TestRollbackAtMigrateDiskAndPowerOff(MoveStepsMixin,
         self.assert_outcome(server, (
             ('ACTIVE', None, 'src'), 'error', {'src': OLD}, {},
             {'src': OLD}), periodic=self.HOSTS)
-        self.assertEqual(['up', 'up'],
-                         [self.service_state(h) for h in self.HOSTS])
+        for host in self.HOSTS:
+            self.wait_service_state(host, 'up')
 
 
 class TestResizeErrorAtFinishMigration(MoveStepsMixin, base.FaultTestBase):
@@ -317,26 +317,28 @@ class TestHoldFinishMigration(MoveStepsMixin, base.FaultTestBase):
 
 class TestDelayMigrateDiskAndPowerOff(MoveStepsMixin, base.FaultTestBase):
     """A delay in migrate_disk_and_power_off only stretches the step (cold
-    migration): during it the migration is ``migrating`` and the task
-    resize_migrating on the source; afterwards the migration finishes and
-    a confirm leaves the server, its allocation and its pins on the
-    destination only.
+    migration): the step returns at least the delay after it was entered,
+    then the migration finishes and a confirm leaves the server, its
+    allocation and its pins on the destination only.
     """
 
     OPERATION = 'migration'
-    RULES = {'src': ['migrate_disk_and_power_off@source: delay(2)']}
+    DELAY = 2
+    RULES = {'src': [
+        'migrate_disk_and_power_off@source: delay(%d)' % DELAY,
+        'migrate_disk_and_power_off.after@source: log(returned)']}
 
     def test_stretches_then_confirm(self):
         server = self.boot()
         self.start_move(server)
-        self.faults.wait_for_hit('src', 'migrate_disk_and_power_off')
-        self.assertEqual(('RESIZE', 'resize_migrating', 'src'),
-                         self.server_state(server))
-        self.assertEqual('migrating', self.migration(server)['status'])
-
         self.wait_server(server, ('VERIFY_RESIZE', None, 'dest'))
-        [fired] = self.faults.journal('src')
-        self.assertEqual('delay', fired['action'])
+        entered, returned = self.faults.journal('src')
+        self.assertEqual([('before', 'delay'), ('after', 'log')],
+                         [(entered['phase'], entered['action']),
+                          (returned['phase'], returned['action'])])
+        self.assertGreaterEqual(returned['time'] - entered['time'],
+                                self.DELAY)
+
         self.finish_move(server, 'confirm')
         self.wait_event(server, 'compute_confirm_resize')
         self.assert_outcome(server, (
