@@ -22,12 +22,8 @@ Invariant checked both ways:
 """
 
 import logging
-import time
-import urllib.parse
 
 import fixtures
-from nova import context as nova_context
-from nova import objects
 
 from tests.functional import base
 
@@ -41,53 +37,14 @@ class StaleContextBase(base.FaultTestBase):
 
     def setUp(self):
         super().setUp()
-        self.useFixture(fixtures.MonkeyPatch(
-            'nova.tests.fixtures.libvirt.Domain.migrateToURI3',
-            self._migrate_stub))
+        self.stub_live_migration()
         self.nova_log = self.useFixture(fixtures.FakeLogger(
             name='nova.compute', level=logging.DEBUG,
             format='%(levelname)s %(name)s %(message)s'))
         self.fix_log = self.useFixture(fixtures.FakeLogger(
             name='faultdriver.tracker', level=logging.INFO))
 
-    def _migrate_stub(self, domain, destination, params, flags):
-        """fakelibvirt: the guest appears on the destination's connection
-        and the source's migration job completes."""
-        host = urllib.parse.urlparse(destination).hostname
-        self.computes[host].driver._host.get_connection().createXML(
-            params['destination_xml'], 'fake-createXML-doesnt-care')
-        domain.complete_job()
-
     # -- helpers ------------------------------------------------------------
-
-    def newest_migration(self, server):
-        return max(self.migrations(server), key=lambda m: m['id'])
-
-    def wait_newest_migration(self, server, status, count):
-        """Wait for the server's ``count``-th migration to reach
-        ``status``; fail at once if it errors."""
-        for _ in range(300):
-            migrations = sorted(self.migrations(server),
-                                key=lambda m: m['id'])
-            if len(migrations) >= count:
-                newest = migrations[count - 1]
-                if newest['status'] == status:
-                    return newest
-                self.assertNotIn(newest['status'], ('error', 'failed'),
-                                 newest)
-            time.sleep(0.1)
-        self.fail('migration %d of %s did not become %s: %s'
-                  % (count, server['id'], status, migrations))
-
-    def instance_pinning(self, server):
-        topology = objects.InstanceNUMATopology.get_by_instance_uuid(
-            nova_context.get_admin_context(), server['id'])
-        return sorted(cpu for cell in topology.cells
-                      for cpu in cell.cpu_pinning.values())
-
-    def placement_pcpus(self, host):
-        usages = self._get_provider_usages(self.compute_rp_uuids[host])
-        return usages.get('PCPU', 0)
 
     def stale_lines(self):
         return self.nova_log.output.count(STALE_LINE)
