@@ -20,8 +20,8 @@ How, in Nova 34 terms:
   time out ``call_monitor_timeout`` after their server died, as with
   RabbitMQ's missing heartbeats (the fake transport has none): a timer
   started at the crash answers their reply queues with
-  ``MessagingTimeout``.  ``long_rpc_timeout`` keeps its default, so live
-  hosts under load are not cut short.
+  ``MessagingTimeout``.  ``long_rpc_timeout`` is 60 s, so live hosts
+  under load are not cut short.
 * The service's ``stop()`` is replaced so every later stop/kill (fixture
   cleanup, restart helpers) only reaps: no ``graceful_shutdown``, no
   ``cleanup_host``.
@@ -103,10 +103,11 @@ class InProcessCrash(fixtures.Fixture):
     """
 
     def __init__(self, test, rpc_timeout=2, report_interval=1,
-                 service_down_time=3):
+                 service_down_time=3, long_rpc_timeout=60):
         super().__init__()
         self.test = test
         self.rpc_timeout = rpc_timeout
+        self.long_rpc_timeout = long_rpc_timeout
         self.report_interval = report_interval
         self.service_down_time = service_down_time
         self._corpses = {}
@@ -125,7 +126,10 @@ class InProcessCrash(fixtures.Fixture):
         # the same as call monitor timeout once their server is dead.
         # rpc_response_timeout exists only once the transport is built.
         nova.conf.CONF.register_opts(rpc_client._client_opts)
+        # long_rpc_timeout: long enough for live hosts under load, short
+        # enough that a failing test never waits half an hour in cleanup.
         self.test.flags(rpc_response_timeout=self.rpc_timeout,
+                        long_rpc_timeout=self.long_rpc_timeout,
                         report_interval=self.report_interval,
                         service_down_time=self.service_down_time)
         self.useFixture(fixtures.MonkeyPatch(

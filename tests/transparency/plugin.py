@@ -113,6 +113,10 @@ class _Record:
             if drv.engine.armed:
                 found.append('FaultDriver for %r has armed points %s'
                              % (requested, sorted(drv.engine.armed)))
+            fixes = [p.name for p in drv._fault_patches]
+            if fixes != _patches:
+                found.append('FaultDriver for %r runs tracker fixes %s, '
+                             'not %s' % (requested, fixes, _patches))
         now = _watched()
         for name, original in _pristine.items():
             if _unwrap(now[name]) is not _unwrap(original):
@@ -146,10 +150,14 @@ def _wrapping_loader(original):
         else:
             CONF.set_override('inner_driver', requested,
                               group='fault_injection')
+            CONF.set_override('tracker_patches', _patches,
+                              group='fault_injection')
             try:
                 drv = original(virtapi, SHIM)
             finally:
                 CONF.clear_override('inner_driver', group='fault_injection')
+                CONF.clear_override('tracker_patches',
+                                    group='fault_injection')
         _current.loads.append((requested, drv))
         return drv
     load_compute_driver.transparency_original = original
@@ -178,6 +186,14 @@ def pytest_addoption(parser):
         '--transparency-stock', action='store_true',
         help='baseline: do not wrap, run each test on the driver it asked '
              'for (api-paste.ini and the threading excludes still apply)')
+    parser.addoption(
+        '--transparency-patches', default='',
+        help='comma-separated candidate tracker fixes to enable on every '
+             'compute (no regressions from a fix: Nova\'s tests still pass)')
+
+
+#: Candidate tracker fixes enabled on every wrapped compute.
+_patches = []
 
 
 def _stock(config):
@@ -186,6 +202,9 @@ def _stock(config):
 
 def pytest_configure(config):
     fd_conf.register_opts(CONF)
+    _patches[:] = [name for name in
+                   config.getoption('transparency_patches').split(',')
+                   if name]
     if not os.path.exists(API_PASTE):
         raise pytest.UsageError('api-paste.ini not found at %s' % API_PASTE)
     objects.register_all()      # as nova.test does; idempotent
@@ -212,8 +231,10 @@ def pytest_report_header(config):
     if _stock(config):
         return ['faultdriver transparency: STOCK baseline, nothing wrapped']
     return ['faultdriver transparency: compute_driver=%s wrapping each '
-            "test's driver, no rules; faultdriver from %s; concurrency: %s"
-            % (SHIM, os.path.dirname(faultdriver.__file__),
+            "test's driver, no rules, tracker fixes: %s; faultdriver from "
+            '%s; concurrency: %s'
+            % (SHIM, ','.join(_patches) or 'none (stock)',
+               os.path.dirname(faultdriver.__file__),
                'threading' if nova_utils.concurrency_mode_threading()
                else 'eventlet')]
 
