@@ -28,7 +28,7 @@ cd "$ROOT"
 run() {
     # -P: do not put the working directory (the source tree) first on
     # sys.path.
-    timeout --signal=KILL "${TRANSPARENCY_TIMEOUT:-900}" "$PYTHON" -P -c '
+    timeout --signal=KILL "${TRANSPARENCY_TIMEOUT:-600}" "$PYTHON" -P -c '
 import sys
 import pytest
 sys.path.append(sys.argv.pop(1))
@@ -43,7 +43,7 @@ sys.exit(pytest.main(sys.argv[1:]))
 status=0
 run "$@" || status=$?
 if [ "$status" -eq 137 ]; then
-    echo "TRANSPARENCY RUN HUNG (killed after ${TRANSPARENCY_TIMEOUT:-900}s):" \
+    echo "TRANSPARENCY RUN HUNG (killed after ${TRANSPARENCY_TIMEOUT:-600}s):" \
          "known stock-Nova test deadlock under load; running once more" >&2
     status=0
     run "$@" || status=$?
