@@ -35,7 +35,6 @@ from nova.virt import driver as nova_driver
 from faultdriver import conf
 from faultdriver.harness import crash as crash_module
 from faultdriver import points
-from faultdriver.tracker import patches as tracker_patches
 
 CONF = nova_conf.CONF
 SHIM = 'faultdriver.FaultDriver'
@@ -80,6 +79,10 @@ class FaultInjection(fixtures.Fixture):
         requested = compute_driver or CONF.compute_driver
         if requested != SHIM:
             self.test.flags(inner_driver=requested, group='fault_injection')
+        # The service being started has set CONF.host to its own name.
+        self.test.flags(tracker_patches=list(self.patches.get(
+            CONF.host, self.patches.get(ALL_HOSTS, ()))),
+            group='fault_injection')
         driver = self._load(virtapi, SHIM)
         self._adopt(driver)
         return driver
@@ -91,8 +94,6 @@ class FaultInjection(fixtures.Fixture):
                          self._rules.get(ALL_HOSTS, []))
         engine.set_enabled(True)
         engine.crash_handler = self._crash_from_point
-        names = self.patches.get(host, self.patches.get(ALL_HOSTS, ()))
-        driver._fault_patches = tracker_patches.load(names)
         self.drivers[host] = driver
         self._adopted.append(driver)
 
