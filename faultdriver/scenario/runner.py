@@ -213,6 +213,8 @@ def scenario_test(scenario, variant, report):
     def test_scenario(self):
         steps = Steps(self, scenario, variant)
         started = time.monotonic()
+        # Wall clock of step 0: places journal times on the timeline.
+        report['steps_started_at'] = time.time()
         report['setup_seconds'] = round(started - report['_t0'], 2)
         progress(variant, 'embedded Nova up in %.1fs (hosts %s)'
                  % (report['setup_seconds'], ', '.join(scenario.hosts)))
@@ -220,6 +222,7 @@ def scenario_test(scenario, variant, report):
         for i, step in enumerate(scenario.steps, 1):
             [(kind, args)] = step.items()
             entry = {'index': i, 'step': describe_step(kind, args),
+                     'kind': kind, 'args': args,
                      'start': round(time.monotonic() - started, 2)}
             report['timeline'].append(entry)
             t = time.monotonic()
