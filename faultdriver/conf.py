@@ -140,6 +140,31 @@ Possible values:
 * Unset: the journal is kept in memory only (and in the log).
 * A path, for example ``/var/lib/nova/faultdriver-journal.jsonl``.
 """),
+    cfg.StrOpt('control_socket',
+        help="""
+Local socket through which ``faultdriver ctl`` controls this nova-compute
+while it runs: list points, rules and counters, add and remove rules,
+enable or disable injection, release threads held by ``hang``, wait
+until a point is hit and read the journal, all without a restart.
+
+The socket is an AF_UNIX socket file created with mode 0600, never a
+network port: only its owner (the user nova-compute runs as) and root
+can connect.  It is created when the driver's ``init_host`` runs and
+removed when the service stops; a file left by a crashed process is
+replaced, while a socket another running process answers on stops the
+service at start with an error naming it.
+
+Possible values:
+
+* Unset or empty: no run-time control (default).
+* A path, one per nova-compute, in a directory only nova's user can
+  write, for example ``/run/nova/faultdriver.sock``.
+
+Related options:
+
+* ``enabled``: rules fire only while injection is enabled, which
+  ``faultdriver ctl enable`` and ``disable`` also switch.
+"""),
 ]
 
 

@@ -18,6 +18,7 @@ from oslo_config import cfg
 from faultdriver import actions
 from faultdriver import conf
 from faultdriver import context
+from faultdriver.control import server as control_server
 from faultdriver import engine as engine_module
 from faultdriver import exception
 from faultdriver import inner
@@ -99,6 +100,8 @@ class FaultDriver(generated_class()):
             seed=group.seed, journal=journal_module.Journal(
                 group.journal_path))
         self._fault_fast = (self._inner, self._fault_engine.armed)
+        self._fault_control_path = group.control_socket
+        self._fault_control = None
         self._report(rules, group.enabled, inner_class)
 
     def _report(self, rules, enabled, inner_class):
@@ -126,7 +129,13 @@ class FaultDriver(generated_class()):
         # place to put the fault-aware tracker on this service.
         self._fault_tracker = tracker_install.install(
             self, self._fault_patches)
-        return super().init_host(*args, **kwargs)
+        # Control first, so a rule on init_host itself can be controlled.
+        self._start_control()
+        try:
+            return super().init_host(*args, **kwargs)
+        except BaseException:
+            self._stop_control()
+            raise
 
     @_extends('cleanup_host')
     def cleanup_host(self, *args, **kwargs):
@@ -136,10 +145,31 @@ class FaultDriver(generated_class()):
             self.close()
 
     def close(self):
-        """Release held threads, stop firing, unhook the tracker."""
+        """Stop the control socket, release held threads, stop firing,
+        unhook the tracker."""
+        self._stop_control()
         self._fault_engine.close()
         tracker_install.uninstall(self._fault_tracker)
         self._fault_tracker = None
+
+    def _start_control(self):
+        if self._fault_control_path and self._fault_control is None:
+            self._fault_control = control_server.ControlServer(
+                self._fault_control_path, self._fault_engine,
+                self._fault_catalogue,
+                conf.RuleType(self._fault_catalogue, actions.load_all()),
+            ).start()
+
+    def _stop_control(self):
+        if self._fault_control is not None:
+            self._fault_control.stop()
+            self._fault_control = None
+
+    @property
+    def control_socket(self):
+        """Path of this host's control socket while it serves, or None."""
+        control = self._fault_control
+        return control.path if control is not None else None
 
     @property
     def engine(self):

@@ -12,11 +12,14 @@ from faultdriver.actions import base
 from faultdriver.actions import basic
 from faultdriver.actions import timing
 
-Point = collections.namedtuple('Point', 'name roles operations raises')
+Point = collections.namedtuple(
+    'Point', 'name roles operations raises kind tracker_lock')
 
 
-def _point(name, roles=(), operations=(), raises=('InternalError',)):
-    return Point(name, tuple(roles), tuple(operations), tuple(raises))
+def _point(name, roles=(), operations=(), raises=('InternalError',),
+           kind='driver', tracker_lock=False):
+    return Point(name, tuple(roles), tuple(operations), tuple(raises), kind,
+                 tracker_lock)
 
 
 CATALOGUE = {p.name: p for p in (
@@ -26,7 +29,7 @@ CATALOGUE = {p.name: p for p in (
            ['MigrationError']),
     _point('live_migration', ['source'], ['live-migration']),
     _point('migrate_disk_and_power_off', ['source'], ['migration', 'resize']),
-    _point('tracker.instance_claim'),
+    _point('tracker.instance_claim', kind='tracker', tracker_lock=True),
 )}
 
 

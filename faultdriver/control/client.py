@@ -1,0 +1,108 @@
+"""The client of a FaultDriver control socket.
+
+One connection per request, so a client object holds no socket and can
+be shared between threads.  Errors the server reports come back as the
+exceptions of :mod:`faultdriver.control.protocol`; a socket nobody
+listens on is :class:`~faultdriver.control.protocol.Unreachable`.
+"""
+
+import socket
+
+from faultdriver.control import protocol
+
+#: Extra time a ``wait`` request gets beyond its own timeout for the
+#: answer to arrive.
+WAIT_MARGIN = 10.0
+
+
+class Client:
+    """Requests to the control server at ``path``."""
+
+    def __init__(self, path, timeout=10.0):
+        self.path = path
+        self.timeout = timeout
+
+    def request(self, op, io_timeout=None, **args):
+        """Send one request; return its result or raise its error.
+
+        ``io_timeout`` overrides the client's timeout for this request.
+        """
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout if io_timeout is None else io_timeout)
+        try:
+            try:
+                sock.connect(self.path)
+            except OSError as exc:
+                raise protocol.Unreachable(
+                    'no faultdriver control server at %s: %s (is '
+                    '[fault_injection] control_socket set to it and '
+                    'nova-compute running?)' % (self.path, exc)) from None
+            sock.sendall(protocol.encode(dict(args, op=op)))
+            reply = self._read_line(sock)
+        except socket.timeout:
+            raise protocol.ControlError(
+                'no answer from %s to %r within %ss'
+                % (self.path, op, sock.gettimeout())) from None
+        finally:
+            sock.close()
+        if reply.get('ok'):
+            return reply.get('result')
+        error = reply.get('error') or {}
+        raise protocol.error_for(error.get('kind'),
+                                 error.get('message', str(reply)))
+
+    def _read_line(self, sock):
+        chunks = []
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                raise protocol.ControlError(
+                    'the control server at %s closed the connection '
+                    'without answering' % self.path)
+            chunks.append(chunk)
+            if chunk.endswith(b'\n'):
+                return protocol.decode(b''.join(chunks))
+
+    # One method per operation; see protocol's table.
+
+    def status(self):
+        return self.request('status')
+
+    def points(self):
+        return self.request('points')
+
+    def rules(self):
+        return self.request('rules')
+
+    def counters(self):
+        return self.request('counters')
+
+    def add(self, rule):
+        return self.request('add', rule=rule)
+
+    def remove(self, index):
+        return self.request('remove', index=index)
+
+    def clear(self):
+        return self.request('clear')
+
+    def enable(self):
+        return self.request('enable')
+
+    def disable(self):
+        return self.request('disable')
+
+    def release(self, name=None):
+        """Release barrier ``name`` (every barrier if None); returns how
+        many threads were released."""
+        return self.request('release', name=name)['released']
+
+    def wait(self, point, count=1, timeout=60.0, phase='before'):
+        """Block until ``point.phase`` was hit ``count`` times (counted
+        since the point was armed); returns the hit count."""
+        return self.request('wait', io_timeout=timeout + WAIT_MARGIN,
+                            point=point, count=count, phase=phase,
+                            timeout=timeout)['hits']
+
+    def journal(self, last=None):
+        return self.request('journal', last=last)

@@ -1,0 +1,189 @@
+"""What each control request does to the engine of one host.
+
+Kept apart from the socket plumbing so the mapping of requests onto
+:class:`faultdriver.engine.Engine` reads in one place.  Every method
+takes the request's arguments and returns a JSON-able result or raises
+:class:`~faultdriver.control.protocol.ControlError`; nothing here
+changes the engine unless the whole request is valid.
+"""
+
+import os
+import time
+
+from faultdriver.control import protocol
+from faultdriver import rules as rules_module
+
+_REQUIRED = object()
+#: How long one engine wait lasts before the server checks it is not
+#: stopping; bounds how long a stop waits for a pending ``wait``.
+_WAIT_SLICE = 0.5
+
+
+def _arg(request, name, kinds, default=_REQUIRED, check=None):
+    """Argument ``name`` of ``request``: present (unless defaulted), of
+    one of ``kinds`` (bool is not a number here), and ``check``-ed."""
+    if name not in request or request[name] is None:
+        if default is _REQUIRED:
+            raise protocol.RequestRejected('missing argument %r' % name)
+        return default
+    value = request[name]
+    if not isinstance(value, kinds) or (
+            isinstance(value, bool) and bool not in kinds):
+        raise protocol.RequestRejected(
+            'argument %r must be %s, not %r' % (
+                name, ' or '.join(k.__name__ for k in kinds), value))
+    if check is not None and not check(value):
+        raise protocol.RequestRejected('argument %r out of range: %r'
+                                       % (name, value))
+    return value
+
+
+class Operations:
+    """The control operations of one engine.
+
+    ``parse_rule`` turns rule text into a validated rule or raises
+    ``ValueError`` with a message naming it (nova.conf's
+    :class:`faultdriver.conf.RuleType`); ``stopping`` is an event set
+    when the server stops, which ends pending waits.
+    """
+
+    ARGS = {'status': (), 'points': (), 'rules': (), 'counters': (),
+            'add': ('rule',), 'remove': ('index',), 'clear': (),
+            'enable': (), 'disable': (), 'release': ('name',),
+            'wait': ('point', 'count', 'phase', 'timeout'),
+            'journal': ('last',)}
+
+    def __init__(self, engine, catalogue, parse_rule, stopping):
+        self.engine = engine
+        self.catalogue = catalogue
+        self.parse_rule = parse_rule
+        self.stopping = stopping
+
+    def handle(self, request):
+        """The result of one decoded request."""
+        op = request.get('op')
+        if op not in self.ARGS:
+            raise protocol.RequestRejected(
+                'unknown op %r%s; expected one of %s' % (
+                    op, rules_module.suggest(str(op), self.ARGS),
+                    ', '.join(sorted(self.ARGS))))
+        extra = sorted(set(request) - {'op'} - set(self.ARGS[op]))
+        if extra:
+            raise protocol.RequestRejected(
+                'op %r takes no argument %s; it takes %s' % (
+                    op, ', '.join(map(repr, extra)),
+                    ', '.join(self.ARGS[op]) or 'none'))
+        return getattr(self, 'op_' + op)(request)
+
+    # -- reading ------------------------------------------------------------
+
+    def op_status(self, request):
+        engine = self.engine
+        return {'host': engine.host, 'pid': os.getpid(),
+                'enabled': engine.enabled, 'rules': len(engine.rules()),
+                'held': engine.held(),
+                'journal': (engine.journal.path
+                            if engine.journal is not None else None)}
+
+    def op_points(self, request):
+        armed = self.engine.armed
+        return [{'name': p.name, 'kind': p.kind, 'roles': list(p.roles),
+                 'operations': list(p.operations),
+                 'tracker_lock': p.tracker_lock, 'armed': p.name in armed}
+                for p in self.catalogue.values()]
+
+    def op_rules(self, request):
+        return self.engine.rules()
+
+    def op_counters(self, request):
+        return self.engine.counters()
+
+    def op_journal(self, request):
+        last = _arg(request, 'last', (int,), None, lambda n: n >= 0)
+        journal = self.engine.journal
+        entries = journal.entries() if journal is not None else []
+        return entries[len(entries) - last:] if last is not None else entries
+
+    # -- changing -----------------------------------------------------------
+
+    def op_add(self, request):
+        text = _arg(request, 'rule', (str,))
+        try:
+            rule = self.parse_rule(text)
+        except ValueError as exc:
+            raise protocol.RequestRejected(str(exc), protocol.BAD_RULE)
+        index = self.engine.add_rule(rule)
+        return {'index': index, 'rule': str(rule),
+                'warnings': self._warnings(rule)}
+
+    def _warnings(self, rule):
+        warnings = []
+        stalls = {'hang', 'delay'} & {t.action for t in rule.terms}
+        if stalls and self.catalogue[rule.point].tracker_lock:
+            warnings.append('%s at %s runs while the resource tracker lock '
+                            'is held: every claim and the periodic on %s '
+                            'stall meanwhile' % ('/'.join(sorted(stalls)),
+                                                 rule.point,
+                                                 self.engine.host))
+        if not self.engine.enabled:
+            warnings.append('injection is disabled on %s: no rule fires '
+                            'until it is enabled' % self.engine.host)
+        return warnings
+
+    def op_remove(self, request):
+        index = _arg(request, 'index', (int,))
+        if not self.engine.remove_rule(index):
+            raise protocol.RequestRejected(
+                'no rule with index %d on %s (the rules op lists them)'
+                % (index, self.engine.host))
+        return {'index': index}
+
+    def op_clear(self, request):
+        removed = len(self.engine.rules())
+        self.engine.set_rules([])
+        return {'removed': removed}
+
+    def op_enable(self, request):
+        self.engine.set_enabled(True)
+        return {'enabled': True}
+
+    def op_disable(self, request):
+        self.engine.set_enabled(False)
+        return {'enabled': False}
+
+    def op_release(self, request):
+        name = _arg(request, 'name', (str,), None)
+        return {'released': self.engine.release(name)}
+
+    # -- waiting ------------------------------------------------------------
+
+    def op_wait(self, request):
+        point = _arg(request, 'point', (str,))
+        if point not in self.catalogue:
+            raise protocol.RequestRejected('unknown point %r%s' % (
+                point, rules_module.suggest(point, self.catalogue)))
+        phase = _arg(request, 'phase', (str,), 'before',
+                     lambda p: p in rules_module.PHASES)
+        count = _arg(request, 'count', (int,), 1, lambda n: n >= 1)
+        timeout = _arg(request, 'timeout', (int, float), 60.0,
+                       lambda t: 0 <= t <= 86400)
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                hits = self.engine.wait_for_hit(
+                    point, count, max(0, min(left, _WAIT_SLICE)), phase)
+                return {'point': '%s.%s' % (point, phase), 'hits': hits}
+            except TimeoutError:
+                pass
+            if self.stopping.is_set():
+                raise protocol.ControlError(
+                    'the control server of %s is stopping'
+                    % self.engine.host, protocol.STOPPED)
+            if time.monotonic() >= deadline:
+                seen = self.engine.counters().get('%s.%s' % (point, phase),
+                                                  0)
+                raise protocol.WaitTimeout(
+                    'point %s.%s on host %s was hit %d times, not %d, '
+                    'within %ss' % (point, phase, self.engine.host, seen,
+                                    count, timeout))

@@ -1,0 +1,111 @@
+"""The control protocol: JSON lines over a local stream socket.
+
+A client connects, writes one request per line and reads one response
+line per request, in order; it may send several requests on one
+connection or close after one (``faultdriver ctl`` does).  UTF-8 JSON,
+each object on one line, at most :data:`MAX_REQUEST` bytes per request::
+
+    -> {"op": "add", "rule": "pre_live_migration@dest: 1*hang(60, b)"}
+    <- {"ok": true, "result": {"index": 0, "rule": "pre_live_migration..."}}
+    -> {"op": "wait", "point": "pre_live_migration", "timeout": 5}
+    <- {"ok": false, "error": {"kind": "timeout", "message": "point ..."}}
+
+Operations (arguments; what ``result`` is):
+
+==========  ===========================================  =================
+op          arguments                                     result
+==========  ===========================================  =================
+status      -                                             host, pid, enabled,
+                                                          rules, held
+points      -                                             list of points
+rules       -                                             list of rules with
+                                                          their counters
+counters    -                                             {"point.phase": n}
+add         rule (text, nova.conf grammar)                {index, rule}
+remove      index                                         {index}
+clear       -                                             {removed}
+enable      -                                             {enabled}
+disable     -                                             {enabled}
+release     name (barrier; null for every barrier)       {released}
+wait        point, count=1, phase="before", timeout=60   {point, hits}
+journal     last (newest entries only; null for all)     list of entries
+==========  ===========================================  =================
+
+Error kinds: ``bad-rule`` (the rule does not parse or validate; nothing
+changed), ``bad-request`` (unknown op, missing or wrong argument, unknown
+point or rule index), ``timeout`` (``wait`` ran out of time),
+``stopped`` (the server is stopping) and ``internal``.  A failed request
+never ends the server or the connection.
+"""
+
+import json
+
+#: Largest request line the server reads, newline included.
+MAX_REQUEST = 64 * 1024
+
+BAD_RULE = 'bad-rule'
+BAD_REQUEST = 'bad-request'
+TIMEOUT = 'timeout'
+STOPPED = 'stopped'
+INTERNAL = 'internal'
+
+
+class ControlError(Exception):
+    """A control request failed; ``kind`` is one of the error kinds."""
+
+    kind = INTERNAL
+
+    def __init__(self, message, kind=None):
+        super().__init__(message)
+        if kind is not None:
+            self.kind = kind
+
+
+class RequestRejected(ControlError):
+    """The request was wrong (bad rule, unknown point, ...); nothing
+    changed."""
+
+    kind = BAD_REQUEST
+
+
+class WaitTimeout(ControlError):
+    """``wait`` ran out of time before the point was hit."""
+
+    kind = TIMEOUT
+
+
+class Unreachable(ControlError):
+    """No control server answers at the socket path."""
+
+
+def error_for(kind, message):
+    """The client-side exception for an error the server reported."""
+    if kind in (BAD_RULE, BAD_REQUEST):
+        return RequestRejected(message, kind)
+    if kind == TIMEOUT:
+        return WaitTimeout(message)
+    return ControlError(message, kind)
+
+
+def encode(obj):
+    return (json.dumps(obj, sort_keys=True, default=str) + '\n').encode()
+
+
+def decode(line):
+    """One request or response object from a line; ValueError if not."""
+    try:
+        obj = json.loads(line.decode('utf-8'))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError('not a JSON line: %s' % exc) from None
+    if not isinstance(obj, dict):
+        raise ValueError('expected a JSON object, got %s'
+                         % type(obj).__name__)
+    return obj
+
+
+def success(result):
+    return {'ok': True, 'result': result}
+
+
+def failure(kind, message):
+    return {'ok': False, 'error': {'kind': kind, 'message': message}}
