@@ -1,8 +1,9 @@
 """The ``faultdriver`` command (cliff application).
 
 Exit codes: 0 success (for ``scenario run``: every expectation met);
-1 expectations not met; 2 bad input (rule, config, scenario); 3 internal
-error.
+1 expectations not met (for ``ctl wait``: the point was not hit in
+time); 2 bad input (rule, config, scenario, a request the control
+socket refused, no control server at the socket); 3 internal error.
 """
 
 import sys
@@ -11,6 +12,7 @@ import warnings
 from cliff import app
 from cliff import commandmanager
 
+from faultdriver.control import protocol
 from faultdriver import exception
 from faultdriver import rules
 
@@ -37,6 +39,8 @@ class FaultDriverApp(app.App):
         result = super().run_subcommand(argv)
         if isinstance(self.last_error, BAD_INPUT):
             return EXIT_BAD_INPUT
+        if isinstance(self.last_error, NOT_MET):
+            return EXIT_EXPECTATION
         if self.last_error is not None:
             return EXIT_INTERNAL
         return result
@@ -44,7 +48,9 @@ class FaultDriverApp(app.App):
 
 #: Errors that mean the user's input was wrong (exit code 2).
 BAD_INPUT = (exception.ConfigError, exception.ScenarioError,
-             rules.RuleError)
+             rules.RuleError, protocol.RequestRejected, protocol.Unreachable)
+#: Errors that mean something expected did not happen (exit code 1).
+NOT_MET = (protocol.WaitTimeout,)
 
 
 def main(argv=None):

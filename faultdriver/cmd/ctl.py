@@ -1,0 +1,220 @@
+"""``faultdriver ctl``: control a running FaultDriver through its socket.
+
+Every command takes ``--socket PATH`` (default ``$FAULTDRIVER_SOCKET``),
+the ``[fault_injection] control_socket`` of the nova-compute to control.
+Exit codes: 0 done; 1 ``wait`` timed out; 2 the request was refused
+(bad rule, unknown point or index) or nothing listens at the socket;
+3 internal error.
+"""
+
+import datetime
+import json
+import os
+
+from cliff import lister
+from cliff import show
+
+ENV_SOCKET = 'FAULTDRIVER_SOCKET'
+
+
+class _Control:
+    """Mixin: the ``--socket`` option and a client for it."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        default = os.environ.get(ENV_SOCKET)
+        parser.add_argument(
+            '--socket', metavar='PATH', default=default,
+            required=default is None,
+            help='control socket of the nova-compute ([fault_injection] '
+                 'control_socket; default $%s)' % ENV_SOCKET)
+        return parser
+
+    def client(self, parsed_args):
+        from faultdriver.control import client
+        return client.Client(parsed_args.socket)
+
+
+class _ShowResult(_Control, show.ShowOne):
+    """A command that sends one request and shows its result's fields."""
+
+    op = None
+
+    def request(self, parsed_args):
+        return {}
+
+    def take_action(self, parsed_args):
+        result = self.client(parsed_args).request(
+            self.op, **self.request(parsed_args))
+        return tuple(zip(*sorted(result.items()))) or ((), ())
+
+
+class CtlStatus(_Control, show.ShowOne):
+    """Show the host, pid, switch, rule count and held barriers."""
+
+    def take_action(self, parsed_args):
+        result = self.client(parsed_args).status()
+        result['held'] = ', '.join(
+            '%s=%d' % item for item in sorted(result['held'].items()))
+        return tuple(zip(*sorted(result.items())))
+
+
+class CtlPoints(_Control, lister.Lister):
+    """List the injection points and whether each is armed."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('--armed', action='store_true',
+                            help='only points with rules or waiters')
+        return parser
+
+    def take_action(self, parsed_args):
+        rows = [(p['name'], p['kind'], ','.join(p['roles']) or 'any',
+                 ','.join(p['operations']) or '-',
+                 'yes' if p['tracker_lock'] else 'no',
+                 'yes' if p['armed'] else 'no')
+                for p in self.client(parsed_args).points()
+                if p['armed'] or not parsed_args.armed]
+        return ('Point', 'Kind', 'Roles', 'Operations', 'Tracker lock',
+                'Armed'), rows
+
+
+class CtlRules(_Control, lister.Lister):
+    """List the installed rules with their counters."""
+
+    def take_action(self, parsed_args):
+        rows = [(r['index'], r['rule'], r['hits'], r['fired'],
+                 r['exhausted']) for r in self.client(parsed_args).rules()]
+        return ('Index', 'Rule', 'Hits', 'Fired', 'Exhausted'), rows
+
+
+class CtlCounters(_Control, lister.Lister):
+    """List how often each armed point was hit."""
+
+    def take_action(self, parsed_args):
+        counters = self.client(parsed_args).counters()
+        return ('Point', 'Hits'), sorted(counters.items())
+
+
+class CtlAdd(_ShowResult):
+    """Add a rule (nova.conf grammar); exit 2 and nothing changes if it
+    is wrong."""
+
+    op = 'add'
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('rule', metavar='RULE')
+        return parser
+
+    def request(self, parsed_args):
+        return {'rule': parsed_args.rule}
+
+    def take_action(self, parsed_args):
+        names, values = super().take_action(parsed_args)
+        return names, tuple('\n'.join(v) if isinstance(v, list) else v
+                            for v in values)
+
+
+class CtlRemove(_ShowResult):
+    """Remove the rule with this index (``ctl rules`` shows it)."""
+
+    op = 'remove'
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('index', metavar='INDEX', type=int)
+        return parser
+
+    def request(self, parsed_args):
+        return {'index': parsed_args.index}
+
+
+class CtlClear(_ShowResult):
+    """Remove every rule (their counters go with them)."""
+
+    op = 'clear'
+
+
+class CtlEnable(_ShowResult):
+    """Turn injection on: rules fire."""
+
+    op = 'enable'
+
+
+class CtlDisable(_ShowResult):
+    """Turn injection off: no rule fires; held threads stay held."""
+
+    op = 'disable'
+
+
+class CtlRelease(_ShowResult):
+    """Release the threads held by ``hang`` at a barrier (or all)."""
+
+    op = 'release'
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        which = parser.add_mutually_exclusive_group(required=True)
+        which.add_argument('name', metavar='BARRIER', nargs='?')
+        which.add_argument('--all', action='store_true',
+                           help='release every barrier')
+        return parser
+
+    def request(self, parsed_args):
+        return {'name': None if parsed_args.all else parsed_args.name}
+
+
+class CtlWait(_Control, show.ShowOne):
+    """Wait until a point is hit; exit 1 if it is not within the timeout.
+
+    Hits count from when the point was first armed (by a rule or by the
+    first wait for it).
+    """
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('point', metavar='POINT')
+        parser.add_argument('--count', type=int, default=1,
+                            help='hits to wait for (default 1)')
+        parser.add_argument('--phase', choices=('before', 'after'),
+                            default='before')
+        parser.add_argument('--timeout', type=float, default=60.0,
+                            help='seconds (default 60)')
+        return parser
+
+    def take_action(self, parsed_args):
+        hits = self.client(parsed_args).wait(
+            parsed_args.point, parsed_args.count, parsed_args.timeout,
+            parsed_args.phase)
+        return ('point', 'phase', 'hits'), (
+            parsed_args.point, parsed_args.phase, hits)
+
+
+class CtlJournal(_Control, lister.Lister):
+    """List the fired faults (and periodic reports), oldest first."""
+
+    COLUMNS = ('time', 'point', 'phase', 'rule_index', 'hit', 'action',
+               'role', 'instance', 'migration', 'operation')
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('--last', type=int, metavar='N',
+                            help='only the newest N entries')
+        return parser
+
+    def take_action(self, parsed_args):
+        rows = []
+        for entry in self.client(parsed_args).journal(parsed_args.last):
+            row = [entry.get(c) for c in self.COLUMNS]
+            if row[0] is not None:
+                row[0] = datetime.datetime.fromtimestamp(
+                    row[0], datetime.timezone.utc).isoformat()
+            row[5] = row[5] or entry.get('event')
+            rest = {k: v for k, v in entry.items()
+                    if k not in self.COLUMNS + ('event', 'host', 'rule')}
+            rows.append(row + [entry.get('rule'),
+                               json.dumps(rest, sort_keys=True)
+                               if rest else ''])
+        return ([c.replace('_', ' ').capitalize() for c in self.COLUMNS]
+                + ['Rule', 'Details'], rows)
