@@ -97,8 +97,11 @@ class CtlCounters(_Control, lister.Lister):
 
 
 class CtlAdd(_ShowResult):
-    """Add a rule (nova.conf grammar); exit 2 and nothing changes if it
-    is wrong."""
+    """Add a rule, in nova.conf's grammar (a wrong one changes nothing).
+
+    Exit code 2 and a message naming the rule if it does not parse or
+    validate.
+    """
 
     op = 'add'
 
@@ -117,7 +120,7 @@ class CtlAdd(_ShowResult):
 
 
 class CtlRemove(_ShowResult):
-    """Remove the rule with this index (``ctl rules`` shows it)."""
+    """Remove the rule with this index (ctl rules shows it)."""
 
     op = 'remove'
 
@@ -149,7 +152,7 @@ class CtlDisable(_ShowResult):
 
 
 class CtlRelease(_ShowResult):
-    """Release the threads held by ``hang`` at a barrier (or all)."""
+    """Release the threads held by hang at a barrier (or at all)."""
 
     op = 'release'
 

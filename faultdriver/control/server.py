@@ -70,6 +70,7 @@ class ControlServer:
         if self._thread is None or self._stopping.is_set():
             return
         self._stopping.set()
+        self._wake()
         self._thread.join(timeout)
         self._listener.close()
         self._remove_file()
@@ -82,6 +83,17 @@ class ControlServer:
                 pass
         LOG.info('faultdriver control socket of %s at %s closed',
                  self.engine.host, self.path)
+
+    def _wake(self):
+        # Saves the accept loop its last poll; harmless if it fails.
+        wake = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        wake.settimeout(ACCEPT_POLL)
+        try:
+            wake.connect(self.path)
+        except OSError:
+            pass
+        finally:
+            wake.close()
 
     def _remove_file(self):
         # Only our own socket: another process may own the path by now.
@@ -107,6 +119,9 @@ class ControlServer:
                               'failed', self.path)
                 self._stopping.wait(ACCEPT_POLL)
                 continue
+            if self._stopping.is_set():
+                conn.close()
+                return
             threading.Thread(target=self._converse, args=(conn,),
                              daemon=True,
                              name='faultdriver-control-conn').start()

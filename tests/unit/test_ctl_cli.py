@@ -1,0 +1,133 @@
+"""``faultdriver ctl`` end to end: the installed console script against
+a real control socket served from this process, with exit codes."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+
+import pytest
+
+from faultdriver.control import server as server_module
+from faultdriver import engine as engine_module
+from faultdriver import journal as journal_module
+from tests.unit import fakes
+
+#: The console script pip installed next to this interpreter.
+SCRIPT = os.path.join(os.path.dirname(sys.executable), 'faultdriver')
+JOIN = 10.0
+
+
+@pytest.fixture
+def served():
+    directory = tempfile.mkdtemp(prefix='fdc', dir='/tmp')
+    engine = engine_module.Engine('h1', fakes.ACTIONS, [], enabled=True,
+                                  journal=journal_module.Journal())
+    server = server_module.ControlServer(
+        os.path.join(directory, 'c.sock'), engine, fakes.CATALOGUE,
+        fakes.rule).start()
+    yield server, engine
+    server.stop()
+    engine.close()
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def ctl(server, *args, env=None):
+    """Run ``faultdriver ctl ARGS --socket PATH``; (exit code, output)."""
+    argv = [SCRIPT, 'ctl'] + list(args)
+    if server is not None:
+        argv += ['--socket', server.path]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, **(env or {})))
+    return done.returncode, done.stdout, done.stderr
+
+
+def ctl_json(server, *args):
+    code, out, err = ctl(server, *(args + ('-f', 'json')))
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_add_list_wait_release_journal(served):
+    server, engine = served
+    assert ctl_json(server, 'add', 'spawn: hang(60, b)') == {
+        'index': 0, 'rule': 'spawn: hang(60, b)', 'warnings': ''}
+    held = threading.Thread(target=engine.hit,
+                            args=('spawn', 'before', {'instance': 'i-1'}),
+                            daemon=True)
+    held.start()
+    assert ctl_json(server, 'wait', 'spawn', '--timeout', '30') == {
+        'point': 'spawn', 'phase': 'before', 'hits': 1}
+    assert ctl_json(server, 'status')['held'] == 'b=1'
+    assert ctl_json(server, 'rules') == [
+        {'Index': 0, 'Rule': 'spawn: hang(60, b)', 'Hits': 1, 'Fired': 1,
+         'Exhausted': False}]
+    assert ctl_json(server, 'counters') == [{'Point': 'spawn.before',
+                                             'Hits': 1}]
+    assert ctl_json(server, 'points', '--armed') == [
+        {'Point': 'spawn', 'Kind': 'driver', 'Roles': 'any',
+         'Operations': '-', 'Tracker lock': 'no', 'Armed': 'yes'}]
+    assert held.is_alive()
+    assert ctl_json(server, 'release', 'b') == {'released': 1}
+    held.join(JOIN)
+    assert not held.is_alive()
+    [entry] = ctl_json(server, 'journal')
+    assert (entry['Point'], entry['Action'], entry['Instance'],
+            entry['Rule']) == ('spawn', 'hang', 'i-1', 'spawn: hang(60, b)')
+    code, out, _err = ctl(server, 'rules', '-f', 'value', '-c', 'Rule')
+    assert (code, out) == (0, 'spawn: hang(60, b)\n')
+
+
+def test_remove_clear_enable_disable(served):
+    server, engine = served
+    ctl_json(server, 'add', 'spawn: off')
+    ctl_json(server, 'add', 'destroy: off')
+    assert ctl_json(server, 'remove', '0') == {'index': 0}
+    assert ctl_json(server, 'disable') == {'enabled': False}
+    assert engine.enabled is False and engine.armed == set()
+    assert ctl_json(server, 'enable') == {'enabled': True}
+    assert engine.armed == {'destroy'}
+    assert ctl_json(server, 'clear') == {'removed': 1}
+    assert engine.rules() == []
+
+
+def test_wait_timeout_exits_1(served):
+    server, _engine = served
+    code, _out, err = ctl(server, 'wait', 'destroy', '--timeout', '0.2')
+    assert code == 1
+    assert ('point destroy.before on host h1 was hit 0 times, not 1, '
+            'within 0.2s') in err
+
+
+def test_bad_rule_exits_2_and_changes_nothing(served):
+    server, engine = served
+    code, _out, err = ctl(server, 'add', 'pre_live_migraton@dest: crash')
+    assert code == 2
+    assert ("rule 'pre_live_migraton@dest: crash' at column 1: unknown "
+            "point 'pre_live_migraton'; did you mean 'pre_live_migration'?"
+            in err)
+    assert engine.rules() == []
+
+
+def test_unknown_index_exits_2(served):
+    server, _engine = served
+    code, _out, err = ctl(server, 'remove', '4')
+    assert code == 2
+    assert 'no rule with index 4 on h1' in err
+
+
+def test_socket_from_the_environment(served):
+    server, _engine = served
+    code, out, err = ctl(None, 'status', '-f', 'json',
+                         env={'FAULTDRIVER_SOCKET': server.path})
+    assert code == 0, err
+    assert json.loads(out)['host'] == 'h1'
+
+
+def test_nothing_listening_exits_2():
+    code, _out, err = ctl(None, 'status', '--socket', '/tmp/fd-none.sock')
+    assert code == 2
+    assert 'no faultdriver control server at /tmp/fd-none.sock' in err
