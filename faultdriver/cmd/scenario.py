@@ -9,6 +9,63 @@ from cliff import show
 from faultdriver.cmd import main as main_module
 
 
+#: Formatters whose output is read by programs: give them data, not text.
+MACHINE_FORMATS = ('json', 'yaml')
+#: ``scenario run|report -f``: table is the text report, json and yaml the
+#: whole run document, value one ``VARIANT VERDICT`` line per variant.
+RUN_FORMATS = ('table', 'json', 'yaml', 'value')
+
+
+def summary(description):
+    """A description's first sentence, on one line."""
+    text = ' '.join(description.split())
+    end = text.find('. ')
+    return text if end < 0 else text[:end + 1]
+
+
+def document(scenario, mode, code, reports):
+    """The machine output of a run: what ``-f json`` prints and
+    ``scenario report`` reads."""
+    return {'scenario': scenario.name, 'file': scenario.path,
+            'description': scenario.description, 'mode': mode,
+            'exit_code': code,
+            'verdicts': {v: r['verdict'] for v, r in reports.items()},
+            'variants': reports}
+
+
+def add_output_arguments(parser):
+    parser.add_argument('-f', '--format', choices=RUN_FORMATS,
+                        default='table', dest='output_format',
+                        help='table: the report as text (default); json, '
+                             'yaml: the whole run document; value: one '
+                             '"VARIANT VERDICT" line per variant')
+    parser.add_argument('--html', metavar='FILE',
+                        help='also write the report as one self-contained '
+                             'HTML page (sequence diagram and tables)')
+
+
+def write_outputs(app, doc, parsed_args):
+    """Print ``doc`` in the chosen format; write the HTML page if asked."""
+    from faultdriver.scenario import report
+    fmt = parsed_args.output_format
+    if fmt == 'json':
+        app.stdout.write(json.dumps(doc, indent=2, default=str) + '\n')
+    elif fmt == 'yaml':
+        import yaml
+        app.stdout.write(yaml.safe_dump(json.loads(json.dumps(
+            doc, default=str)), sort_keys=False, allow_unicode=True))
+    elif fmt == 'value':
+        app.stdout.write(''.join('%s %s\n' % item
+                                 for item in doc['verdicts'].items()))
+    else:
+        app.stdout.write(report.text(doc['variants']))
+    if parsed_args.html:
+        from faultdriver.scenario import htmlreport
+        with open(parsed_args.html, 'w', encoding='utf-8') as stream:
+            stream.write(htmlreport.render(doc))
+        app.stderr.write('HTML report: %s\n' % parsed_args.html)
+
+
 class ScenarioList(lister.Lister):
     """List the bundled scenarios."""
 
@@ -18,8 +75,7 @@ class ScenarioList(lister.Lister):
         for name, path in model.bundled().items():
             scenario = model.load(path)
             rows.append((name, ', '.join(scenario.variants),
-                         len(scenario.steps),
-                         scenario.description.split('\n')[0]))
+                         len(scenario.steps), summary(scenario.description)))
         return ('Name', 'Variants', 'Steps', 'Description'), rows
 
 
@@ -36,17 +92,26 @@ class ScenarioShow(show.ShowOne):
         from faultdriver.scenario import runner
         s = model.load(parsed_args.scenario)
 
+        structured = parsed_args.formatter in MACHINE_FORMATS
+
         def listing(items):
+            if structured:
+                return list(items)
             return '\n'.join(runner.describe_step(*next(iter(i.items())))
                              for i in items)
+        rules = s.data.get('rules', {})
         data = {'name': s.name, 'file': s.path,
                 'description': s.description,
-                'hosts': ', '.join(s.hosts), 'pinned': s.pinned,
-                'rules': json.dumps(s.data.get('rules', {})),
+                'hosts': s.hosts if structured else ', '.join(s.hosts),
+                'pinned': s.pinned,
+                'rules': rules if structured else json.dumps(rules),
                 'steps': listing(s.steps),
                 'expectations (all variants)': listing(
                     s.data.get('expectations', ()))}
         for name, spec in s.variants.items():
+            if structured:
+                data['variant %s' % name] = spec
+                continue
             data['variant %s' % name] = '%s\nfixes: %s; expect: %s\n%s' % (
                 spec.get('description', ''),
                 ', '.join(spec.get('patches', ())) or 'none',
@@ -71,8 +136,7 @@ class ScenarioRun(command.Command):
         parser.add_argument('--mode', choices=('eventlet', 'threading'),
                             default='threading',
                             help='Nova concurrency mode (default threading)')
-        parser.add_argument('-f', '--format', choices=('table', 'json'),
-                            default='table', dest='output_format')
+        add_output_arguments(parser)
         parser.add_argument('--serial', action='store_true',
                             help='run variants one after the other '
                                  '(default: at the same time)')
@@ -83,7 +147,6 @@ class ScenarioRun(command.Command):
         from faultdriver import rules
         from faultdriver.scenario import launch
         from faultdriver.scenario import model
-        from faultdriver.scenario import report
         scenario = model.load(parsed_args.scenario)
         variants = parsed_args.variant or list(scenario.variants)
         for v in variants:
@@ -101,12 +164,37 @@ class ScenarioRun(command.Command):
             code = main_module.EXIT_OK
         else:
             code = main_module.EXIT_EXPECTATION
-        if parsed_args.output_format == 'json':
-            self.app.stdout.write(json.dumps(
-                {'scenario': scenario.name, 'file': scenario.path,
-                 'mode': parsed_args.mode, 'exit_code': code,
-                 'verdicts': dict(zip(reports, verdicts)),
-                 'variants': reports}, indent=2, default=str) + '\n')
-        else:
-            self.app.stdout.write(report.text(reports))
+        write_outputs(self.app, document(scenario, parsed_args.mode, code,
+                                         reports), parsed_args)
         return code
+
+
+class ScenarioReport(command.Command):
+    """Show a saved run (``scenario run -f json`` output) again: as text,
+    YAML, values, or an HTML page with ``--html``.  Exit code 0 once
+    rendered, 2 if the file is not such a run."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('run', metavar='RUN.json')
+        add_output_arguments(parser)
+        return parser
+
+    def take_action(self, parsed_args):
+        from faultdriver import exception
+        try:
+            with open(parsed_args.run, encoding='utf-8') as stream:
+                doc = json.load(stream)
+        except (OSError, ValueError) as exc:
+            doc = exc
+        if not (isinstance(doc, dict) and isinstance(doc.get('variants'),
+                                                     dict)):
+            raise exception.ScenarioError(
+                '%s: expected the JSON of a scenario run (faultdriver '
+                'scenario run NAME -f json > RUN.json); %s' % (
+                    parsed_args.run, doc if isinstance(doc, Exception)
+                    else 'it has no "variants" mapping'))
+        doc.setdefault('verdicts', {v: r.get('verdict') for v, r in
+                                    doc['variants'].items()})
+        write_outputs(self.app, doc, parsed_args)
+        return main_module.EXIT_OK

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 from faultdriver.scenario import runner
 
@@ -26,31 +27,46 @@ def verdict(report):
     return 'ok' if met else 'expectations not met'
 
 
+def _collect(variant, mode, process, out, began):
+    code = process.wait()
+    try:
+        with open(out, encoding='utf-8') as stream:
+            report = json.load(stream)
+    except (OSError, ValueError):
+        report = {'variant': variant, 'mode': mode,
+                  'internal_error': 'runner exited %d without a report'
+                                    % code}
+    report['verdict'] = verdict(report)
+    runner.progress(variant, 'done in %.1fs: %s' % (
+        time.monotonic() - began, report['verdict'].upper()))
+    return report
+
+
 def run(scenario, variants, mode, parallel=True):
-    """Reports by variant, in the order asked."""
+    """Reports by variant, in the order asked.  Progress (one line per
+    step and expectation, prefixed with the variant) goes to stderr."""
     env = dict(os.environ, PYTHONWARNINGS='ignore',
                OS_NOVA_DISABLE_EVENTLET_PATCHING=runner.MODES[mode])
+    sys.stderr.write('scenario %s: %s, %s mode, %d steps each%s\n' % (
+        scenario.name, ', '.join(variants), mode, len(scenario.steps),
+        ' (variants run side by side)' if parallel and len(variants) > 1
+        else ''))
+    sys.stderr.flush()
     with tempfile.TemporaryDirectory(prefix='faultdriver-') as tmp:
-        started = {}
+        started, reports = {}, {}
         for variant in variants:
             out = os.path.join(tmp, variant + '.json')
             process = subprocess.Popen(
                 [sys.executable, '-m', 'faultdriver.scenario.runner',
                  scenario.path, variant, mode, out],
                 env=env, stdout=sys.stderr, stdin=subprocess.DEVNULL)
-            started[variant] = (process, out)
+            started[variant] = (process, out, time.monotonic())
             if not parallel:
-                process.wait()
-        reports = {}
-        for variant, (process, out) in started.items():
-            code = process.wait()
-            try:
-                with open(out, encoding='utf-8') as stream:
-                    reports[variant] = json.load(stream)
-            except (OSError, ValueError):
-                reports[variant] = {
-                    'variant': variant, 'mode': mode,
-                    'internal_error': 'runner exited %d without a report'
-                                      % code}
-            reports[variant]['verdict'] = verdict(reports[variant])
-    return reports
+                reports[variant] = _collect(variant, mode, *started[variant])
+        while len(reports) < len(started):
+            for variant, (process, out, began) in started.items():
+                if variant not in reports and process.poll() is not None:
+                    reports[variant] = _collect(variant, mode, process, out,
+                                                began)
+            time.sleep(0.1)
+    return {variant: reports[variant] for variant in variants}

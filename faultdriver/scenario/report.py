@@ -1,4 +1,9 @@
-"""Render scenario reports as text tables (the JSON is the reports)."""
+"""The tables of a scenario report, as data, and as text.
+
+:func:`variant_tables` and :func:`comparison` are the one source of the
+report's tables: the text report here and the HTML report
+(:mod:`faultdriver.scenario.htmlreport`) both render them.
+"""
 
 import prettytable
 
@@ -11,51 +16,93 @@ def table(columns, rows, title=None):
     return ('%s\n%s\n' % (title, t)) if title else '%s\n' % t
 
 
-def variant_text(report):
-    out = ['=' * 72, 'Variant %s (%s mode, fixes: %s): %s' % (
-        report['variant'], report['mode'],
+def headline(report):
+    return 'Variant %s (%s mode, fixes: %s): %s' % (
+        report['variant'], report.get('mode'),
         ', '.join(report.get('patches') or ()) or 'none',
-        report['verdict'].upper()), '=' * 72]
-    if report.get('internal_error') and 'expectations' not in report:
-        out.append(report['internal_error'])
-        return '\n'.join(out)
-    out.append(table(
-        ['#', 'At (s)', 'Took (s)', 'Step', 'Result'],
-        [(e['index'], e['start'], e['seconds'], e['step'],
-          e['status'] + (' ' + e['detail'] if e['detail'] else ''))
-         for e in report['timeline']],
-        'Timeline (embedded Nova up in %ss)' % report.get('setup_seconds')))
+        report['verdict'].upper())
+
+
+def fault_origin(report):
+    """The time fault offsets count from: step 0 if recorded, else the
+    first fault."""
+    faults = report['state']['faults']
+    if report.get('steps_started_at'):
+        return report['steps_started_at']
+    return faults[0]['time'] if faults else 0
+
+
+def variant_tables(report):
+    """``[(title, columns, rows)]`` of one variant that ran its steps."""
     state = report['state']
-    t0 = state['faults'][0]['time'] if state['faults'] else 0
-    out.append(table(
-        ['+s', 'Host', 'Point', 'Phase', 'Hit', 'Action', 'Note'],
-        [('%.2f' % (f['time'] - t0), f['host'], f['point'],
-          f.get('phase', ''), f.get('hit', ''),
-          f.get('action') or f.get('event', ''),
-          ('waited for lock' if f.get('waited_for_lock') else '') +
-          (' error: %s' % f['error'] if f.get('error') else ''))
-         for f in state['faults']], 'Faults fired (journal)'))
-    out.append(table(
-        ['Server', 'Id', 'UUID', 'Type', 'Source Compute', 'Dest Compute',
-         'Status', 'Created At'],
-        [(m['server'], m['id'], m['uuid'], m['type'], m['source_compute'],
-          m['dest_compute'], m['status'], m['created_at'])
-         for m in state['migrations']], 'Migrations'))
-    out.append(table(
-        ['Host', 'Service', 'Pinned pCPUs', 'Placement PCPU used',
-         'Match'],
-        [(h, v['service'], v['pinned_cpus'], v['placement_pcpu'],
-          'yes' if v['matches'] else 'NO')
-         for h, v in state['hosts'].items()],
-        'Hosts at the end of the steps'))
-    out.append(table(
-        ['Verdict', 'Expectation', 'Actual'],
-        [('met' if e['met'] else 'NOT MET', e['expectation'], e['actual'])
-         for e in report['expectations']], 'Expectations'))
-    return '\n'.join(out)
+    t0 = fault_origin(report)
+    return [
+        ('Timeline (embedded Nova up in %ss)' % report.get('setup_seconds'),
+         ['#', 'At (s)', 'Took (s)', 'Step', 'Result'],
+         [(e['index'], e['start'], e['seconds'], e['step'],
+           e['status'] + (' ' + e['detail'] if e['detail'] else ''))
+          for e in report['timeline']]),
+        ('Faults fired (journal)',
+         ['At (s)', 'Host', 'Point', 'Phase', 'Hit', 'Action', 'Note'],
+         [('%.2f' % (f['time'] - t0), f['host'], f['point'],
+           f.get('phase', ''), f.get('hit', ''),
+           f.get('action') or f.get('event', ''),
+           ('waited for lock' if f.get('waited_for_lock') else '') +
+           (' error: %s' % f['error'] if f.get('error') else ''))
+          for f in state['faults']]),
+        ('Migrations',
+         ['Server', 'Id', 'UUID', 'Type', 'Source Compute', 'Dest Compute',
+          'Status', 'Created At'],
+         [(m['server'], m['id'], m['uuid'], m['type'], m['source_compute'],
+           m['dest_compute'], m['status'], m['created_at'])
+          for m in state['migrations']]),
+        ('Hosts at the end of the steps',
+         ['Host', 'Service', 'Pinned pCPUs', 'Placement PCPU used', 'Match'],
+         [(h, v['service'], v['pinned_cpus'], v['placement_pcpu'],
+           'yes' if v['matches'] else 'NO')
+          for h, v in state['hosts'].items()]),
+        ('Servers at the end of the steps',
+         ['Server', 'Status', 'Host', 'Task state', 'Pinned pCPUs', 'UUID'],
+         [(alias, s['status'], s['host'], s['task_state'] or '-',
+           s['pinned_cpus'], s['id'])
+          for alias, s in state.get('servers', {}).items()]),
+        ('Expectations',
+         ['Verdict', 'Expectation', 'Actual'],
+         [('met' if e['met'] else 'NOT MET', e['expectation'], e['actual'])
+          for e in report['expectations']]),
+    ]
 
 
-def comparison_text(reports):
+def ran(report):
+    """Whether the variant got as far as a state to report."""
+    return 'state' in report and 'expectations' in report
+
+
+def _facts(report):
+    state = report.get('state', {})
+    periodic_steps = [e for e in report.get('timeline', ())
+                      if e['step'].startswith('periodic')]
+    return {
+        'fixes': ', '.join(report.get('patches') or ()) or 'none',
+        'faults fired': len([f for f in state.get('faults', ())
+                             if f.get('action')]),
+        'periodics run (errors)': '%d (%d)' % (
+            len(periodic_steps) + len([f for f in state.get('faults', ())
+                                       if f.get('event') == 'periodic']),
+            len([e for e in periodic_steps if 'ERROR' in e['detail']]) +
+            len([f for f in state.get('faults', ())
+                 if f.get('event') == 'periodic' and f.get('error')])),
+        'hosts pinned/placement': '; '.join(
+            '%s %d/%d' % (h, len(v['pinned_cpus']), v['placement_pcpu'])
+            for h, v in state.get('hosts', {}).items()),
+        'wall time (s)': report.get('wall_seconds'),
+        'VERDICT': report['verdict'],
+    }
+
+
+def comparison(reports):
+    """``(columns, rows)``: each expectation and key fact, one column per
+    variant."""
     variants = list(reports)
     rows = {}
     for variant, report in reports.items():
@@ -65,30 +112,25 @@ def comparison_text(reports):
                                         e['actual'])
     body = [[text] + [row.get(v, '-') for v in variants]
             for text, row in rows.items()]
+    facts = {v: _facts(r) for v, r in reports.items()}
+    for key in next(iter(facts.values())):
+        body.append([key] + [facts[v][key] for v in variants])
+    return ['Expectation'] + variants, body
 
-    def facts(report):
-        state = report.get('state', {})
-        periodic = [f for f in state.get('faults', ())
-                    if f.get('event') == 'periodic']
-        return {
-            'fixes': ', '.join(report.get('patches') or ()) or 'none',
-            'faults fired': len([f for f in state.get('faults', ())
-                                 if f.get('action')]),
-            'periodic reports': len(periodic),
-            'hosts pinned/placement': '; '.join(
-                '%s %d/%d' % (h, len(v['pinned_cpus']), v['placement_pcpu'])
-                for h, v in state.get('hosts', {}).items()),
-            'wall time (s)': report.get('wall_seconds'),
-            'VERDICT': report['verdict'],
-        }
-    all_facts = {v: facts(r) for v, r in reports.items()}
-    for key in next(iter(all_facts.values())):
-        body.append([key] + [all_facts[v][key] for v in variants])
-    return table(['Expectation'] + variants, body, 'Side by side')
+
+def variant_text(report):
+    out = ['=' * 72, headline(report), '=' * 72]
+    if report.get('internal_error') and not ran(report):
+        out.append(report['internal_error'])
+        return '\n'.join(out)
+    out.extend(table(columns, rows, title)
+               for title, columns, rows in variant_tables(report))
+    return '\n'.join(out)
 
 
 def text(reports):
     parts = [variant_text(r) for r in reports.values()]
     if len(reports) > 1:
-        parts.append(comparison_text(reports))
+        columns, rows = comparison(reports)
+        parts.append(table(columns, rows, 'Side by side'))
     return '\n'.join(parts)
