@@ -21,10 +21,15 @@ Every compute service the test starts loads ``faultdriver.FaultDriver``
 through Nova's own loader, wrapping the driver the test asked for; rules
 apply to the host they are listed under (``'*'`` for every host) and are
 enabled; ``patches`` picks candidate tracker fixes per host the same way.
-On cleanup every held thread is released, crashed hosts are
-reaped and the engines are closed, so nothing leaks into the next test.
+With ``control_dir`` every host also serves its control socket at
+``<control_dir>/<host>.sock`` (:meth:`FaultInjection.control` is a
+client for it), as ``[fault_injection] control_socket`` does in a real
+nova-compute.  On cleanup every held thread is released, crashed hosts
+are reaped and the engines are closed, so nothing leaks into the next
+test.
 """
 
+import os
 import time
 
 import fixtures
@@ -33,6 +38,7 @@ from nova import conf as nova_conf
 from nova.virt import driver as nova_driver
 
 from faultdriver import conf
+from faultdriver.control import client as control_client
 from faultdriver.harness import crash as crash_module
 from faultdriver import points
 
@@ -45,9 +51,12 @@ class FaultInjection(fixtures.Fixture):
     """Rules per host, run-time control and faithful crashes for a test."""
 
     def __init__(self, test, rules=None, patches=None, crash=True,
-                 rpc_timeout=2, report_interval=1, service_down_time=3):
+                 rpc_timeout=2, report_interval=1, service_down_time=3,
+                 control_dir=None):
         super().__init__()
         self.test = test
+        #: Directory of the hosts' control sockets; None: no sockets.
+        self.control_dir = control_dir
         self.drivers = {}          # host -> its current FaultDriver
         self._adopted = []         # every FaultDriver of the test
         self._rules = {}
@@ -83,6 +92,8 @@ class FaultInjection(fixtures.Fixture):
         self.test.flags(tracker_patches=list(self.patches.get(
             CONF.host, self.patches.get(ALL_HOSTS, ()))),
             group='fault_injection')
+        self.test.flags(control_socket=self.control_socket(CONF.host),
+                        group='fault_injection')
         driver = self._load(virtapi, SHIM)
         self._adopt(driver)
         return driver
@@ -124,6 +135,21 @@ class FaultInjection(fixtures.Fixture):
         except KeyError:
             raise KeyError('no FaultDriver started for host %r; started: %s'
                            % (host, ', '.join(sorted(self.drivers))))
+
+    def control_socket(self, host):
+        """Path of ``host``'s control socket (None without
+        ``control_dir``)."""
+        if self.control_dir is None:
+            return None
+        return os.path.join(self.control_dir, '%s.sock' % host)
+
+    def control(self, host):
+        """A client of ``host``'s control socket, as ``faultdriver ctl``
+        uses."""
+        if self.control_dir is None:
+            raise RuntimeError('FaultInjection(control_dir=None) starts no '
+                               'control sockets')
+        return control_client.Client(self.control_socket(host))
 
     def wait_for_hit(self, host, point, count=1, timeout=30.0,
                      phase='before'):

@@ -49,12 +49,17 @@ class EmbeddedNova(base.ServersTestBase,
     #: 4 dedicated pCPUs in one NUMA cell per host, pinned flavors.
     PINNED = False
     HOSTS = ('src', 'dest')
+    #: Every host serves a control socket (``self.faults.control(host)``).
+    CONTROL = False
 
     def setUp(self):
         self.flags(api_paste_config=API_PASTE, group='wsgi')
+        control_dir = (self.useFixture(fixtures.TempDir()).path
+                       if self.CONTROL else None)
         self.faults = self.useFixture(
             fixture.FaultInjection(self, rules=self.RULES,
-                                   patches={'*': self.PATCHES}))
+                                   patches={'*': self.PATCHES},
+                                   control_dir=control_dir))
         super().setUp()
         host_info = None
         if self.PINNED:
