@@ -35,6 +35,9 @@ section{margin:36px 0;border-top:2px solid #cfd8dc;padding-top:12px}
 .ok{background:#2e7d32}.bug{background:#e65100}.fail{background:#b71c1c}
 .chip{display:inline-block;padding:3px 10px;border-radius:12px;color:#fff;
  margin-right:8px;text-decoration:none;font-size:13px}
+.legend{display:flex;flex-wrap:wrap;gap:4px 18px;font-size:12px;
+ color:#455a64;margin-bottom:6px}
+.legend span{display:flex;align-items:center;gap:4px}
 .diagram{overflow-x:auto;border:1px solid #cfd8dc;padding:6px;
  background:#fff}
 pre{background:#263238;color:#eceff1;padding:10px;overflow-x:auto;
@@ -93,12 +96,18 @@ def banner(report):
                 escape(facts)))
 
 
+def legend():
+    return ''.join('<span>%s%s</span>' % (icon, escape(text))
+                   for icon, text in svg.legend())
+
+
 def variant(report):
     parts = ['<section id="%s">' % _anchor(report['variant']),
              banner(report)]
     if report_module.ran(report):
-        parts.append('<h3>Sequence diagram</h3>%s<div class="diagram">%s'
-                     '</div>' % (svg.legend(), svg.diagram(report)))
+        parts.append('<h3>Sequence diagram</h3><div class="legend">%s</div>'
+                     '<div class="diagram">%s</div>' % (legend(),
+                                                       svg.diagram(report)))
         parts.extend(table(columns, rows, title) for title, columns, rows
                      in report_module.variant_tables(report))
     if report.get('internal_error'):

@@ -203,23 +203,28 @@ def diagram(report):
                      text_anchor='end'))
     out.append(_text(text_x, 30, 'what happened (hover a row for details)',
                      11, '#607d8b'))
-    return _svg(width, height, ''.join(out))
+    return _svg(width, height, ''.join(out), 'sequence-diagram')
 
 
-def _svg(width, height, body):
-    return ('<svg width="%d" height="%d" viewBox="0 0 %d %d" '
+def _svg(width, height, body, css='icon'):
+    return ('<svg class="%s" width="%d" height="%d" viewBox="0 0 %d %d" '
             'font-family="Helvetica, Arial, sans-serif" role="img">%s</svg>'
-            % (width, height, width, height, body))
+            % (css, width, height, width, height, body))
 
 
 def legend():
-    """The symbols of :func:`diagram`, explained (an SVG, as text)."""
+    """The symbols of :func:`diagram`: ``[(icon as SVG text, meaning)]``."""
     items = [
         (_arrow(4, 40, 12, colour('step')), 'step on a host'),
+        (_arrow(4, 40, 12, colour('bad')), 'periodic step that logged an '
+                                           'error (green: none)'),
         (_el('rect', x=18, y=8, width=8, height=8, fill=colour('note')),
          'API step (wait, reset)'),
         (_el('rect', x=17, y=7, width=10, height=10,
              fill=colour('migration')), 'move requested'),
+        (_arrow(4, 40, 12, colour('migration'), 3), 'migration created'),
+        (_el('rect', x=4, y=3, width=40, height=18, rx=9,
+             fill=colour('ok')), 'its final status'),
         (_crash(22, 12), 'crash'),
         (_el('rect', x=10, y=0, width=24, height=24, fill='#ffcdd2') +
          _el('line', x1=22, y1=0, x2=22, y2=24, stroke='#c62828',
@@ -227,14 +232,6 @@ def legend():
         (_marker(timeline.Event(0, 'fault', '', '', style='fault-hang'),
                  22, 12), 'fault fired'),
         (_el('circle', cx=22, cy=12, r=6, fill=colour('fault-periodic')),
-         'periodic (red: error)'),
-        (_arrow(4, 40, 12, colour('migration'), 3), 'migration created'),
-        (_el('rect', x=4, y=3, width=40, height=18, rx=9,
-             fill=colour('ok')), 'final status'),
+         'periodic action ran'),
     ]
-    out, left = [], 0
-    for icon, text in items:
-        out.append('<g transform="translate(%d,0)">%s%s</g>' % (
-            left, icon, _text(50, 16, text, 11, '#455a64')))
-        left += 50 + int(len(text) * 6.2) + 22
-    return _svg(left, 26, ''.join(out))
+    return [(_svg(46, 24, icon), text) for icon, text in items]
