@@ -1,0 +1,92 @@
+"""FaultDriver serves its control socket from init_host until it stops."""
+
+import nova.tests.unit  # noqa: F401  (Nova's patching and objects first)
+
+import os
+import shutil
+import stat
+import tempfile
+
+from nova import exception as nova_exception
+from nova.virt import fake
+
+from faultdriver.control import client as client_module
+from faultdriver.control import listen
+from faultdriver.control import protocol
+from faultdriver import driver
+from faultdriver import exception
+from tests.unit import test_driver
+
+
+class TestControlSocket(test_driver.DriverTestBase):
+
+    def setUp(self):
+        super().setUp()
+        directory = tempfile.mkdtemp(prefix='fdd', dir='/tmp')
+        self.addCleanup(shutil.rmtree, directory, ignore_errors=True)
+        self.path = os.path.join(directory, 'run', 'c.sock')
+
+    def start(self, host='hostA', path=None):
+        self.flags(host=host)
+        self.flags(control_socket=path or self.path, enabled=True,
+                   group='fault_injection')
+        wrapped = driver.FaultDriver(fake.FakeVirtAPI())
+        self.addCleanup(wrapped.close)
+        wrapped.init_host(host)
+        return wrapped
+
+    def test_serves_from_init_host_until_cleanup_host(self):
+        self.flags(control_socket=self.path, group='fault_injection')
+        wrapped = driver.FaultDriver(fake.FakeVirtAPI())
+        self.addCleanup(wrapped.close)
+        self.assertFalse(os.path.exists(self.path))
+        self.assertIsNone(wrapped.control_socket)
+        wrapped.init_host('hostA')
+        self.assertEqual(self.path, wrapped.control_socket)
+        self.assertEqual(0o600, stat.S_IMODE(os.lstat(self.path).st_mode))
+        self.assertEqual(0o700, stat.S_IMODE(os.lstat(
+            os.path.dirname(self.path)).st_mode))    # made for it
+        self.assertEqual('hostA',
+                         client_module.Client(self.path).status()['host'])
+        wrapped.cleanup_host('hostA')
+        self.assertFalse(os.path.exists(self.path))
+        self.assertIsNone(wrapped.control_socket)
+
+    def test_rule_added_at_run_time_fires_on_the_real_driver(self):
+        wrapped = self.start()
+        client = client_module.Client(self.path)
+        self.assertEqual([], wrapped.list_instance_uuids())
+        client.add('list_instance_uuids: 1*raise(InternalError, "late")')
+        exc = self.assertRaises(nova_exception.InternalError,
+                                wrapped.list_instance_uuids)
+        self.assertIsInstance(exc, exception.InjectedFault)
+        self.assertEqual([], wrapped.list_instance_uuids())
+        self.assertEqual(['raise'],
+                         [e['action'] for e in client.journal()])
+
+    def test_rules_are_checked_against_the_real_catalogue(self):
+        self.start()
+        client = client_module.Client(self.path)
+        error = self.assertRaises(
+            protocol.RequestRejected, client.add,
+            'list_instance_uuids: raise(MigrationPreCheckError)')
+        self.assertIn("rule 'list_instance_uuids: raise("
+                      "MigrationPreCheckError)'", str(error))
+        self.assertEqual([], client.rules())
+
+    def test_a_second_service_on_the_same_socket_is_refused(self):
+        self.start()
+        error = self.assertRaises(listen.SocketInUse, self.start, 'hostB')
+        self.assertIsInstance(error, exception.ConfigError)
+        self.assertIn('in use by the faultdriver of host hostA (pid %d)'
+                      % os.getpid(), str(error))
+        self.assertEqual('hostA',
+                         client_module.Client(self.path).status()['host'])
+
+    def test_unset_means_no_socket(self):
+        self.flags(control_socket=None, group='fault_injection')
+        wrapped = driver.FaultDriver(fake.FakeVirtAPI())
+        wrapped.init_host('hostA')
+        self.assertIsNone(wrapped.control_socket)
+        self.assertFalse(os.path.exists(os.path.dirname(self.path)))
+        wrapped.cleanup_host('hostA')
