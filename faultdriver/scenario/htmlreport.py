@@ -21,7 +21,7 @@ h1{font-size:22px;margin:0 0 4px}
 h2{font-size:18px;margin:0}
 h3{font-size:14px;margin:22px 0 6px;color:#37474f}
 .meta{color:#607d8b;font-size:13px}
-.desc{white-space:pre-wrap;background:#f5f7f8;padding:10px 14px;
+.desc{background:#f5f7f8;padding:10px 14px;
  border-left:4px solid #90a4ae;font-size:13px;max-width:1000px}
 table{border-collapse:collapse;font-size:12.5px;margin:4px 0}
 th,td{border:1px solid #cfd8dc;padding:3px 8px;text-align:left;
@@ -138,7 +138,9 @@ def render(doc):
             datetime.datetime.now().strftime('%Y-%m-%d %H:%M')),
     ]
     if doc.get('description'):
-        parts.append('<p class="desc">%s</p>' % escape(doc['description']))
+        parts.extend('<p class="desc">%s</p>' % escape(' '.join(
+            paragraph.split())) for paragraph in
+            doc['description'].split('\n\n'))
     parts.append('<p>%s</p>' % chips)
     if len(reports) > 1:
         columns, rows = report_module.comparison(reports)

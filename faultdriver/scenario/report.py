@@ -110,12 +110,16 @@ def comparison(reports):
             row = rows.setdefault(e['expectation'], {})
             row[variant] = '%s (%s)' % ('met' if e['met'] else 'NOT MET',
                                         e['actual'])
-    body = [[text] + [row.get(v, '-') for v in variants]
-            for text, row in rows.items()]
     facts = {v: _facts(r) for v, r in reports.items()}
-    for key in next(iter(facts.values())):
-        body.append([key] + [facts[v][key] for v in variants])
-    return ['Expectation'] + variants, body
+    first = ('VERDICT', 'fixes')
+
+    def fact_rows(keys):
+        return [[key] + [facts[v][key] for v in variants] for key in keys]
+    return ['Expectation'] + variants, (
+        fact_rows(first) +
+        [[text] + [row.get(v, '-') for v in variants]
+         for text, row in rows.items()] +
+        fact_rows(k for k in facts[variants[0]] if k not in first))
 
 
 def variant_text(report):
