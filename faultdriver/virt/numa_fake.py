@@ -25,15 +25,14 @@ host-level stubs fakelibvirt needs outside Nova's test base and no channel
 to hand a migrated domain to the destination process.
 """
 
-import logging
 import os
-
-from oslo_serialization import jsonutils
 
 from nova import conf as nova_conf
 from nova import objects
 from nova.virt import fake
 import nova.virt.node
+from oslo_log import log as logging
+from oslo_serialization import jsonutils
 
 from faultdriver.virt import conf
 from faultdriver.virt import guests
