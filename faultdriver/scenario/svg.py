@@ -231,7 +231,7 @@ def legend():
              stroke_width=2, stroke_dasharray='5 4'), 'host down'),
         (_marker(timeline.Event(0, 'fault', '', '', style='fault-hang'),
                  22, 12), 'fault fired'),
-        (_el('circle', cx=22, cy=12, r=6, fill=colour('fault-periodic')),
-         'periodic action ran'),
+        (_el('circle', cx=22, cy=12, r=6, fill=colour('ok')),
+         'periodic action ran (red: it failed)'),
     ]
     return [(_svg(46, 24, icon), text) for icon, text in items]
