@@ -24,6 +24,11 @@ class Points(lister.Lister):
         columns = ['Point', 'Kind', 'Roles', 'Operations', 'Tracker lock']
         if parsed_args.raises:
             columns.append('Raises')
+        # json and yaml get lists and booleans; text formats get words.
+        data = parsed_args.formatter in ('json', 'yaml')
+
+        def items(values, empty):
+            return list(values) if data else ','.join(values) or empty
         rows = []
         for point in points.catalogue().values():
             if parsed_args.kind and point.kind != parsed_args.kind:
@@ -31,11 +36,12 @@ class Points(lister.Lister):
             if (parsed_args.operation
                     and parsed_args.operation not in point.operations):
                 continue
-            row = [point.name, point.kind, ','.join(point.roles) or 'any',
-                   ','.join(point.operations) or '-',
-                   'yes' if point.tracker_lock else 'no']
+            row = [point.name, point.kind, items(point.roles, 'any'),
+                   items(point.operations, '-'),
+                   point.tracker_lock if data else
+                   ('yes' if point.tracker_lock else 'no')]
             if parsed_args.raises:
-                row.append(','.join(point.raises))
+                row.append(items(point.raises, ''))
             rows.append(row)
         return columns, rows
 

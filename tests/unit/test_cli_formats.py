@@ -111,3 +111,19 @@ def test_scenario_report_refuses_what_is_not_a_run(capsys, tmp_path,
     code, out, err = cli(capsys, 'scenario', 'report', str(path))
     assert code == main.EXIT_BAD_INPUT
     assert 'expected the JSON of a scenario run' in err
+
+
+def test_points_give_lists_to_machine_formats(capsys):
+    _, out, _ = cli(capsys, 'points', '--operation', 'live-migration',
+                    '--raises', '-f', 'json')
+    rows = {row['Point']: row for row in json.loads(out)}
+    pre = rows['pre_live_migration']
+    assert pre['Roles'] == ['dest'] and 'live-migration' in pre['Operations']
+    assert pre['Tracker lock'] is False
+    assert rows['get_host_ip_addr']['Tracker lock'] is True
+    _, out, _ = cli(capsys, 'points', '--operation', 'live-migration',
+                    '-f', 'yaml')
+    assert {r['Point'] for r in yaml.safe_load(out)} == set(rows)
+    _, out, _ = cli(capsys, 'points', '--operation', 'live-migration',
+                    '-f', 'value', '-c', 'Point', '-c', 'Tracker lock')
+    assert 'get_host_ip_addr yes' in out.splitlines()
