@@ -19,10 +19,13 @@ the node UUID is Nova's ``<state_path>/compute_id``, as for any
 single-node driver.
 
 Chosen over libvirt on fakelibvirt in each process by measurement
-(``benchmarks/inner_driver.py``, doc/inner-driver.rst): a compute service
-starts faster and the process needs less memory, with none of the ~10
-host-level stubs fakelibvirt needs outside Nova's test base and no channel
-to hand a migrated domain to the destination process.
+(``benchmarks/inner_driver.py``; numbers in doc/inner-driver.rst): a
+compute service starts in 0.3-0.9 s against 0.6-1.1 s, a pinned boot
+takes about half as long and a NUMA live migration ~30% less, and a
+nova-compute process loads +0.3 MiB against +21 MiB.  fakelibvirt would
+also need ~10 host stubs outside Nova's test base, a channel to hand a
+migrated domain to the destination process, and persistence of its
+in-memory domains.
 """
 
 import os
