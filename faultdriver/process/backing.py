@@ -1,0 +1,174 @@
+"""MariaDB and RabbitMQ from the distribution's packages, on 127.0.0.1.
+
+Both run as children of the runner with their data in the run's temp
+directory; nothing is installed as a system service and no port listens
+on anything but loopback (Erlang's port mapper and distribution port
+included).
+"""
+
+import os
+import shutil
+
+from faultdriver.process import procs
+
+PACKAGES = {'mariadbd': 'mariadb-server', 'rabbitmq-server': 'rabbitmq-server'}
+RABBIT_BIN = '/usr/lib/rabbitmq/bin'
+
+
+def missing_packages():
+    """Debian packages whose programs are not installed."""
+    found = {
+        'mariadbd': shutil.which('mariadbd') or os.path.exists(
+            '/usr/sbin/mariadbd'),
+        'rabbitmq-server': os.path.exists(
+            os.path.join(RABBIT_BIN, 'rabbitmq-server')),
+    }
+    return sorted(PACKAGES[prog] for prog, ok in found.items() if not ok)
+
+
+class MariaDB:
+    """A throw-away MariaDB server; ``url(db)`` for SQLAlchemy."""
+
+    def __init__(self, workdir, env=None):
+        self.env = env or {}
+        self.dir = os.path.join(workdir, 'mariadb')
+        self.port = procs.free_port()
+        self.process = None
+
+    def url(self, database):
+        return 'mysql+pymysql://root@127.0.0.1:%d/%s?charset=utf8' % (
+            self.port, database)
+
+    @property
+    def data(self):
+        return os.path.join(self.dir, 'data')
+
+    def start(self, timeout=60, template=None):
+        """Start on a new data directory, or on a copy of ``template``."""
+        os.makedirs(self.dir, exist_ok=True)
+        log = os.path.join(self.dir, 'mariadb.log')
+        if template:
+            shutil.copytree(template, self.data)
+        elif not os.path.isdir(self.data):
+            init = procs.Process('mariadb-install-db', [
+                'mariadb-install-db', '--no-defaults',
+                '--datadir=' + self.data, '--user=root',
+                '--auth-root-authentication-method=normal',
+                '--skip-test-db'], log, env=self.env).start()
+            if init.wait(timeout) != 0:
+                raise RuntimeError('mariadb-install-db failed; log: %s' % log)
+        # No grant tables: the server only listens on loopback and lives
+        # for one run; every client is root without a password.
+        self.process = procs.Process('mariadbd', [
+            '/usr/sbin/mariadbd', '--no-defaults', '--datadir=' + self.data,
+            '--user=root', '--bind-address=127.0.0.1',
+            '--port=%d' % self.port,
+            '--socket=' + os.path.join(self.dir, 'mysql.sock'),
+            '--pid-file=' + os.path.join(self.dir, 'mysql.pid'),
+            '--skip-grant-tables', '--skip-name-resolve',
+            '--innodb-buffer-pool-size=128M', '--innodb-log-file-size=16M',
+            '--innodb-flush-log-at-trx-commit=2', '--sync-binlog=0',
+            '--max-connections=1000', '--character-set-server=utf8mb4',
+        ], log, env=self.env).start()
+        procs.wait_until(lambda: procs.port_open(self.port), timeout,
+                         'MariaDB on port %d' % self.port,
+                         process=self.process)
+        return self
+
+    def snapshot(self, dest):
+        """Copy the data directory (stopped cleanly, then restarted)."""
+        self.process.stop(grace=60)
+        shutil.copytree(self.data, dest)
+        self.start()
+
+    def create_databases(self, *names):
+        import pymysql
+        conn = pymysql.connect(host='127.0.0.1', port=self.port, user='root')
+        try:
+            with conn.cursor() as cur:
+                for name in names:
+                    cur.execute('CREATE DATABASE `%s` CHARACTER SET utf8mb4'
+                                % name)
+        finally:
+            conn.close()
+
+    def query(self, database, sql, *args):
+        import pymysql
+        conn = pymysql.connect(host='127.0.0.1', port=self.port, user='root',
+                               database=database,
+                               cursorclass=pymysql.cursors.DictCursor)
+        try:
+            with conn.cursor() as cur:
+                cur.execute(sql, args)
+                rows = cur.fetchall()
+            conn.commit()
+            return rows
+        finally:
+            conn.close()
+
+    def stop(self):
+        if self.process:
+            self.process.stop()
+
+
+class RabbitMQ:
+    """A throw-away RabbitMQ broker (user guest, loopback only)."""
+
+    def __init__(self, workdir, env=None):
+        self.base_env = env or {}
+        self.dir = os.path.join(workdir, 'rabbitmq')
+        self.port = procs.free_port()
+        self.epmd_port = procs.free_port()
+        self.dist_port = procs.free_port()
+        self.node = 'faultdriver%d@localhost' % self.port
+        self.process = None
+        self.epmd = None
+
+    @property
+    def url(self):
+        return 'rabbit://guest:guest@127.0.0.1:%d/' % self.port
+
+    def start(self, timeout=90):
+        os.makedirs(os.path.join(self.dir, 'mnesia'))
+        os.makedirs(os.path.join(self.dir, 'log'))
+        plugins = os.path.join(self.dir, 'enabled_plugins')
+        with open(plugins, 'w') as out:
+            out.write('[].\n')
+        log = os.path.join(self.dir, 'rabbitmq.log')
+        env = dict(self.base_env, **{
+            'HOME': self.dir,           # .erlang.cookie
+            'ERL_EPMD_ADDRESS': '127.0.0.1',
+            'ERL_EPMD_PORT': str(self.epmd_port),
+            'RABBITMQ_NODENAME': self.node,
+            'RABBITMQ_NODE_IP_ADDRESS': '127.0.0.1',
+            'RABBITMQ_NODE_PORT': str(self.port),
+            'RABBITMQ_DIST_PORT': str(self.dist_port),
+            'RABBITMQ_MNESIA_BASE': os.path.join(self.dir, 'mnesia'),
+            'RABBITMQ_LOG_BASE': os.path.join(self.dir, 'log'),
+            'RABBITMQ_ENABLED_PLUGINS_FILE': plugins,
+            'RABBITMQ_CONFIG_FILE': os.path.join(self.dir, 'rabbitmq'),
+            # Our own port mapper (a child we can stop), and the Erlang
+            # distribution on loopback only.
+            'RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS':
+                '-start_epmd false -kernel inet_dist_use_interface '
+                '{127,0,0,1}',
+        })
+        self.epmd = procs.Process('epmd', [
+            'epmd', '-address', '127.0.0.1', '-port', str(self.epmd_port)],
+            os.path.join(self.dir, 'epmd.log'), env=env).start()
+        procs.wait_until(lambda: procs.port_open(self.epmd_port), 10,
+                         'epmd', process=self.epmd)
+        # The packaged wrapper in /usr/sbin switches to the rabbitmq user;
+        # the real script runs the broker as us, with our directories.
+        self.process = procs.Process('rabbitmq-server', [
+            os.path.join(RABBIT_BIN, 'rabbitmq-server')], log,
+            env=env, cwd=self.dir).start()
+        procs.wait_until(lambda: procs.port_open(self.port), timeout,
+                         'RabbitMQ on port %d' % self.port,
+                         process=self.process)
+        return self
+
+    def stop(self):
+        for process in (self.process, self.epmd):
+            if process:
+                process.stop()

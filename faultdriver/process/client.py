@@ -1,0 +1,155 @@
+"""A small client for the stack's compute and placement APIs.
+
+There is no keystone: the compute API takes the identity from headers
+(see :func:`faultdriver.process.config.api_paste`), placement runs with
+``noauth2``.
+"""
+
+import time
+
+import requests
+
+PROJECT = '6f70656e737461636b20342065766572'
+HEADERS = {
+    'X-Auth-Token': 'admin', 'X-User-Id': 'faultdriver',
+    'X-Project-Id': PROJECT, 'X-Roles': 'admin,member,reader',
+    'OpenStack-API-Version': 'compute latest',
+}
+PLACEMENT_HEADERS = {'X-Auth-Token': 'admin',
+                     'OpenStack-API-Version': 'placement latest'}
+
+
+class APIError(Exception):
+    pass
+
+
+class Client:
+    def __init__(self, stack, timeout=60):
+        self.url = stack.api_url
+        self.placement_url = stack.placement_url
+        self.timeout = timeout
+        self.session = requests.Session()
+
+    # -- HTTP -------------------------------------------------------------
+
+    def request(self, method, path, body=None, placement=False, ok=(200,)):
+        base = self.placement_url if placement else self.url
+        headers = PLACEMENT_HEADERS if placement else HEADERS
+        response = self.session.request(method, base + path, json=body,
+                                        headers=headers, timeout=self.timeout)
+        if response.status_code not in ok:
+            raise APIError('%s %s -> %s: %s' % (method, path,
+                                                response.status_code,
+                                                response.text[:500]))
+        return response.json() if response.content else None
+
+    def get(self, path, **kw):
+        return self.request('GET', path, **kw)
+
+    def post(self, path, body, ok=(200, 201, 202), **kw):
+        return self.request('POST', path, body, ok=ok, **kw)
+
+    # -- waiting ----------------------------------------------------------
+
+    def wait(self, check, what, timeout=60, interval=0.25):
+        """Poll ``check()`` until it returns a true value; return it."""
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            try:
+                last = check()
+            except (requests.ConnectionError, APIError) as exc:
+                last = exc
+            else:
+                if last:
+                    return last
+            time.sleep(interval)
+        raise TimeoutError('%s not reached in %ss (last: %r)'
+                           % (what, timeout, last))
+
+    def services(self, binary, host=None):
+        path = '/os-services?binary=%s' % binary
+        if host:
+            path += '&host=%s' % host
+        return self.get(path)['services']
+
+    def wait_for_service(self, binary, host, state, timeout=90):
+        def check():
+            services = self.services(binary, host)
+            return services and all(s['state'] == state for s in services)
+        return self.wait(check, '%s on %s %s' % (binary, host or '*', state),
+                         timeout)
+
+    def wait_for_hypervisors(self, count, timeout=60):
+        return self.wait(
+            lambda: len(self.get('/os-hypervisors')['hypervisors']) >= count,
+            '%d compute nodes' % count, timeout)
+
+    # -- servers and flavors ----------------------------------------------
+
+    def create_flavor(self, name, vcpus, ram=512, disk=1, extra_specs=None):
+        flavor = self.post('/flavors', {'flavor': {
+            'name': name, 'vcpus': vcpus, 'ram': ram, 'disk': disk}})['flavor']
+        if extra_specs:
+            self.post('/flavors/%s/os-extra_specs' % flavor['id'],
+                      {'extra_specs': extra_specs})
+        return flavor['id']
+
+    def boot(self, name, flavor, image, host=None):
+        body = {'server': {'name': name, 'flavorRef': flavor,
+                           'imageRef': image, 'networks': 'none'}}
+        if host:
+            body['server']['host'] = host
+        return self.post('/servers', body)['server']['id']
+
+    def server(self, server_id):
+        return self.get('/servers/%s' % server_id)['server']
+
+    def wait_for_server(self, server_id, timeout=90, **expected):
+        """Wait until the server's fields have the expected values
+        (``status``, ``host``, ``task_state``)."""
+        names = {'host': 'OS-EXT-SRV-ATTR:host',
+                 'task_state': 'OS-EXT-STS:task_state'}
+
+        def check():
+            server = self.server(server_id)
+            if server['status'] == 'ERROR' and expected.get(
+                    'status') != 'ERROR':
+                raise RuntimeError('server %s went to ERROR: %s' % (
+                    server_id, server.get('fault')))
+            return server if all(server.get(names.get(k, k)) == v
+                                 for k, v in expected.items()) else None
+        return self.wait(check, 'server %s %s' % (server_id, expected),
+                         timeout)
+
+    def live_migrate(self, server_id, host):
+        self.post('/servers/%s/action' % server_id, {'os-migrateLive': {
+            'host': host, 'block_migration': 'auto'}})
+
+    def reset_state(self, server_id, state='active'):
+        self.post('/servers/%s/action' % server_id,
+                  {'os-resetState': {'state': state}})
+
+    def migrations(self, server_id):
+        found = self.get('/os-migrations?instance_uuid=%s' % server_id)
+        return sorted(found['migrations'], key=lambda m: m['id'])
+
+    def wait_for_migration(self, server_id, status, index=-1, timeout=90):
+        def check():
+            migrations = self.migrations(server_id)
+            return (migrations and migrations[index]['status'] == status
+                    and migrations[index])
+        return self.wait(check, 'migration of %s %s' % (server_id, status),
+                         timeout)
+
+    # -- placement --------------------------------------------------------
+
+    def provider(self, host):
+        found = self.get('/resource_providers?name=%s' % host,
+                         placement=True)['resource_providers']
+        return found[0]['uuid'] if found else None
+
+    def usages(self, host):
+        uuid = self.provider(host)
+        return self.get('/resource_providers/%s/usages' % uuid,
+                        placement=True)['usages']

@@ -1,0 +1,149 @@
+"""nova.conf, placement.conf and api-paste.ini of a process-tier stack.
+
+Timings are shortened (service reports every second, RPC calls to a dead
+peer time out in seconds) so that a crash is seen quickly; everything
+else is Nova's default.
+"""
+
+import configparser
+import os
+
+import nova
+
+#: Settings shared by every Nova service of the stack.
+TIMINGS = {
+    'report_interval': 1,
+    'service_down_time': 6,
+    'rpc_response_timeout': 8,
+    'long_rpc_timeout': 60,
+    'heal_instance_info_cache_interval': -1,
+}
+PERIODIC_INTERVAL = 2           # [DEFAULT] update_resources_interval
+
+
+def render(sections):
+    """INI text from ``{section: [(key, value), ...]}`` (keys may repeat,
+    as oslo.config's MultiStrOpt needs)."""
+    lines = []
+    for section, items in sections.items():
+        lines.append('[%s]' % section)
+        for key, value in items:
+            if isinstance(value, bool):
+                value = 'true' if value else 'false'
+            lines.append('%s = %s' % (key, value))
+        lines.append('')
+    return '\n'.join(lines)
+
+
+def write(path, sections):
+    with open(path, 'w') as out:
+        out.write(render(sections))
+    return path
+
+
+def api_paste(path):
+    """Nova's api-paste.ini without keystonemiddleware's authtoken.
+
+    Nova 34 has no noauth compute API; ``keystonecontext`` still builds
+    the request context from the X-User-Id/X-Project-Id/X-Roles headers.
+    """
+    source = _installed_api_paste()
+    parser = configparser.RawConfigParser()
+    parser.optionxform = str
+    parser.read(source)
+    for section in parser.sections():
+        if section.startswith('composite:openstack_compute_api'):
+            for key, value in parser.items(section):
+                parser.set(section, key, ' '.join(
+                    p for p in value.split() if p != 'authtoken'))
+    with open(path, 'w') as out:
+        parser.write(out)
+    return path
+
+
+def _installed_api_paste():
+    """The wheel puts api-paste.ini under <prefix>/etc/nova/."""
+    candidates = [
+        os.path.join(os.path.dirname(os.path.dirname(nova.__file__)),
+                     *(['..'] * 3), 'etc', 'nova', 'api-paste.ini'),
+        '/etc/nova/api-paste.ini',
+    ]
+    for candidate in candidates:
+        if os.path.exists(candidate):
+            return os.path.normpath(candidate)
+    raise RuntimeError('api-paste.ini not found (looked in %s)'
+                       % ', '.join(candidates))
+
+
+def nova_common(stack):
+    """Sections every Nova service reads."""
+    return {
+        'DEFAULT': [
+            ('debug', True),
+            ('transport_url', stack.rabbit.url),
+            ('my_ip', '127.0.0.1'),
+            ('use_rootwrap_daemon', False),
+            ('update_resources_interval', PERIODIC_INTERVAL),
+            # Periodic tasks (scheduler host discovery included) start at
+            # once, not after a random delay of up to a minute.
+            ('periodic_fuzzy_delay', 0),
+        ] + sorted(TIMINGS.items()),
+        'api_database': [('connection', stack.db.url('nova_api'))],
+        'database': [('connection', stack.db.url('nova_cell1'))],
+        'placement': [('auth_type', 'admin_token'), ('token', 'admin'),
+                      ('endpoint_override', stack.placement_url)],
+        'glance': [('endpoint_override', stack.glance.url + '/'),
+                   ('num_retries', 0)],
+        'neutron': [('auth_type', 'admin_token'), ('token', 'admin'),
+                    ('endpoint_override', stack.neutron.url + '/')],
+        'oslo_concurrency': [('lock_path', os.path.join(stack.dir, 'lock'))],
+        'oslo_messaging_notifications': [('driver', 'noop')],
+        'wsgi': [('api_paste_config', stack.api_paste)],
+        'api': [('auth_strategy', 'keystone')],
+        # The scheduler maps new computes to the cell (no nova-manage).
+        'scheduler': [('discover_hosts_in_cells_interval', 1),
+                      ('workers', 1)],
+        'conductor': [('workers', 1)],
+        'vnc': [('enabled', False)],
+        'cinder': [('catalog_info', 'volumev3::publicURL')],
+    }
+
+
+def compute(stack, host, faults):
+    """A nova-compute's own settings, read after :func:`nova_common`.
+
+    ``faults``: ``{'rules': [...], 'tracker_patches': [...],
+    'inner_driver': ..., 'enabled': bool}``.
+    """
+    state = os.path.join(stack.dir, 'compute-%s' % host)
+    os.makedirs(os.path.join(state, 'instances'), exist_ok=True)
+    section = [
+        ('enabled', faults.get('enabled', True)),
+        ('inner_driver', faults.get('inner_driver', 'fake_numa')),
+        ('journal_path', os.path.join(state, 'journal.jsonl')),
+        ('control_socket', os.path.join(state, 'control.sock')),
+    ]
+    patches = faults.get('tracker_patches') or []
+    if patches:
+        section.append(('tracker_patches', ','.join(patches)))
+    section.extend(('rules', rule) for rule in faults.get('rules', ()))
+    sections = {
+        'DEFAULT': [('host', host),
+                    ('compute_driver', 'faultdriver.FaultDriver'),
+                    ('state_path', state),
+                    ('instances_path', os.path.join(state, 'instances')),
+                    ('log_file', os.path.join(stack.dir, 'logs',
+                                              'nova-compute-%s.log' % host))],
+        'fault_injection': section,
+    }
+    for name, items in faults.get('extra', {}).items():
+        sections.setdefault(name, []).extend(items.items())
+    return sections
+
+
+def placement(stack):
+    return {
+        'DEFAULT': [('debug', False)],
+        'api': [('auth_strategy', 'noauth2')],
+        'placement_database': [('connection', stack.db.url('placement'))],
+    }

@@ -1,0 +1,139 @@
+"""Child processes that cannot outlive the run.
+
+Every child gets its own session (so its whole process group can be
+signalled) and ``PR_SET_PDEATHSIG`` (so it is killed by the kernel if the
+runner itself dies without cleaning up).
+"""
+
+import ctypes
+import os
+import signal
+import socket
+import subprocess
+import time
+
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent():
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+def port_open(port, host='127.0.0.1'):
+    try:
+        socket.create_connection((host, port), 0.5).close()
+        return True
+    except OSError:
+        return False
+
+
+def wait_until(check, timeout, what, interval=0.2, process=None):
+    """Poll ``check()`` until true; fail naming ``what`` (and the log)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        if process is not None and not process.alive():
+            raise RuntimeError('%s: %s exited with %s before it was ready; '
+                               'log: %s' % (what, process.name,
+                                            process.returncode, process.log))
+        time.sleep(interval)
+    raise TimeoutError('%s: not ready after %ss%s' % (
+        what, timeout, '; log: %s' % process.log if process else ''))
+
+
+class Process:
+    """One named child process, its log file and its process group."""
+
+    def __init__(self, name, argv, log, env=None, cwd=None):
+        self.name = name
+        self.argv = list(argv)
+        self.log = log
+        self.env = env
+        self.cwd = cwd
+        self.popen = None
+
+    def start(self):
+        env = dict(os.environ)
+        env.update(self.env or {})
+        with open(self.log, 'ab') as out:
+            self.popen = subprocess.Popen(
+                self.argv, stdin=subprocess.DEVNULL, stdout=out,
+                stderr=subprocess.STDOUT, env=env, cwd=self.cwd,
+                start_new_session=True, preexec_fn=_die_with_parent)
+        return self
+
+    @property
+    def pid(self):
+        return self.popen.pid if self.popen else None
+
+    @property
+    def returncode(self):
+        return self.popen.poll() if self.popen else None
+
+    def alive(self):
+        return self.popen is not None and self.popen.poll() is None
+
+    def wait(self, timeout):
+        return self.popen.wait(timeout)
+
+    def signal(self, signum):
+        if self.alive():
+            try:
+                os.killpg(self.popen.pid, signum)
+            except ProcessLookupError:
+                pass
+
+    def stop(self, grace=5.0):
+        """SIGTERM the group, SIGKILL what is left after ``grace``
+        (at once if ``grace`` is 0)."""
+        if self.popen is None:
+            return
+        if grace:
+            self.signal(signal.SIGTERM)
+            try:
+                self.popen.wait(grace)
+            except subprocess.TimeoutExpired:
+                pass
+        # The group may hold children of an exited leader: kill them too.
+        try:
+            os.killpg(self.popen.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.popen.wait(grace)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+MARKER = 'FAULTDRIVER_STACK'
+
+
+def reap(marker_value):
+    """SIGKILL every process whose environment carries our marker.
+
+    Catches what escaped its process group (Erlang starts ``epmd
+    -daemon`` on its own when a node or CLI finds none running).
+    """
+    needle = ('%s=%s' % (MARKER, marker_value)).encode()
+    killed = []
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open('/proc/%s/environ' % entry, 'rb') as f:
+                if needle not in f.read().split(b'\0'):
+                    continue
+            os.kill(int(entry), signal.SIGKILL)
+            killed.append(int(entry))
+        except (OSError, ValueError):
+            continue
+    return killed

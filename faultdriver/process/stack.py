@@ -1,0 +1,286 @@
+"""Bring a whole Nova up as real processes on 127.0.0.1, and down again.
+
+Order matters: databases and broker, schema, placement and nova-api
+(gunicorn), conductor and scheduler, then the computes (a compute that
+starts before the conductor waits on it), then host discovery.  ``stop``
+always runs (context manager), kills what is left of every process group
+and removes the temp directory unless asked to keep it.
+"""
+
+import concurrent.futures
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+from faultdriver.process import backing
+from faultdriver.process import client
+from faultdriver.process import config
+from faultdriver.process import procs
+from faultdriver.process import schema
+from faultdriver.process import standins
+
+LOG = logging.getLogger(__name__)
+GUNICORN_CONF = '''\
+bind = "127.0.0.1:%(port)d"
+wsgi_app = "%(app)s"
+workers = 1
+threads = 8
+timeout = 120
+raw_env = %(env)r
+accesslog = None
+errorlog = "%(log)s"
+control_socket_disable = True
+'''
+
+
+def _bin(name):
+    """A console script of the interpreter's environment."""
+    return os.path.join(os.path.dirname(sys.executable), name)
+
+
+class Stack:
+    """A running Nova: ``with Stack(hosts) as stack: ...``."""
+
+    def __init__(self, hosts=('src', 'dest'), faults=None, mode='threading',
+                 workdir=None, keep=False, progress=None):
+        self.hosts = list(hosts)
+        self.faults = dict(faults or {})      # host -> compute faults dict
+        self.mode = mode
+        self.keep = keep
+        self.progress = progress or (lambda text: LOG.info('%s', text))
+        self.dir = workdir or tempfile.mkdtemp(prefix='faultdriver-stack-')
+        self.logs = os.path.join(self.dir, 'logs')
+        self.db = backing.MariaDB(self.dir, env=self.env)
+        self.rabbit = backing.RabbitMQ(self.dir, env=self.env)
+        self.glance = standins.StandIn('glance', standins.glance)
+        self.neutron = standins.StandIn('neutron', standins.neutron)
+        self.placement_port = procs.free_port()
+        self.api_port = procs.free_port()
+        self.placement_url = 'http://127.0.0.1:%d' % self.placement_port
+        self.api_url = 'http://127.0.0.1:%d/v2.1' % self.api_port
+        self.api_paste = os.path.join(self.dir, 'api-paste.ini')
+        self.processes = {}                   # name -> procs.Process
+        self.computes = {}                    # host -> procs.Process
+        self.api = None
+        self.timings = {}
+
+    # -- lifecycle ------------------------------------------------------
+
+    def __enter__(self):
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    @property
+    def env(self):
+        """Environment of every Nova process: the concurrency mode."""
+        return {'OS_NOVA_DISABLE_EVENTLET_PATCHING':
+                'True' if self.mode == 'threading' else 'False',
+                'PYTHONWARNINGS': 'ignore',
+                procs.MARKER: self.dir}
+
+    def _step(self, name, func, *args):
+        start = time.monotonic()
+        result = func(*args)
+        self.timings[name] = round(time.monotonic() - start, 2)
+        self.progress('%s: %.1fs' % (name, self.timings[name]))
+        return result
+
+    def start(self):
+        missing = backing.missing_packages()
+        if missing:
+            raise RuntimeError('the process tier needs the Debian packages '
+                               '%s (apt-get install -y %s)'
+                               % (', '.join(missing), ' '.join(missing)))
+        os.makedirs(self.logs, exist_ok=True)
+        begin = time.monotonic()
+        self.glance.start()
+        self.neutron.start()
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            broker = pool.submit(self._step, 'rabbitmq', self.rabbit.start)
+            template = schema.cached()
+            self._step('mariadb', self.db.start, 60, template)
+            self._write_configs()
+            broker.result()
+        if template:
+            self._step('schema (cached)', schema.adopt, self)
+        else:
+            self._step('schema', self._build_schema)
+        self._step('placement', self._start_wsgi, 'placement',
+                   'placement.wsgi.api:application', self.placement_port,
+                   {'OS_PLACEMENT_CONFIG_DIR': self.placement_dir})
+        # nova-api reads the cell mappings once, at start.
+        self._step('nova-api', self._start_wsgi, 'nova-api',
+                   'nova.wsgi.osapi_compute:application', self.api_port,
+                   {'OS_NOVA_CONFIG_DIR': self.api_dir})
+        self.api = client.Client(self)
+        for name in ('nova-conductor', 'nova-scheduler'):
+            self._start_service(name)
+        self._step('conductor', self.api.wait_for_service,
+                   'nova-conductor', None, 'up')
+        for host in self.hosts:
+            self.start_compute(host)
+        for host in self.hosts:
+            self._step('compute %s' % host, self.api.wait_for_service,
+                       'nova-compute', host, 'up')
+        self._step('compute nodes', self.api.wait_for_hypervisors,
+                   len(self.hosts))
+        self.timings['total'] = round(time.monotonic() - begin, 2)
+        self.progress('stack up in %.1fs (%s)' % (
+            self.timings['total'], self.dir))
+
+    def stop(self):
+        """Kill everything this stack started; safe to call twice.
+
+        Nothing here needs a graceful stop (the data is thrown away), so
+        every process group gets SIGKILL, then anything that escaped its
+        group but carries the stack's marker.
+        """
+        for process in list(self.computes.values()) + list(
+                self.processes.values()):
+            process.stop(grace=0)
+        for part in (self.rabbit, self.db):
+            for process in (getattr(part, 'process', None),
+                            getattr(part, 'epmd', None)):
+                if process is not None:
+                    process.stop(grace=0)
+        procs.reap(self.dir)
+        for part in (self.glance, self.neutron):
+            try:
+                part.stop()
+            except Exception:       # a part that never started
+                LOG.debug('stopping %s', part, exc_info=True)
+        if not self.keep and os.path.isdir(self.dir):
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    # -- configuration ----------------------------------------------------
+
+    @property
+    def nova_conf(self):
+        return os.path.join(self.dir, 'nova.conf')
+
+    @property
+    def api_dir(self):
+        return os.path.join(self.dir, 'nova-api')
+
+    @property
+    def placement_dir(self):
+        return os.path.join(self.dir, 'placement')
+
+    def compute_conf(self, host):
+        return os.path.join(self.dir, 'nova-compute-%s.conf' % host)
+
+    def _write_configs(self):
+        config.api_paste(self.api_paste)
+        common = config.nova_common(self)
+        config.write(self.nova_conf, common)
+        os.makedirs(self.api_dir)
+        config.write(os.path.join(self.api_dir, 'nova.conf'), dict(
+            common, DEFAULT=common['DEFAULT'] + [
+                ('log_file', os.path.join(self.logs, 'nova-api.log'))]))
+        shutil.copy(self.api_paste, os.path.join(self.api_dir,
+                                                 'api-paste.ini'))
+        os.makedirs(self.placement_dir)
+        config.write(os.path.join(self.placement_dir, 'placement.conf'),
+                     config.placement(self))
+        for host in self.hosts:
+            self.write_compute_conf(host)
+
+    def write_compute_conf(self, host, faults=None):
+        if faults is not None:
+            self.faults[host] = faults
+        config.write(self.compute_conf(host),
+                     config.compute(self, host, self.faults.get(host, {})))
+
+    # -- one-off commands -------------------------------------------------
+
+    def _run(self, name, argv, env=None):
+        log = os.path.join(self.logs, '%s.log' % name)
+        process = procs.Process(name, argv, log, env=dict(self.env,
+                                                          **(env or {})))
+        code = process.start().wait(300)
+        if code != 0:
+            raise RuntimeError('%s failed (exit %s); log: %s'
+                               % (' '.join(argv), code, log))
+
+    def _manage(self, *args):
+        self._run('nova-manage-' + '-'.join(args[:2]), [
+            _bin('nova-manage'), '--config-file', self.nova_conf] +
+            list(args))
+
+    def _build_schema(self):
+        self.db.create_databases(*schema.DATABASES)
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            placement = pool.submit(self._run, 'placement-manage', [
+                _bin('placement-manage'), '--config-file',
+                os.path.join(self.placement_dir, 'placement.conf'),
+                'db', 'sync'])
+            self._manage('api_db', 'sync')
+            cell0 = pool.submit(self._manage, 'cell_v2', 'map_cell0',
+                                '--database_connection',
+                                self.db.url('nova_cell0'))
+            self._manage('cell_v2', 'create_cell', '--name', 'cell1')
+            cell0.result()
+            placement.result()
+        # Syncs cell1 ([database]) and the mapped cell0.
+        self._manage('db', 'sync')
+        schema.save(self)
+
+    # -- services ---------------------------------------------------------
+
+    def _start_wsgi(self, name, app, port, env):
+        folder = os.path.join(self.dir, name + '-gunicorn')
+        os.makedirs(folder)
+        # gunicorn is started without arguments: Nova's WSGI app parses
+        # sys.argv as its own command line.
+        with open(os.path.join(folder, 'gunicorn.conf.py'), 'w') as out:
+            out.write(GUNICORN_CONF % {
+                'port': port, 'app': app,
+                'env': ['%s=%s' % kv for kv in sorted(env.items())],
+                'log': os.path.join(self.logs, name + '-gunicorn.log')})
+        process = procs.Process(name, [_bin('gunicorn')],
+                                os.path.join(self.logs, name + '.out'),
+                                env=dict(self.env, **env), cwd=folder)
+        self.processes[name] = process.start()
+        procs.wait_until(lambda: procs.port_open(port), 60, name,
+                         process=process)
+
+    def _start_service(self, name):
+        log = os.path.join(self.logs, name + '.log')
+        process = procs.Process(name, [
+            _bin(name), '--config-file', self.nova_conf, '--log-file', log],
+            os.path.join(self.logs, name + '.out'), env=self.env)
+        self.processes[name] = process.start()
+        return process
+
+    def start_compute(self, host):
+        """Start (or restart) ``host``'s nova-compute process."""
+        old = self.computes.get(host)
+        if old is not None and old.alive():
+            raise RuntimeError('nova-compute on %s is still running (pid %d)'
+                               % (host, old.pid))
+        process = procs.Process('nova-compute-%s' % host, [
+            _bin('nova-compute'), '--config-file', self.nova_conf,
+            '--config-file', self.compute_conf(host)],
+            os.path.join(self.logs, 'nova-compute-%s.out' % host),
+            env=self.env)
+        self.computes[host] = process.start()
+        return process
+
+    def compute_log(self, host):
+        return os.path.join(self.logs, 'nova-compute-%s.log' % host)
+
+    def journal_path(self, host):
+        return os.path.join(self.dir, 'compute-%s' % host, 'journal.jsonl')
+
+    def control_socket(self, host):
+        return os.path.join(self.dir, 'compute-%s' % host, 'control.sock')

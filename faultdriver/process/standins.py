@@ -1,0 +1,104 @@
+"""Glance and Neutron stand-ins: the few answers booting a server needs.
+
+Nova asks the image service for one image's metadata (and glanceclient
+for the image schema) and the network service for ports, networks and
+extensions; with ``networks: none`` an empty list answers every network
+question.  Both are served from a thread of the runner on loopback.
+"""
+
+import json
+import threading
+from wsgiref import simple_server
+import socketserver
+
+IMAGE_ID = '155d900f-4e14-4e4c-a73d-069cbf4541e6'   # nova's fake image id
+IMAGE = {
+    'id': IMAGE_ID, 'name': 'faultdriver-image', 'status': 'active',
+    'visibility': 'public', 'protected': False, 'disk_format': 'raw',
+    'container_format': 'bare', 'size': 25165824, 'virtual_size': None,
+    'min_disk': 0, 'min_ram': 0, 'tags': [], 'checksum': None,
+    'owner': None, 'os_hidden': False,
+    'created_at': '2026-01-01T00:00:00Z', 'updated_at': '2026-01-01T00:00:00Z',
+    'file': '/v2/images/%s/file' % IMAGE_ID, 'schema': '/v2/schemas/image',
+}
+# Every key of IMAGE is a base property (Nova sorts the rest into
+# 'properties'); any value type is accepted.
+IMAGE_SCHEMA = {'name': 'image',
+                'properties': {key: {} for key in IMAGE},
+                'additionalProperties': {'type': 'string'}, 'links': []}
+
+
+def _versions(base, version):
+    return {'versions': [{'id': version, 'status': 'CURRENT', 'links': [
+        {'rel': 'self', 'href': '%s/%s/' % (base, version.split('.')[0]
+                                            if version == 'v2.1' else
+                                            version)}]}]}
+
+
+def glance(environ):
+    path = environ['PATH_INFO'].rstrip('/')
+    base = 'http://%s' % environ['HTTP_HOST']
+    if path in ('', '/versions'):
+        return 300, _versions(base, 'v2.1')
+    if path == '/v2/schemas/image':
+        return 200, IMAGE_SCHEMA
+    if path == '/v2/images':
+        return 200, {'images': [IMAGE]}
+    if path.startswith('/v2/images/'):
+        image = dict(IMAGE, id=path.split('/')[3])
+        return 200, image
+    return 404, {'error': 'no such image path %s' % path}
+
+
+def neutron(environ):
+    path = environ['PATH_INFO'].rstrip('/')
+    base = 'http://%s' % environ['HTTP_HOST']
+    if path == '':
+        return 200, _versions(base, 'v2.0')
+    if environ['REQUEST_METHOD'] != 'GET':
+        return 200, {}
+    resource = path.split('/')[-1].split('.')[0]
+    if resource.endswith('s'):
+        return 200, {resource: []}
+    return 404, {'NeutronError': {'message': 'not found: %s' % path}}
+
+
+def _app(route):
+    def application(environ, start_response):
+        status, body = route(environ)
+        data = json.dumps(body).encode()
+        start_response('%d %s' % (status, 'OK' if status < 400 else 'ERR'),
+                       [('Content-Type', 'application/json'),
+                        ('Content-Length', str(len(data)))])
+        return [data]
+    return application
+
+
+class _Server(socketserver.ThreadingMixIn, simple_server.WSGIServer):
+    daemon_threads = True
+
+
+class _QuietHandler(simple_server.WSGIRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+class StandIn:
+    """One stand-in service on 127.0.0.1, in a daemon thread."""
+
+    def __init__(self, name, route):
+        self.name = name
+        self.server = simple_server.make_server(
+            '127.0.0.1', 0, _app(route), server_class=_Server,
+            handler_class=_QuietHandler)
+        self.url = 'http://127.0.0.1:%d' % self.server.server_port
+        self.thread = threading.Thread(target=self.server.serve_forever,
+                                       name=name, daemon=True)
+
+    def start(self):
+        self.thread.start()
+        return self
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
