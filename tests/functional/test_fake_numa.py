@@ -117,3 +117,11 @@ class TestCrashDestInPreLiveMigration(FakeNumaTestBase):
                          (server['status'], server['OS-EXT-SRV-ATTR:host']))
         self.assertEqual({server['id']: power_state.RUNNING},
                          self.guests('src'))
+
+        # The crashed host restarts with no guest: it never received one.
+        self.faults.restart('dest')
+        self.wait_service_state('dest', 'up')
+        self.assertEqual({}, self.guests('dest'))
+        self.assertEqual('error', self.migrations(server)[0]['status'])
+        self.assertEqual(migration['id'],
+                         self.migration_context(server).migration_id)
