@@ -207,11 +207,16 @@ def collect_state(steps):
             'servers': servers}
 
 
-def scenario_test(scenario, variant, report):
-    """The test method: run the steps, then check the expectations."""
+def scenario_test(scenario, variant, report, steps_class=None):
+    """The test method: run the steps, then check the expectations.
+
+    ``self`` is the Nova to run on: an EmbeddedNova test case, or the
+    process tier's :class:`faultdriver.process.nova.ProcessNova` (which
+    passes its own ``steps_class``).
+    """
 
     def test_scenario(self):
-        steps = Steps(self, scenario, variant)
+        steps = (steps_class or Steps)(self, scenario, variant)
         started = time.monotonic()
         # Wall clock of step 0: places journal times on the timeline.
         report['steps_started_at'] = time.time()
