@@ -128,14 +128,10 @@ class RabbitMQ:
     def url(self):
         return 'rabbit://guest:guest@127.0.0.1:%d/' % self.port
 
-    def start(self, timeout=90):
-        os.makedirs(os.path.join(self.dir, 'mnesia'))
-        os.makedirs(os.path.join(self.dir, 'log'))
+    def ctl_env(self):
+        """Environment for the broker and its CLI (rabbitmqctl)."""
         plugins = os.path.join(self.dir, 'enabled_plugins')
-        with open(plugins, 'w') as out:
-            out.write('[].\n')
-        log = os.path.join(self.dir, 'rabbitmq.log')
-        env = dict(self.base_env, **{
+        return dict(self.base_env, **{
             'HOME': self.dir,           # .erlang.cookie
             'ERL_EPMD_ADDRESS': '127.0.0.1',
             'ERL_EPMD_PORT': str(self.epmd_port),
@@ -153,6 +149,15 @@ class RabbitMQ:
                 '-start_epmd false -kernel inet_dist_use_interface '
                 '{127,0,0,1}',
         })
+
+    def start(self, timeout=90):
+        os.makedirs(os.path.join(self.dir, 'mnesia'))
+        os.makedirs(os.path.join(self.dir, 'log'))
+        plugins = os.path.join(self.dir, 'enabled_plugins')
+        with open(plugins, 'w') as out:
+            out.write('[].\n')
+        log = os.path.join(self.dir, 'rabbitmq.log')
+        env = self.ctl_env()
         self.epmd = procs.Process('epmd', [
             'epmd', '-address', '127.0.0.1', '-port', str(self.epmd_port)],
             os.path.join(self.dir, 'epmd.log'), env=env).start()

@@ -1,0 +1,352 @@
+"""A running process-tier stack seen through the interface scenario steps
+use (the one :class:`faultdriver.harness.embedded.EmbeddedNova` offers
+in-process), so the same scenario file runs on both tiers.
+
+State is read the way an operator would: the compute API, placement's
+API, the cell database (pinned CPUs are only there), the computes' log
+files and their fault journals on disk (which a crash does not lose).
+Faults are set and observed through each compute's control socket.
+"""
+
+import json
+import os
+import re
+import subprocess
+import time
+
+from faultdriver.control import client as control_client
+from faultdriver.control import protocol
+from faultdriver.process import backing
+from faultdriver.process import config
+from faultdriver.process import standins
+
+PERIODIC_POINT = 'tracker.update_available_resource'
+POLL = 0.25
+
+
+def _data(obj):
+    """The fields of a serialized Nova object."""
+    return obj.get('nova_object.data', obj) if obj else {}
+
+
+def host_pinned_cpus(numa_json):
+    """pCPUs pinned on a host, from compute_nodes.numa_topology."""
+    if not numa_json:
+        return []
+    cells = _data(json.loads(numa_json)).get('cells', [])
+    return sorted(cpu for cell in cells
+                  for cpu in _data(cell).get('pinned_cpus', []))
+
+
+def instance_pinned_cpus(numa_json):
+    """pCPUs an instance is pinned to, from instance_extra.numa_topology."""
+    if not numa_json:
+        return []
+    cells = _data(json.loads(numa_json)).get('cells', [])
+    return sorted(cpu for cell in cells
+                  for cpu in (_data(cell).get('cpu_pinning_raw') or {})
+                  .values())
+
+
+class Faults:
+    """The fixture-like face of the computes' control sockets."""
+
+    def __init__(self, nova):
+        self.nova = nova
+
+    def control(self, host):
+        return control_client.Client(self.nova.stack.control_socket(host))
+
+    def add_rule(self, host, rule):
+        return self.control(host).add(rule)
+
+    def set_rules(self, host, rules):
+        control = self.control(host)
+        control.clear()
+        for rule in rules:
+            control.add(rule)
+
+    def release(self, host, barrier=None):
+        return self.control(host).release(barrier)
+
+    def wait_for_hit(self, host, point, count=1, timeout=30, phase='before'):
+        return self.control(host).wait(point, count, timeout, phase)
+
+    def wait_for_queued(self, host, method, expired=True, timeout=30):
+        """Wait until an RPC message waits in ``host``'s queues (its
+        service is down) and, with ``expired``, until a call sent then has
+        outlived its timeout (the caller gave up).
+
+        The broker cannot be asked for that: a call's TTL only drops it at
+        the head of the queue, and a cast (no TTL) sent before it, such as
+        ``rollback_live_migration_at_destination``, keeps it there until
+        the host is back; nor can it tell which method a message calls,
+        so ``method`` is only documentation.
+        """
+        del method
+        self.nova.wait(lambda: self.nova.queued(host) > 0,
+                       'messages queued for %s' % host, timeout)
+        if expired:
+            time.sleep(config.TIMINGS['rpc_response_timeout'] + 1)
+
+    def crash_host(self, host):
+        """Kill the host's nova-compute now (SIGKILL)."""
+        process = self.nova.stack.computes[host]
+        process.stop(grace=0)
+
+    def restart(self, host, rules=()):
+        stack = self.nova.stack
+        process = stack.computes.get(host)
+        if process is not None and process.alive():
+            process.stop(grace=0)
+        faults = dict(stack.faults.get(host, {}))
+        faults['rules'] = list(rules)
+        stack.write_compute_conf(host, faults)
+        stack.start_compute(host)
+        self.nova.wait(lambda: os.path.exists(stack.control_socket(host))
+                       and self._answers(host),
+                       'control socket of %s' % host, 60)
+
+    def _answers(self, host):
+        try:
+            self.control(host).status()
+            return True
+        except protocol.ControlError:
+            return False
+
+    def history(self):
+        """Every host's journal, in time order (read from disk)."""
+        entries = []
+        for host in self.nova.stack.hosts:
+            path = self.nova.stack.journal_path(host)
+            if not os.path.exists(path):
+                continue
+            with open(path, encoding='utf-8') as stream:
+                entries.extend(json.loads(line) for line in stream
+                               if line.strip())
+        return sorted(entries, key=lambda e: e.get('time', 0))
+
+
+class _AdminAPI:
+    def __init__(self, client):
+        self.client = client
+
+    def post_server_action(self, server_id, body):
+        return self.client.post('/servers/%s/action' % server_id, body)
+
+    def get_server(self, server_id):
+        return self.client.server(server_id)
+
+    def delete_migration(self, server_id, migration_id):
+        return self.client.request(
+            'DELETE', '/servers/%s/migrations/%s' % (server_id, migration_id),
+            ok=(202,))
+
+    def get_services(self, host=None, binary='nova-compute'):
+        return self.client.services(binary, host)
+
+    def put_service_force_down(self, service_id, down):
+        return self.client.request('PUT', '/os-services/%s' % service_id,
+                                   {'forced_down': down})
+
+    def get_instance_actions(self, server_id):
+        return self.client.get('/servers/%s/os-instance-actions'
+                               % server_id)['instanceActions']
+
+    def get_instance_action_details(self, server_id, request_id):
+        return self.client.get('/servers/%s/os-instance-actions/%s' % (
+            server_id, request_id))['instanceAction']
+
+
+class ProcessNova:
+    """What scenario steps and expectations need, on real processes."""
+
+    def __init__(self, stack, pinned=True):
+        self.stack = stack
+        self.client = stack.api
+        self.api = self.admin_api = _AdminAPI(stack.api)
+        self.faults = Faults(self)
+        self.PINNED = pinned
+        self._flavors = {}
+
+    # -- polling ----------------------------------------------------------
+
+    def wait(self, check, what, timeout):
+        deadline = time.monotonic() + timeout
+        while not check():
+            if time.monotonic() > deadline:
+                raise AssertionError('%s: not within %ss' % (what, timeout))
+            time.sleep(POLL)
+
+    def queued(self, host):
+        """Messages ready in ``host``'s compute queues (Nova 34 sends some
+        calls and casts on the ``compute-alt`` topic)."""
+        rabbit = self.stack.rabbit
+        out = subprocess.run(
+            [os.path.join(backing.RABBIT_BIN, 'rabbitmqctl'), '-n',
+             rabbit.node, 'list_queues', 'name', 'messages_ready', '-q'],
+            capture_output=True, text=True, env=dict(
+                os.environ, **rabbit.ctl_env()), timeout=60).stdout
+        names = ('compute.%s' % host, 'compute-alt.%s' % host)
+        return sum(int(parts[1]) for parts in map(str.split,
+                                                  out.splitlines())
+                   if len(parts) == 2 and parts[0] in names)
+
+    # -- servers ----------------------------------------------------------
+
+    def _create_flavor(self, vcpu=2, extra_spec=None):
+        key = (vcpu, json.dumps(extra_spec, sort_keys=True))
+        if key not in self._flavors:
+            self._flavors[key] = self.client.create_flavor(
+                'flavor-%d' % len(self._flavors), vcpu,
+                extra_specs=extra_spec)
+        return self._flavors[key]
+
+    def boot(self, host='src', vcpus=2, status='ACTIVE'):
+        flavor = self._create_flavor(vcpus, {'hw:cpu_policy': 'dedicated'}
+                                     if self.PINNED else None)
+        return self.create_server(host, flavor, status=status)
+
+    def create_server(self, host, flavor_id=None, timeout=90,
+                      status='ACTIVE'):
+        server_id = self.client.boot(
+            'server-%d' % time.monotonic_ns(), flavor_id or
+            self._create_flavor(), standins.IMAGE_ID, host=host)
+        return self.client.wait_for_server(server_id, timeout,
+                                           status=status)
+
+    def delete_server(self, server, timeout=60):
+        self.client.request('DELETE', '/servers/%s' % server['id'],
+                            ok=(204,))
+        self.wait(lambda: not self._exists(server['id']),
+                  'server %s deleted' % server['id'], timeout)
+
+    def _exists(self, server_id):
+        try:
+            self.client.server(server_id)
+            return True
+        except Exception as exc:
+            if '404' in str(exc):
+                return False
+            raise
+
+    def wait_for_server(self, server, timeout=30, **fields):
+        return self.client.wait_for_server(server['id'], timeout, **fields)
+
+    # -- migrations -------------------------------------------------------
+
+    def migrations(self, server):
+        return self.client.migrations(server['id'])
+
+    def wait_newest_migration(self, server, status, count, timeout=30,
+                              fail_on=('error', 'failed')):
+        deadline = time.monotonic() + timeout
+        while True:
+            migrations = self.migrations(server)
+            if len(migrations) >= count:
+                actual = migrations[count - 1]['status']
+                if actual == status:
+                    return migrations[count - 1]
+                if status not in fail_on and actual in fail_on:
+                    raise AssertionError('migration %d of %s is %s, not %s'
+                                         % (count, server['id'], actual,
+                                            status))
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    'migration %d of %s not %s within %ss: %s' % (
+                        count, server['id'], status, timeout,
+                        [m['status'] for m in migrations]))
+            time.sleep(POLL)
+
+    # -- services and periodics -------------------------------------------
+
+    def service_state(self, host):
+        return self.client.services('nova-compute', host)[0]['state']
+
+    def wait_service_state(self, host, state, timeout=30):
+        self.client.wait_for_service('nova-compute', host, state, timeout)
+
+    def stop_compute(self, host):
+        """Stop ``host``'s nova-compute as ``systemctl stop`` does
+        (SIGTERM: Nova's graceful shutdown)."""
+        self.stack.computes[host].stop(grace=60)
+
+    def force_down(self, host, down=True):
+        [service] = self.admin_api.get_services(host=host)
+        self.admin_api.put_service_force_down(service['id'], down)
+
+    def wait_action_event(self, server, action, event, timeout=20):
+        """The newest ``action``'s ``event`` once finished."""
+        found = []
+
+        def finished():
+            actions = [a for a in self.admin_api.get_instance_actions(
+                server['id']) if a['action'] == action]
+            if actions:
+                details = self.admin_api.get_instance_action_details(
+                    server['id'], actions[0]['request_id'])
+                found[:] = [e for e in details.get('events', ())
+                            if e['event'] == event and e['finish_time']]
+            return bool(found)
+        self.wait(finished, '%s %s of %s' % (action, event, server['id']),
+                  timeout)
+        return found[0]
+
+    def run_periodic(self, host):
+        """Wait for one whole resource-tracker periodic on ``host`` that
+        starts after this call: it runs every few seconds by itself, and a
+        process cannot be asked to run it from outside.  The periodic ends
+        at the tracker point's ``after`` phase, or with Nova's error line
+        when it raised."""
+        control = self.faults.control(host)
+        counters = control.counters()
+        for phase in ('before', 'after'):
+            if '%s.%s' % (PERIODIC_POINT, phase) not in counters:
+                try:        # arms the point: counting starts now
+                    control.wait(PERIODIC_POINT, 10 ** 9, 0, phase)
+                except protocol.ControlError:
+                    pass
+        started = control.counters().get(PERIODIC_POINT + '.before', 0)
+        errors = count_periodic_errors(self.log_text(), host)
+        control.wait(PERIODIC_POINT, started + 1, 60, 'before')
+
+        def ended():
+            done = control.counters().get(PERIODIC_POINT + '.after', 0)
+            return done > started or count_periodic_errors(
+                self.log_text(), host) > errors
+        self.wait(ended, 'periodic on %s' % host, 60)
+
+    # -- accounting -------------------------------------------------------
+
+    def pinned_cpus(self, host):
+        rows = self.stack.db.query(
+            'nova_cell1', 'SELECT numa_topology FROM compute_nodes WHERE '
+            'host = %s AND deleted = 0', host)
+        return host_pinned_cpus(rows[0]['numa_topology'] if rows else None)
+
+    def instance_pinning(self, server):
+        rows = self.stack.db.query(
+            'nova_cell1', 'SELECT numa_topology FROM instance_extra WHERE '
+            'instance_uuid = %s', server['id'])
+        return instance_pinned_cpus(rows[0]['numa_topology'] if rows
+                                    else None)
+
+    def placement_pcpus(self, host):
+        return self.client.usages(host).get('PCPU', 0)
+
+    # -- logs -------------------------------------------------------------
+
+    def log_text(self):
+        """Every compute's log (restarts append to the same file)."""
+        text = []
+        for host in self.stack.hosts:
+            path = self.stack.compute_log(host)
+            if os.path.exists(path):
+                with open(path, encoding='utf-8', errors='replace') as f:
+                    text.append(f.read())
+        return ''.join(text)
+
+
+def count_periodic_errors(text, host):
+    return len(re.findall('Error updating resources for node %s'
+                          % re.escape(host), text))
