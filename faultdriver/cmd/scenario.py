@@ -121,7 +121,8 @@ class ScenarioShow(show.ShowOne):
 
 
 class ScenarioRun(command.Command):
-    """Run a scenario's variants on an embedded Nova and report.
+    """Run a scenario's variants on an embedded Nova (or real processes)
+    and report.
 
     Exit code 0 when every variant met its expectations (a variant with
     ``expect: bug`` meets them by reproducing the bug); 1 when not; 2 for
@@ -136,10 +137,17 @@ class ScenarioRun(command.Command):
         parser.add_argument('--mode', choices=('eventlet', 'threading'),
                             default='threading',
                             help='Nova concurrency mode (default threading)')
+        parser.add_argument('--backend', default='embedded',
+                            choices=('embedded', 'process', 'both'),
+                            help='where Nova runs: in-process (embedded, '
+                                 'default), as real processes (process: '
+                                 'needs the Debian packages mariadb-server '
+                                 'and rabbitmq-server), or both, compared')
         add_output_arguments(parser)
         parser.add_argument('--serial', action='store_true',
                             help='run variants one after the other '
-                                 '(default: at the same time)')
+                                 '(default: at the same time; always '
+                                 'one after the other on processes)')
         return parser
 
     def take_action(self, parsed_args):
@@ -156,7 +164,8 @@ class ScenarioRun(command.Command):
                     % (scenario.path, v, rules.suggest(v, scenario.variants),
                        ', '.join(scenario.variants)))
         reports = launch.run(scenario, variants, parsed_args.mode,
-                             parallel=not parsed_args.serial)
+                             parallel=not parsed_args.serial,
+                             backend=parsed_args.backend)
         verdicts = [r['verdict'] for r in reports.values()]
         if 'internal error' in verdicts:
             code = main_module.EXIT_INTERNAL

@@ -42,13 +42,33 @@ def _collect(variant, mode, process, out, began):
     return report
 
 
-def run(scenario, variants, mode, parallel=True):
+#: Where a variant runs: the module that runs it (same command line).
+BACKENDS = {'embedded': 'faultdriver.scenario.runner',
+            'process': 'faultdriver.process.runner'}
+#: Key of a process-tier variant's report when both tiers run.
+TIER_KEY = '%s@process'
+
+
+def run(scenario, variants, mode, parallel=True, backend='embedded'):
     """Reports by variant, in the order asked.  Progress (one line per
-    step and expectation, prefixed with the variant) goes to stderr."""
+    step and expectation, prefixed with the variant) goes to stderr.
+
+    ``backend`` 'both' runs every variant on the embedded Nova, then on
+    processes; the process tier's reports are keyed ``VARIANT@process``.
+    """
+    if backend == 'both':
+        reports = run(scenario, variants, mode, parallel, 'embedded')
+        tier = run(scenario, variants, mode, parallel, 'process')
+        reports.update((TIER_KEY % v, report) for v, report in tier.items())
+        return reports
+    # Stacks of processes are heavy: one at a time.
+    parallel = parallel and backend == 'embedded'
     env = dict(os.environ, PYTHONWARNINGS='ignore',
                OS_NOVA_DISABLE_EVENTLET_PATCHING=runner.MODES[mode])
-    sys.stderr.write('scenario %s: %s, %s mode, %d steps each%s\n' % (
-        scenario.name, ', '.join(variants), mode, len(scenario.steps),
+    sys.stderr.write('scenario %s: %s, %s mode, %s, %d steps each%s\n' % (
+        scenario.name, ', '.join(variants), mode,
+        'embedded Nova' if backend == 'embedded' else 'Nova as processes',
+        len(scenario.steps),
         ' (variants run side by side)' if parallel and len(variants) > 1
         else ''))
     sys.stderr.flush()
@@ -57,7 +77,7 @@ def run(scenario, variants, mode, parallel=True):
         for variant in variants:
             out = os.path.join(tmp, variant + '.json')
             process = subprocess.Popen(
-                [sys.executable, '-m', 'faultdriver.scenario.runner',
+                [sys.executable, '-m', BACKENDS[backend],
                  scenario.path, variant, mode, out],
                 env=env, stdout=sys.stderr, stdin=subprocess.DEVNULL)
             started[variant] = (process, out, time.monotonic())
