@@ -18,7 +18,19 @@ from faultdriver import rules as rules_module
 BUNDLED = 'faultdriver.scenarios'
 DEFAULT_HOSTS = ('src', 'dest')
 #: Steps that start a move (a new migration record) of their server.
-MOVES = ('live-migrate', 'migrate', 'resize')
+MOVES = ('live-migrate', 'migrate', 'resize', 'evacuate')
+#: A host's shape when the topology says nothing: Nova's libvirt test
+#: base's fakelibvirt host (faultdriver.harness.topology.HostShape()).
+NOVA_HOST = {'cpu_nodes': 2, 'cpu_sockets': 1, 'cpu_cores': 2,
+             'cpu_threads': 2, 'memory_mb': None,
+             'cpu_dedicated_set': None, 'cpu_shared_set': None}
+#: ``pinned: true``: 4 dedicated pCPUs in one NUMA cell.
+PINNED_HOST = dict(NOVA_HOST, cpu_nodes=1, cpu_cores=4, cpu_threads=1,
+                   cpu_dedicated_set='0-3')
+#: Most CPUs a host of the embedded Nova can have (the libvirt test base
+#: mocks 16 online CPUs and checks for fewer).
+MAX_CPUS = 15
+CPU_SETS = ('cpu_dedicated_set', 'cpu_shared_set')
 
 
 @functools.cache
@@ -46,6 +58,20 @@ class Scenario:
     @property
     def pinned(self):
         return bool(self.data.get('topology', {}).get('pinned', False))
+
+    def host_shapes(self):
+        """``{host: shape}``: every key of the schema's host-shape."""
+        topology = self.data.get('topology', {})
+        base = dict(PINNED_HOST if self.pinned else NOVA_HOST,
+                    **topology.get('defaults', {}))
+        return {host: dict(base, **topology.get('per-host', {}).get(host, {}))
+                for host in self.hosts}
+
+    @property
+    def dedicated_cpus(self):
+        """Whether hosts have dedicated pCPUs (pinning is reported)."""
+        return any(shape['cpu_dedicated_set']
+                   for shape in self.host_shapes().values())
 
     def expectations(self, variant):
         return (list(self.data.get('expectations', ())) +
@@ -99,6 +125,7 @@ def validate(data, path='<scenario>'):
         raise exception.ScenarioError('%s: %s' % (path, _describe(errors[0])))
     scenario = Scenario(path, data)
     _check_references(scenario)
+    _check_topology(scenario)
     return scenario
 
 
@@ -213,3 +240,66 @@ def _check_references(scenario):
                 host(where + ['host'], args['host'])
             for j, name in enumerate(args.get('hosts', ())):
                 host(where + ['hosts', j], name)
+
+
+def _check_topology(scenario):
+    """CPU sets that Nova would accept on each host's CPUs."""
+    from nova import exception as nova_exception
+    from nova.virt import hardware
+    shapes = scenario.host_shapes()
+    for name in scenario.data.get('topology', {}).get('per-host', ()):
+        if name not in shapes:
+            _fail(scenario, ['topology', 'per-host', name],
+                  'unknown host %r%s; the topology has %s'
+                  % (name, rules_module.suggest(name, shapes),
+                     ', '.join(shapes)))
+
+    topology = scenario.data.get('topology', {})
+
+    def where(host, key):
+        if key in topology.get('per-host', {}).get(host, {}):
+            return ['topology', 'per-host', host, key]
+        if key in topology.get('defaults', {}):
+            return ['topology', 'defaults', key]
+        return ['topology', 'pinned']
+
+    for host, shape in shapes.items():
+        cpus = (shape['cpu_nodes'] * shape['cpu_sockets'] *
+                shape['cpu_cores'] * shape['cpu_threads'])
+        size = ('cpu_nodes %(cpu_nodes)d x cpu_sockets %(cpu_sockets)d x '
+                'cpu_cores %(cpu_cores)d x cpu_threads %(cpu_threads)d'
+                % shape)
+        if cpus > MAX_CPUS:
+            _fail(scenario, ['topology'], 'host %s has %d CPUs (%s); the '
+                  'embedded Nova allows at most %d' % (host, cpus, size,
+                                                       MAX_CPUS))
+        sets = {}
+        for key in CPU_SETS:
+            if shape[key] is None:
+                continue
+            try:
+                sets[key] = hardware.parse_cpu_spec(shape[key])
+            except nova_exception.Invalid as exc:
+                _fail(scenario, where(host, key), str(exc))
+            outside = sorted(sets[key] - set(range(cpus)))
+            if outside:
+                _fail(scenario, where(host, key), '%r names CPU %s, which '
+                      'host %s does not have: its CPUs are 0-%d (%s)' % (
+                          shape[key], ', '.join(map(str, outside)), host,
+                          cpus - 1, size))
+            if not sets[key]:
+                _fail(scenario, where(host, key), '%r leaves no CPU'
+                      % shape[key])
+        if len(sets) == 2 and sets[CPU_SETS[0]] & sets[CPU_SETS[1]]:
+            _fail(scenario, where(host, CPU_SETS[1]), 'host %s: CPUs %s are '
+                  'in both cpu_dedicated_set and cpu_shared_set; Nova '
+                  'refuses to start with overlapping sets' % (
+                      host, sorted(sets[CPU_SETS[0]] & sets[CPU_SETS[1]])))
+    for key in CPU_SETS:
+        having = [h for h, shape in shapes.items() if shape[key]]
+        if having and len(having) < len(shapes):
+            missing = [h for h in shapes if h not in having]
+            _fail(scenario, where(having[0], key), '%s is set for %s but '
+                  'not for %s: the embedded Nova can vary its value per '
+                  'host, not whether it is set' % (
+                      key, ', '.join(having), ', '.join(missing)))

@@ -63,15 +63,19 @@ class Steps:
 
     # -- the steps, one method each (see schema.yaml) -----------------------
 
-    def do_boot(self, server, host=None, flavor=None, pin_as=None):
+    def do_boot(self, server, host=None, flavor=None, pin_as=None,
+                status='ACTIVE'):
         host = host or self.scenario.hosts[0]
 
         def boot():
             if flavor:
-                return self.test._create_server(
-                    host=host, networks='none', flavor_id=self.flavor(flavor))
-            return self.test.boot(host=host)
+                return self.test.create_server(host, self.flavor(flavor),
+                                               status=status)
+            return self.test.boot(host=host, status=status)
         created = boot()
+        if status == 'ERROR':
+            self.servers[server] = created
+            return 'ERROR: %s' % created.get('fault', {}).get('message')
         if pin_as:
             wanted = self.test.instance_pinning(self.server(pin_as))
             misses = []
@@ -83,17 +87,18 @@ class Steps:
                 misses.append(created)
                 created = boot()
             for miss in misses:
-                self.test._delete_server(miss)
+                self.test.delete_server(miss)
         self.servers[server] = created
         return 'on %s, pCPUs %s' % (host, self.test.instance_pinning(created)
-                                    if self.scenario.pinned else '-')
+                                    if self.scenario.dedicated_cpus else '-')
 
     def do_delete(self, server):
-        self.test._delete_server(self.servers.pop(server))
+        self.test.delete_server(self.servers.pop(server))
 
-    def _move(self, server, body):
+    def _move(self, server, body, api=None):
+        (api or self.test.api).post_server_action(self.server(server)['id'],
+                                                  body)
         self.moves[server] = self.moves.get(server, 0) + 1
-        self.test.api.post_server_action(self.server(server)['id'], body)
 
     def do_live_migrate(self, server, host=None):
         self._move(server, {'os-migrateLive': {
@@ -104,6 +109,28 @@ class Steps:
 
     def do_resize(self, server, flavor):
         self._move(server, {'resize': {'flavorRef': self.flavor(flavor)}})
+
+    def do_evacuate(self, server, host=None):
+        self._move(server, {'evacuate': {'host': host} if host else {}},
+                   api=self.test.admin_api)
+
+    def do_abort(self, server, index=None, timeout=30):
+        index = index or self.moves.get(server, 1)
+        migrations = sorted(self.test.migrations(self.server(server)),
+                            key=lambda m: m['id'])
+        if len(migrations) < index:
+            raise AssertionError('%s has %d migrations, no migration %d'
+                                 % (server, len(migrations), index))
+        migration = migrations[index - 1]
+        self.test.admin_api.delete_migration(self.server(server)['id'],
+                                             migration['id'])
+        # The API casts the abort to the source: wait until it was handled.
+        event = self.test.wait_action_event(
+            self.server(server), 'live_migration_cancel',
+            'compute_live_migration_abort', timeout)
+        return 'migration %d (%s) was %s; source: %s' % (
+            index, migration['uuid'][:8], migration['status'],
+            event['result'])
 
     def do_confirm(self, server):
         self.test.api.post_server_action(self.server(server)['id'],
@@ -140,6 +167,12 @@ class Steps:
 
     def do_crash(self, host):
         self.test.faults.crash_host(host)
+
+    def do_stop(self, host):
+        self.test.stop_compute(host)
+
+    def do_force_down(self, host, down=True):
+        self.test.force_down(host, down)
 
     def do_restart(self, host, rules=()):
         self.test.faults.restart(host, rules=list(rules))
@@ -185,7 +218,8 @@ def collect_state(steps):
                 'updated_at': m.get('updated_at')})
     hosts = {}
     for host in steps.scenario.hosts:
-        pinned = test.pinned_cpus(host) if steps.scenario.pinned else []
+        pinned = (test.pinned_cpus(host) if steps.scenario.dedicated_cpus
+                  else [])
         pcpus = test.placement_pcpus(host)
         hosts[host] = {'service': test.service_state(host),
                        'pinned_cpus': pinned, 'placement_pcpu': pcpus,
@@ -202,7 +236,7 @@ def collect_state(steps):
             'host': server['OS-EXT-SRV-ATTR:host'],
             'task_state': server['OS-EXT-STS:task_state'],
             'pinned_cpus': (test.instance_pinning(server)
-                            if steps.scenario.pinned else [])}
+                            if steps.scenario.dedicated_cpus else [])}
     return {'migrations': migrations, 'hosts': hosts, 'faults': faults,
             'servers': servers}
 
@@ -267,13 +301,19 @@ def run(path, variant, mode):
     report = {'scenario': scenario.name, 'variant': variant, 'mode': mode,
               'expect': scenario.variants[variant].get('expect', 'ok'),
               'patches': scenario.patches(variant), 'timeline': [],
+              'topology': scenario.host_shapes(),
               'step_failed': None, '_t0': time.monotonic()}
     progress(variant, 'starting embedded Nova (%s mode, fixes: %s)'
              % (mode, ', '.join(report['patches']) or 'none (stock)'))
 
+    from faultdriver.harness import topology
+
     class ScenarioCase(embedded.EmbeddedNova):
         PINNED = scenario.pinned
         HOSTS = tuple(scenario.hosts)
+        TOPOLOGY = {host: topology.HostShape(**shape)
+                    for host, shape in scenario.host_shapes().items()}
+        IDLE_WAKEUP = 0.2       # restarts and teardown wait <= 0.2 s
         RULES = scenario.data.get('rules', {})
         PATCHES = tuple(scenario.patches(variant))
 

@@ -76,6 +76,46 @@ INVALID = [
      "expectations[0].log: 'text' is a required property"),
     (changed(['steps', 0, 'boot', 'flavor'], 'huge'),
      "steps[0].boot.flavor: unknown flavor 'huge'"),
+    # Topology: CPU sets Nova would refuse, on each host's own CPUs.
+    (changed(['topology', 'per-host'], {'dest': {'cpu_dedicated_set':
+                                                 '2-5'}}),
+     "topology.per-host.dest.cpu_dedicated_set: '2-5' names CPU 4, 5, "
+     "which host dest does not have: its CPUs are 0-3 (cpu_nodes 1 x "
+     "cpu_sockets 1 x cpu_cores 4 x cpu_threads 1)"),
+    (changed(['topology', 'per-host'], {'dst': {'cpu_cores': 2}}),
+     "topology.per-host.dst: unknown host 'dst'; did you mean 'dest'?"),
+    (changed(['topology', 'defaults'], {'cpu_dedicated_set': '0-1',
+                                        'cpu_shared_set': '1-3'}),
+     "topology.defaults.cpu_shared_set: host src: CPUs [1] are in both "
+     "cpu_dedicated_set and cpu_shared_set"),
+    (changed(['topology', 'per-host'], {'src': {'cpu_shared_set': '3',
+                                                'cpu_dedicated_set': '0-2'}}),
+     "topology.per-host.src.cpu_shared_set: cpu_shared_set is set for src "
+     "but not for dest: the embedded Nova can vary its value per host, "
+     "not whether it is set"),
+    (changed(['topology', 'defaults'], {'cpu_dedicated_set': '0-x'}),
+     "topology.defaults.cpu_dedicated_set: Invalid range expression "
+     "'0-x'"),
+    (changed(['topology', 'defaults'], {'cpu_dedicated_set': '0-1,^0-1'}),
+     "topology.defaults.cpu_dedicated_set: '0-1,^0-1' leaves no CPU"),
+    (changed(['topology', 'defaults'], {'cpu_nodes': 2, 'cpu_cores': 8}),
+     "topology: host src has 16 CPUs (cpu_nodes 2 x cpu_sockets 1 x "
+     "cpu_cores 8 x cpu_threads 1); the embedded Nova allows at most 15"),
+    (changed(['topology', 'defaults'], {'memory_mb': 100}),
+     "topology.defaults.memory_mb: 100 is less than the minimum of 1024"),
+    # The step kinds of moves and host failures.
+    (changed(['steps', 1], {'evacuate': {'server': 's2'}}),
+     "steps[1].evacuate.server: server 's2' is not booted"),
+    (changed(['steps', 1], {'abort': {'server': 's1', 'index': 0}}),
+     "steps[1].abort.index: 0 is less than the minimum of 1"),
+    (changed(['steps', 1], {'stop': {'host': 'source'}}),
+     "steps[1].stop.host: unknown host 'source'"),
+    (changed(['steps', 1], {'stop': {}}),
+     "steps[1].stop: 'host' is a required property"),
+    (changed(['steps', 1], {'force-down': {'host': 'src', 'down': 'yes'}}),
+     "steps[1].force-down.down: 'yes' is not of type 'boolean'"),
+    (changed(['steps', 1], {'boot': {'server': 's2', 'status': 'BUILD'}}),
+     "steps[1].boot.status: 'BUILD' is not one of ['ACTIVE', 'ERROR']"),
 ]
 
 
@@ -86,6 +126,26 @@ def test_invalid_scenario(data, message):
         model.validate(data, 'bad.yaml')
     assert str(caught.value).startswith('bad.yaml: ')
     assert message in str(caught.value)
+
+
+def test_host_shapes():
+    data = changed(['topology', 'per-host'], {'dest': {
+        'cpu_nodes': 2, 'cpu_cores': 3, 'cpu_dedicated_set': '1-2,4-5'}})
+    shapes = model.validate(data, 'tiny.yaml').host_shapes()
+    assert shapes['src'] == model.PINNED_HOST
+    assert shapes['dest'] == dict(model.PINNED_HOST, cpu_nodes=2,
+                                  cpu_cores=3, cpu_dedicated_set='1-2,4-5')
+    unpinned = changed(['topology'], {})
+    assert model.validate(unpinned).host_shapes() == {
+        'src': model.NOVA_HOST, 'dest': model.NOVA_HOST}
+    assert not model.validate(unpinned).dedicated_cpus
+
+
+def test_shapes_are_the_harness_shapes():
+    """The model's defaults are what the embedded harness builds."""
+    from faultdriver.harness import topology
+    assert topology.HostShape() == topology.HostShape(**model.NOVA_HOST)
+    assert topology.PINNED == topology.HostShape(**model.PINNED_HOST)
 
 
 def test_unreadable_yaml_names_the_file(tmp_path):

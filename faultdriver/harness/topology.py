@@ -1,0 +1,105 @@
+"""Per-host CPU topology and CPU sets for the computes of an embedded Nova.
+
+The hardware of each host is its fakelibvirt ``HostInfo`` (NUMA cells,
+sockets, cores, threads, memory), as in Nova's NUMA functional tests.
+
+``[compute] cpu_dedicated_set`` and ``cpu_shared_set`` are harder: every
+service of an embedded Nova shares one ``CONF``, and Nova's own tests set
+them globally (``self.flags`` before ``start_compute``), so every host
+reads the last value, in its periodics too.  Here the libvirt driver reads
+its own host's value: ``nova.virt.hardware``'s two readers are replaced by
+ones that find the calling ``LibvirtDriver`` on the stack and answer from
+that host's shape (parsed by Nova's ``parse_cpu_spec``).  Nova reads the
+options directly only to test whether they are set, so the global values
+are those of the first host, and the scenario model refuses a topology in
+which only some hosts set an option.
+"""
+
+import dataclasses
+import sys
+
+import fixtures
+from nova.tests.fixtures import libvirt as fakelibvirt
+from nova.virt import hardware
+from nova.virt.libvirt import driver as libvirt_driver
+
+
+@dataclasses.dataclass(frozen=True)
+class HostShape:
+    """One compute host; defaults are those of Nova's libvirt test base."""
+
+    cpu_nodes: int = 2
+    cpu_sockets: int = 1
+    cpu_cores: int = 2
+    cpu_threads: int = 2
+    memory_mb: int | None = None          # None: fakelibvirt's ~16 GiB
+    cpu_dedicated_set: str | None = None
+    cpu_shared_set: str | None = None
+
+    @property
+    def cpus(self):
+        return (self.cpu_nodes * self.cpu_sockets * self.cpu_cores *
+                self.cpu_threads)
+
+    def host_info(self):
+        memory = {} if self.memory_mb is None else {
+            'kB_mem': self.memory_mb * 1024}
+        return fakelibvirt.HostInfo(
+            cpu_nodes=self.cpu_nodes, cpu_sockets=self.cpu_sockets,
+            cpu_cores=self.cpu_cores, cpu_threads=self.cpu_threads, **memory)
+
+
+#: 4 dedicated pCPUs in one NUMA cell (EmbeddedNova.PINNED).
+PINNED = HostShape(cpu_nodes=1, cpu_sockets=1, cpu_cores=4, cpu_threads=1,
+                   cpu_dedicated_set='0-3')
+
+
+def calling_host():
+    """The host whose LibvirtDriver is on the calling stack, or None."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        candidate = frame.f_locals.get('self')
+        if isinstance(candidate, libvirt_driver.LibvirtDriver):
+            return candidate._host.get_connection().getHostname()
+        frame = frame.f_back
+    return None
+
+
+class PerHostCPUs(fixtures.Fixture):
+    """Each host's CPU sets and online CPUs, read per calling host.
+
+    Set up after the libvirt test base's ``setUp`` (which mocks every
+    host's online CPUs as 0-15) and before the computes start.
+    """
+
+    def __init__(self, test, shapes):
+        super().__init__()
+        self.test = test
+        self.shapes = dict(shapes)
+
+    def _setUp(self):
+        first = next(iter(self.shapes.values()))
+        self.test.flags(cpu_dedicated_set=first.cpu_dedicated_set,
+                        cpu_shared_set=first.cpu_shared_set, group='compute')
+        self.test.flags(vcpu_pin_set=None)
+        for option in ('cpu_dedicated_set', 'cpu_shared_set'):
+            self.useFixture(fixtures.MonkeyPatch(
+                'nova.virt.hardware.get_' + option,
+                self._reader(option, getattr(hardware, 'get_' + option))))
+        shapes = self.shapes
+
+        def get_online_cpus(host):
+            return set(range(shapes[host.get_connection().getHostname()]
+                             .cpus))
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.virt.libvirt.host.Host.get_online_cpus', get_online_cpus))
+
+    def _reader(self, option, nova_reader):
+        def read():
+            shape = self.shapes.get(calling_host())
+            if shape is None:           # not from a compute's driver
+                return nova_reader()
+            value = getattr(shape, option)
+            return hardware.parse_cpu_spec(value) if value else None
+        read.__doc__ = 'The calling host\'s [compute] %s.' % option
+        return read
