@@ -247,9 +247,13 @@ class Stack:
                 'port': port, 'app': app,
                 'env': ['%s=%s' % kv for kv in sorted(env.items())],
                 'log': os.path.join(self.logs, name + '-gunicorn.log')})
+        # Nova 34's WSGI entry points run on native threads whatever the
+        # services' mode (nova.wsgi.* patches for 'threading' itself).
+        env = dict(self.env, **env)
+        env['OS_NOVA_DISABLE_EVENTLET_PATCHING'] = 'True'
         process = procs.Process(name, [_bin('gunicorn')],
                                 os.path.join(self.logs, name + '.out'),
-                                env=dict(self.env, **env), cwd=folder)
+                                env=env, cwd=folder)
         self.processes[name] = process.start()
         procs.wait_until(lambda: procs.port_open(port), 60, name,
                          process=process)

@@ -1,0 +1,127 @@
+"""faultdriver in real nova-compute processes: loaded from nova.conf,
+controlled through its socket, crashing for real, refusing bad rules at
+start, and nothing left behind.
+
+One stack for the module (bring-up costs ~25 s); its concurrency mode is
+``OS_NOVA_DISABLE_EVENTLET_PATCHING`` (tox runs this module in eventlet
+mode, the seed scenario on processes in threading mode).  The last test
+stops it and checks the teardown.
+"""
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+
+import pytest
+
+from faultdriver.control import client as control_client
+from faultdriver.process import procs
+from faultdriver.process import stack as stack_module
+
+MODE = ('threading' if os.environ.get('OS_NOVA_DISABLE_EVENTLET_PATCHING',
+                                      'True').lower() == 'true'
+        else 'eventlet')
+PERIODIC = 'tracker.update_available_resource'
+
+
+@pytest.fixture(scope='module')
+def stack():
+    faults = {host: {'inner_driver': 'fake_numa'} for host in ('src', 'dest')}
+    stack = stack_module.Stack(faults=faults, mode=MODE, progress=print)
+    with stack:
+        yield stack
+
+
+def ctl(stack, host, *args):
+    """``faultdriver ctl`` as an operator runs it."""
+    return subprocess.run(
+        [os.path.join(os.path.dirname(sys.executable), 'faultdriver'),
+         'ctl'] + list(args) + ['--socket', stack.control_socket(host),
+                                '-f', 'json'],
+        capture_output=True, text=True, timeout=120)
+
+
+def test_computes_run_faultdriver_from_nova_conf(stack):
+    for host in stack.hosts:
+        process = stack.computes[host]
+        assert process.alive()
+        with open(stack.compute_conf(host)) as conf:
+            assert 'compute_driver = faultdriver.FaultDriver' in conf.read()
+        mode = stat.S_IMODE(os.stat(stack.control_socket(host)).st_mode)
+        assert mode == 0o600
+        status = control_client.Client(stack.control_socket(host)).status()
+        assert status['host'] == host
+        assert status['pid'] == process.pid
+    hypervisors = stack.api.get('/os-hypervisors')['hypervisors']
+    assert sorted(h['hypervisor_hostname'] for h in hypervisors) == \
+        ['dest', 'src']
+
+
+def test_ctl_sets_rules_and_waits_on_a_real_process(stack):
+    added = ctl(stack, 'src', 'add', PERIODIC + '.after: log')
+    assert added.returncode == 0, added.stderr
+    waited = ctl(stack, 'src', 'wait', PERIODIC, '--phase', 'after',
+                 '--count', '2', '--timeout', '60')
+    assert waited.returncode == 0, waited.stderr
+    journal = json.loads(ctl(stack, 'src', 'journal').stdout)
+    assert any(e['Point'] == PERIODIC and e['Action'] == 'log'
+               for e in journal)
+    bad = ctl(stack, 'src', 'add', 'no_such_point: crash')
+    assert bad.returncode == 2
+    assert 'no_such_point' in bad.stderr
+    cleared = ctl(stack, 'src', 'clear')
+    assert cleared.returncode == 0, cleared.stderr
+    assert json.loads(ctl(stack, 'src', 'rules').stdout) == []
+
+
+def test_crash_kills_the_process_after_the_journal_line(stack):
+    process = stack.computes['dest']
+    control_client.Client(stack.control_socket('dest')).add(
+        PERIODIC + ': 1*crash')
+    process.wait(60)
+    assert process.returncode not in (None, 0)
+    with open(stack.journal_path('dest')) as journal:
+        entries = [json.loads(line) for line in journal]
+    assert entries[-1]['point'] == PERIODIC
+    assert entries[-1]['action'] == 'crash'
+    stack.api.wait_for_service('nova-compute', 'dest', 'down', timeout=60)
+    with open(stack.compute_log('dest')) as log:
+        assert 'FAULTDRIVER-INJECT point=%s' % PERIODIC in log.read()
+    # The rule came from the socket, not nova.conf: a restart runs clean.
+    stack.start_compute('dest')
+    stack.api.wait_for_service('nova-compute', 'dest', 'up', timeout=90)
+    assert stack.computes['dest'].alive()
+
+
+def test_bad_rule_in_nova_conf_stops_nova_compute_at_start(stack):
+    stack.hosts.append('bad')
+    stack.write_compute_conf('bad', {'inner_driver': 'fake_numa',
+                                     'rules': ['pre_live_migration: crahs']})
+    process = stack.start_compute('bad')
+    try:
+        code = process.wait(120)
+    finally:
+        stack.hosts.remove('bad')
+    assert code != 0
+    with open(process.log) as out, open(stack.compute_log('bad')) as log:
+        text = out.read() + log.read()
+    assert 'crahs' in text
+    assert 'crash' in text          # what was expected (did you mean)
+
+
+def test_teardown_leaves_nothing(stack):
+    ports = [stack.api_port, stack.placement_port, stack.db.port,
+             stack.rabbit.port, stack.rabbit.epmd_port,
+             stack.rabbit.dist_port]
+    workdir = stack.dir
+    stack.stop()
+    assert not os.path.exists(workdir)
+    assert procs.reap(workdir) == []
+    deadline = time.monotonic() + 10
+    while any(procs.port_open(p) for p in ports):
+        assert time.monotonic() < deadline, [p for p in ports
+                                             if procs.port_open(p)]
+        time.sleep(0.2)
