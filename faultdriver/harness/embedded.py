@@ -76,7 +76,7 @@ class EmbeddedNova(base.ServersTestBase,
         self.observe = observe.Observer()
         shapes = self.TOPOLOGY
         if shapes:
-            self.useFixture(topology.PerHostCPUs(self, shapes))
+            self.useFixture(topology.PerHostShapes(self, shapes))
         elif self.PINNED:
             self.flags(cpu_dedicated_set=topology.PINNED.cpu_dedicated_set,
                        cpu_shared_set=None, group='compute')

@@ -32,7 +32,7 @@ class HostShape:
     cpu_sockets: int = 1
     cpu_cores: int = 2
     cpu_threads: int = 2
-    memory_mb: int | None = None          # None: fakelibvirt's ~16 GiB
+    memory_mb: int | None = None          # None: fakelibvirt's 16386 MiB
     cpu_dedicated_set: str | None = None
     cpu_shared_set: str | None = None
 
@@ -65,11 +65,15 @@ def calling_host():
     return None
 
 
-class PerHostCPUs(fixtures.Fixture):
-    """Each host's CPU sets and online CPUs, read per calling host.
+class PerHostShapes(fixtures.Fixture):
+    """Each host's CPU sets, online CPUs and memory as that host reports
+    them.
 
     Set up after the libvirt test base's ``setUp`` (which mocks every
-    host's online CPUs as 0-15) and before the computes start.
+    host's online CPUs as 0-15) and before the computes start.  Also
+    reports the host's memory in MiB, as libvirt's ``getInfo`` does
+    (fakelibvirt reports its KiB figure as MiB: placement would see 1024
+    times the memory the NUMA cells have).
     """
 
     def __init__(self, test, shapes):
@@ -93,6 +97,15 @@ class PerHostCPUs(fixtures.Fixture):
                              .cpus))
         self.useFixture(fixtures.MonkeyPatch(
             'nova.virt.libvirt.host.Host.get_online_cpus', get_online_cpus))
+        get_info = fakelibvirt.Connection.getInfo
+
+        def get_info_in_mib(connection):
+            info = list(get_info(connection))
+            info[1] = connection.host_info.kB_mem // 1024
+            return info
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.tests.fixtures.libvirt.Connection.getInfo',
+            get_info_in_mib))
 
     def _reader(self, option, nova_reader):
         def read():
