@@ -13,12 +13,18 @@ import nova
 #: Settings shared by every Nova service of the stack.
 TIMINGS = {
     'report_interval': 1,
-    'service_down_time': 6,
+    # More than Nova's first report after a start (5 s after joining).
+    'service_down_time': 10,
     'rpc_response_timeout': 8,
     'long_rpc_timeout': 60,
     'heal_instance_info_cache_interval': -1,
 }
 PERIODIC_INTERVAL = 2           # [DEFAULT] update_resources_interval
+#: Nova's default filters plus the NUMA one pinned servers need (as the
+#: embedded Nova's).
+FILTERS = ('ComputeFilter', 'ComputeCapabilitiesFilter',
+           'ImagePropertiesFilter', 'ServerGroupAntiAffinityFilter',
+           'ServerGroupAffinityFilter', 'NUMATopologyFilter')
 
 
 def render(sections):
@@ -103,6 +109,7 @@ def nova_common(stack):
         # The scheduler maps new computes to the cell (no nova-manage).
         'scheduler': [('discover_hosts_in_cells_interval', 1),
                       ('workers', 1)],
+        'filter_scheduler': [('enabled_filters', ','.join(FILTERS))],
         'conductor': [('workers', 1)],
         'vnc': [('enabled', False)],
         'cinder': [('catalog_info', 'volumev3::publicURL')],

@@ -19,10 +19,8 @@ from faultdriver.process import stack as stack_module
 from faultdriver.scenario import model
 from faultdriver.scenario import runner
 
-#: Pinned topology, as the embedded Nova's: 4 dedicated pCPUs, one cell.
-PINNED = {'fake_numa': {'cells': 1, 'cores_per_cell': 4,
-                        'threads_per_core': 1},
-          'compute': {'cpu_dedicated_set': '0-3'}}
+#: fakelibvirt's host memory when a scenario names none (MiB).
+DEFAULT_MEMORY_MB = 16384
 
 
 class Steps(runner.Steps):
@@ -32,6 +30,22 @@ class Steps(runner.Steps):
         return self.test.log_text()
 
 
+def host_settings(shape):
+    """nova.conf sections giving ``fake_numa`` the host the scenario's
+    topology describes for the embedded Nova's fakelibvirt."""
+    memory = shape['memory_mb'] or DEFAULT_MEMORY_MB
+    settings = {'fake_numa': {
+        'cells': shape['cpu_nodes'],
+        'cores_per_cell': shape['cpu_sockets'] * shape['cpu_cores'],
+        'threads_per_core': shape['cpu_threads'],
+        'memory_mb_per_cell': memory // shape['cpu_nodes']}}
+    compute = {key: shape[key] for key in ('cpu_dedicated_set',
+                                           'cpu_shared_set') if shape[key]}
+    if compute:
+        settings['compute'] = compute
+    return settings
+
+
 def host_faults(scenario, variant, host):
     rules = scenario.data.get('rules', {})
     return {
@@ -39,7 +53,7 @@ def host_faults(scenario, variant, host):
         'enabled': True,
         'rules': list(rules.get('*', ())) + list(rules.get(host, ())),
         'tracker_patches': scenario.patches(variant),
-        'extra': PINNED if scenario.pinned else {},
+        'extra': host_settings(scenario.host_shapes()[host]),
     }
 
 
