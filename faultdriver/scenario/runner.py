@@ -255,7 +255,7 @@ def scenario_test(scenario, variant, report, steps_class=None):
         # Wall clock of step 0: places journal times on the timeline.
         report['steps_started_at'] = time.time()
         report['setup_seconds'] = round(started - report['_t0'], 2)
-        progress(variant, 'embedded Nova up in %.1fs (hosts %s)'
+        progress(variant, 'Nova up in %.1fs (hosts %s)'
                  % (report['setup_seconds'], ', '.join(scenario.hosts)))
         total = len(scenario.steps)
         for i, step in enumerate(scenario.steps, 1):
