@@ -2,6 +2,8 @@
 message naming the file, the key path and what was expected."""
 
 import copy
+import pathlib
+import textwrap
 
 import pytest
 import yaml
@@ -173,3 +175,19 @@ def test_file_round_trip(tmp_path):
     path = tmp_path / 'tiny.yaml'
     path.write_text(yaml.safe_dump(VALID))
     assert model.load(str(path)).data == VALID
+
+
+def test_readme_example_is_valid():
+    """The README's minimal scenario loads (it is what users copy)."""
+    readme = pathlib.Path(__file__).parents[2] / 'README.rst'
+    lines = readme.read_text(encoding='utf-8').splitlines()
+    start = lines.index('    name: refuse-live-migration')
+    block = []
+    for line in lines[start:]:
+        if line and not line.startswith('    '):
+            break
+        block.append(line)
+    scenario = model.validate(yaml.safe_load(textwrap.dedent(
+        '\n'.join(block))), 'README.rst')
+    assert scenario.host_shapes()['dest']['cpu_nodes'] == 2
+    assert scenario.patches('fix') == ['stale_migration_context']
