@@ -139,7 +139,7 @@ class MoveStepsMixin:
 
     # -- asserting --------------------------------------------------------
 
-    def observe(self, server):
+    def outcome(self, server):
         """Everything an outcome is made of, in the shape it is expected."""
         migration = self.migration(server)
         return {
@@ -173,4 +173,4 @@ class MoveStepsMixin:
         """
         for host in periodic:
             self.run_periodic(host)
-        self.assertEqual(self.expect(*outcome), self.observe(server))
+        self.assertEqual(self.expect(*outcome), self.outcome(server))
