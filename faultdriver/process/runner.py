@@ -8,11 +8,9 @@ on ``fake_numa`` behind FaultDriver, faults driven through each
 compute's control socket, crashes that end the process.
 """
 
-import json
 import sys
 import time
 import traceback
-import warnings
 
 from faultdriver.process import nova as process_nova
 from faultdriver.process import stack as stack_module
@@ -88,18 +86,7 @@ def run(path, variant, mode, keep=False):
 
 
 def main(argv=None):
-    warnings.simplefilter('ignore')
-    path, variant, mode, out = argv or sys.argv[1:]
-    try:
-        report = run(path, variant, mode)
-    except Exception:
-        report = {'variant': variant, 'mode': mode, 'backend': 'process',
-                  'internal_error': traceback.format_exc()}
-        runner.progress(variant, 'internal error:\n' +
-                        report['internal_error'])
-    with open(out, 'w', encoding='utf-8') as stream:
-        json.dump(report, stream, indent=2, default=str)
-    return 0
+    return runner.main(argv, run, 'process')
 
 
 if __name__ == '__main__':

@@ -345,13 +345,16 @@ def run(path, variant, mode):
     return report
 
 
-def main(argv=None):
+def main(argv=None, run_variant=None, backend='embedded'):
+    """``FILE VARIANT MODE OUT``: run, then write the report to OUT (an
+    internal error becomes a report too).  The process tier passes its
+    own ``run_variant``."""
     warnings.simplefilter('ignore')
     path, variant, mode, out = argv or sys.argv[1:]
     try:
-        report = run(path, variant, mode)
+        report = (run_variant or run)(path, variant, mode)
     except Exception:
-        report = {'variant': variant, 'mode': mode,
+        report = {'variant': variant, 'mode': mode, 'backend': backend,
                   'internal_error': traceback.format_exc()}
         progress(variant, 'internal error:\n' + report['internal_error'])
     with open(out, 'w', encoding='utf-8') as stream:
