@@ -8,7 +8,9 @@
 # Concurrency mode comes from the environment, as in Nova's own tox envs:
 #   OS_NOVA_DISABLE_EVENTLET_PATCHING=False  eventlet (Nova's test default)
 #   OS_NOVA_DISABLE_EVENTLET_PATCHING=True   native threading
-# TRANSPARENCY_SELECTION names another selection file.
+# TRANSPARENCY_SELECTION names another selection file; TRANSPARENCY_MATCH
+# and TRANSPARENCY_SKIP (grep -E patterns) keep or drop some of its lines;
+# TRANSPARENCY_TIMEOUT (seconds, default 600) bounds one run.
 # PYTHON selects the interpreter (default: python3 on PATH).  faultdriver
 # must be installed normally (not editable) in it: the test run imports the
 # installed package and the installed nova/virt/faultdriver shim; the
@@ -22,7 +24,13 @@ PYTHON=${PYTHON:-python3}
 export OS_NOVA_DISABLE_EVENTLET_PATCHING
 
 mapfile -t SELECTION < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' \
-                             -e '/^$/d' "${TRANSPARENCY_SELECTION:-$HERE/selection.txt}")
+                             -e '/^$/d' "${TRANSPARENCY_SELECTION:-$HERE/selection.txt}" |
+                         grep -E -- "${TRANSPARENCY_MATCH:-.}" |
+                         { grep -v -E -- "${TRANSPARENCY_SKIP:-^$}" || true; })
+if [ ${#SELECTION[@]} -eq 0 ]; then
+    echo "transparency: nothing selected (TRANSPARENCY_MATCH/SKIP)" >&2
+    exit 5
+fi
 
 cd "$ROOT"
 run() {
