@@ -1,22 +1,26 @@
-"""Step matrices as a sample, for the second concurrency mode in CI.
+"""How CI shares the functional tests between the two concurrency modes.
 
 The step matrices (a crash, raise, hold... at every step of every move)
-cost most of the functional suite's time; the mode changes how Nova
-waits and switches threads, not which steps exist.  With
-``FAULTDRIVER_STEP_SAMPLE=1`` (tox's ``all`` env sets it for eventlet
-mode) only the SAMPLE classes of each matrix run: a source and a
-destination crash of each flow, and each action kind; and the bundled
-scenarios other than the seed (test_bundled_scenarios: a scenario run
-each, in threading mode, the CLI's default) are left to the other mode
-(the seed's A/B, test_scenario_cli, runs in both).  Every other
-functional test runs in both modes; ``tox -e functional`` runs everything.
+and the bundled scenarios (a ``scenario run`` each) cost most of the
+suite's time; the mode changes how Nova waits and switches threads, not
+which steps exist.  ``FAULTDRIVER_CI_SHARE`` (set by tox's ``all`` env,
+see tests/functional/both-modes.sh) picks a mode's share:
+
+* ``eventlet``: the SAMPLE classes of each matrix (a source and a
+  destination crash of each flow, each action kind) and every bundled
+  scenario;
+* ``threading``: every matrix test, no bundled scenario other than the
+  seed (whose A/B, test_scenario_cli, runs in both).
+
+Every other functional test runs in both modes.  Unset (``tox -e
+functional`` / ``functional-threading``), everything runs.
 """
 
 import os
 
 MATRICES = ('test_live_migration_steps.py', 'test_resize_steps.py',
-            'test_evacuate_steps.py', 'test_live_migration_actions.py',
-            'test_bundled_scenarios.py')
+            'test_evacuate_steps.py', 'test_live_migration_actions.py')
+BUNDLED = 'test_bundled_scenarios.py'
 SAMPLE = {
     # live migration: a crash on each side, one NUMA-claim window
     'TestCrashDestAfterClaim', 'TestCrashSourceAtLiveMigration',
@@ -31,14 +35,22 @@ SAMPLE = {
 }
 
 
+def _dropped(share, item):
+    name = os.path.basename(str(item.path))
+    if share == 'threading':
+        return name == BUNDLED
+    if share == 'eventlet':
+        return name in MATRICES and (item.cls is None or
+                                     item.cls.__name__ not in SAMPLE)
+    raise ValueError('FAULTDRIVER_CI_SHARE=%r: expected eventlet or '
+                     'threading' % share)
+
+
 def pytest_collection_modifyitems(config, items):
-    if os.environ.get('FAULTDRIVER_STEP_SAMPLE') != '1':
+    share = os.environ.get('FAULTDRIVER_CI_SHARE')
+    if not share:
         return
-    keep, drop = [], []
-    for item in items:
-        in_matrix = os.path.basename(str(item.path)) in MATRICES
-        sampled = item.cls is not None and item.cls.__name__ in SAMPLE
-        (drop if in_matrix and not sampled else keep).append(item)
+    drop = [item for item in items if _dropped(share, item)]
     if drop:
         config.hook.pytest_deselected(items=drop)
-        items[:] = keep
+        items[:] = [item for item in items if item not in drop]
