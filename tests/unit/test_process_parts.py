@@ -1,0 +1,52 @@
+"""Pieces of the process tier that need no running stack: nova.conf
+rendering, reading pinned CPUs from the database's serialized Nova
+objects, the scenario topology given to fake_numa, the schema cache key.
+"""
+
+import json
+
+from nova import objects
+
+from faultdriver.process import config
+from faultdriver.process import nova as process_nova
+from faultdriver.process import runner
+from faultdriver.scenario import model
+
+objects.register_all()
+
+
+def test_render_repeats_multi_valued_keys():
+    text = config.render({'fault_injection': [
+        ('enabled', True), ('rules', 'a: log'), ('rules', 'b: crash')]})
+    assert text.splitlines() == ['[fault_injection]', 'enabled = true',
+                                 'rules = a: log', 'rules = b: crash']
+
+
+def test_host_pinned_cpus_reads_nova_serialized_topology():
+    topology = objects.NUMATopology(cells=[
+        objects.NUMACell(id=0, cpuset=set(), pcpuset={0, 1, 2, 3},
+                         memory=1024, memory_usage=0, pinned_cpus={1, 3},
+                         siblings=[], mempages=[]),
+        objects.NUMACell(id=1, cpuset=set(), pcpuset={4, 5},
+                         memory=1024, memory_usage=0, pinned_cpus={4},
+                         siblings=[], mempages=[])])
+    assert process_nova.host_pinned_cpus(topology._to_json()) == [1, 3, 4]
+    assert process_nova.host_pinned_cpus(None) == []
+
+
+def test_instance_pinned_cpus_reads_nova_serialized_topology():
+    cell = objects.InstanceNUMACell(id=0, cpuset=set(), pcpuset={0, 1},
+                                    memory=512, cpu_policy='dedicated')
+    cell.pin_vcpus((0, 6), (1, 2))
+    topology = objects.InstanceNUMATopology(cells=[cell])
+    stored = json.dumps(topology.obj_to_primitive())
+    assert process_nova.instance_pinned_cpus(stored) == [2, 6]
+
+
+def test_seed_topology_becomes_fake_numa_settings():
+    scenario = model.load('stale-error-migration-context')
+    settings = runner.host_settings(scenario.host_shapes()['dest'])
+    assert settings == {
+        'fake_numa': {'cells': 1, 'cores_per_cell': 4,
+                      'threads_per_core': 1, 'memory_mb_per_cell': 16384},
+        'compute': {'cpu_dedicated_set': '0-3'}}
