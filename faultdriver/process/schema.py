@@ -5,7 +5,8 @@ The first stack runs ``placement-manage db sync`` and Nova's
 ``db sync`` (half a minute to a minute on two cores).  The MariaDB data
 directory is then copied under ``~/.cache/faultdriver``, keyed by the
 Nova and placement versions; later stacks start from a copy of it and
-only rewrite the cell mappings' database and broker addresses.
+only rewrite the cell mappings' database and broker addresses.  Delete
+that directory to rebuild.
 """
 
 import json
@@ -22,8 +23,12 @@ def cache_dir():
 
 
 def template_path():
-    return os.path.join(cache_dir(), 'mariadb-nova-%s-placement-%s' % (
-        metadata.version('nova'), metadata.version('openstack-placement')))
+    """Keyed by Nova's and placement's versions (the schema) and by the
+    MariaDB server binary (the data directory's format)."""
+    server = os.stat('/usr/sbin/mariadbd')
+    return os.path.join(cache_dir(), 'mariadb-%d-nova-%s-placement-%s' % (
+        server.st_mtime, metadata.version('nova'),
+        metadata.version('openstack-placement')))
 
 
 def cached():
