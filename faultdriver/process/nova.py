@@ -10,7 +10,6 @@ Faults are set and observed through each compute's control socket.
 
 import json
 import os
-import re
 import subprocess
 import time
 
@@ -18,7 +17,9 @@ from faultdriver.control import client as control_client
 from faultdriver.control import protocol
 from faultdriver.process import backing
 from faultdriver.process import config
+from faultdriver.process import procs
 from faultdriver.process import standins
+from faultdriver.scenario import runner
 
 PERIODIC_POINT = 'tracker.update_available_resource'
 POLL = 0.25
@@ -171,12 +172,9 @@ class ProcessNova:
 
     # -- polling ----------------------------------------------------------
 
-    def wait(self, check, what, timeout):
-        deadline = time.monotonic() + timeout
-        while not check():
-            if time.monotonic() > deadline:
-                raise AssertionError('%s: not within %ss' % (what, timeout))
-            time.sleep(POLL)
+    @staticmethod
+    def wait(check, what, timeout):
+        procs.wait_until(check, timeout, what, interval=POLL)
 
     def queued(self, host):
         """Messages ready in ``host``'s compute queues (Nova 34 sends some
@@ -307,13 +305,14 @@ class ProcessNova:
                 except protocol.ControlError:
                     pass
         started = control.counters().get(PERIODIC_POINT + '.before', 0)
-        errors = count_periodic_errors(self.log_text(), host)
+        marker = runner.PERIODIC_ERROR % host
+        errors = self.log_text(host).count(marker)
         control.wait(PERIODIC_POINT, started + 1, 60, 'before')
 
         def ended():
             done = control.counters().get(PERIODIC_POINT + '.after', 0)
-            return done > started or count_periodic_errors(
-                self.log_text(), host) > errors
+            return done > started or \
+                self.log_text(host).count(marker) > errors
         self.wait(ended, 'periodic on %s' % host, 60)
 
     # -- accounting -------------------------------------------------------
@@ -336,17 +335,13 @@ class ProcessNova:
 
     # -- logs -------------------------------------------------------------
 
-    def log_text(self):
-        """Every compute's log (restarts append to the same file)."""
+    def log_text(self, host=None):
+        """``host``'s compute log, or every compute's (restarts append to
+        the same file)."""
         text = []
-        for host in self.stack.hosts:
-            path = self.stack.compute_log(host)
+        for each in [host] if host else self.stack.hosts:
+            path = self.stack.compute_log(each)
             if os.path.exists(path):
                 with open(path, encoding='utf-8', errors='replace') as f:
                     text.append(f.read())
         return ''.join(text)
-
-
-def count_periodic_errors(text, host):
-    return len(re.findall('Error updating resources for node %s'
-                          % re.escape(host), text))
