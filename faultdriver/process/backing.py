@@ -106,9 +106,9 @@ class MariaDB:
         finally:
             conn.close()
 
-    def stop(self):
+    def stop(self, grace=5.0):
         if self.process:
-            self.process.stop()
+            self.process.stop(grace)
 
 
 class RabbitMQ:
@@ -173,7 +173,7 @@ class RabbitMQ:
                          process=self.process)
         return self
 
-    def stop(self):
+    def stop(self, grace=5.0):
         for process in (self.process, self.epmd):
             if process:
-                process.stop()
+                process.stop(grace)

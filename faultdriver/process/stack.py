@@ -148,11 +148,8 @@ class Stack:
         for process in list(self.computes.values()) + list(
                 self.processes.values()):
             process.stop(grace=0)
-        for part in (self.rabbit, self.db):
-            for process in (getattr(part, 'process', None),
-                            getattr(part, 'epmd', None)):
-                if process is not None:
-                    process.stop(grace=0)
+        self.rabbit.stop(grace=0)
+        self.db.stop(grace=0)
         procs.reap(self.dir)
         for part in (self.glance, self.neutron):
             try:
