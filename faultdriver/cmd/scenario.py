@@ -138,11 +138,18 @@ class ScenarioRun(command.Command):
                             default='threading',
                             help='Nova concurrency mode (default threading)')
         parser.add_argument('--backend', default='embedded',
-                            choices=('embedded', 'process', 'both'),
+                            choices=('embedded', 'process', 'libvirt',
+                                     'both', 'all'),
                             help='where Nova runs: in-process (embedded, '
-                                 'default), as real processes (process: '
+                                 'default), as real processes on '
+                                 'faultdriver\'s fake hypervisor (process: '
                                  'needs the Debian packages mariadb-server '
-                                 'and rabbitmq-server), or both, compared')
+                                 'and rabbitmq-server), as real processes '
+                                 'on real libvirtd + QEMU per host (libvirt: '
+                                 'also libvirt-daemon-system, '
+                                 'qemu-system-x86, qemu-utils, root and '
+                                 'faultdriver[libvirt]); both compares '
+                                 'embedded and process, all the three')
         add_output_arguments(parser)
         parser.add_argument('--serial', action='store_true',
                             help='run variants one after the other '

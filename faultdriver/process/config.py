@@ -7,6 +7,7 @@ else is Nova's default.
 
 import configparser
 import os
+import sys
 
 import nova
 
@@ -134,18 +135,47 @@ def compute(stack, host, faults):
     if patches:
         section.append(('tracker_patches', ','.join(patches)))
     section.extend(('rules', rule) for rule in faults.get('rules', ()))
+    instances = os.path.join(state, 'instances')
+    if host in stack.libvirt:
+        instances = stack.instances_path
     sections = {
         'DEFAULT': [('host', host),
                     ('compute_driver', 'faultdriver.FaultDriver'),
                     ('state_path', state),
-                    ('instances_path', os.path.join(state, 'instances')),
+                    ('instances_path', instances),
                     ('log_file', os.path.join(stack.dir, 'logs',
                                               'nova-compute-%s.log' % host))],
         'fault_injection': section,
     }
+    if host in stack.libvirt:
+        for name, items in libvirt(stack, host).items():
+            sections.setdefault(name, []).extend(items)
     for name, items in faults.get('extra', {}).items():
         sections.setdefault(name, []).extend(items.items())
     return sections
+
+
+def libvirt(stack, host):
+    """Settings of a nova-compute on real libvirt (inside its host's
+    namespaces, where ``qemu:///system`` is that host's libvirtd).
+
+    QEMU emulates (TCG): a guest that only runs its firmware needs no
+    KVM, and KVM here does not get a Linux kernel going.  Peers reach the
+    host's libvirtd and QEMU's incoming migration on the host's own
+    loopback address.  We run as root, so Nova's privsep daemons start
+    without sudo or rootwrap.
+    """
+    helper = '%s --config-file %s --config-file %s' % (
+        os.path.join(os.path.dirname(sys.executable), 'privsep-helper'),
+        stack.nova_conf, stack.compute_conf(host))
+    return {
+        'libvirt': [('virt_type', 'qemu'),
+                    ('connection_uri', 'qemu:///system'),
+                    ('live_migration_inbound_addr',
+                     stack.libvirt[host].address)],
+        'nova_sys_admin': [('helper_command', helper)],
+        'privsep_osbrick': [('helper_command', helper)],
+    }
 
 
 def placement(stack):

@@ -169,6 +169,9 @@ class ProcessNova:
         self.faults = Faults(self)
         self.PINNED = pinned
         self._flavors = {}
+        #: vCPUs of a server booted without a flavor: real libvirt has
+        #: this machine's CPUs (2 here), so two pinned servers fit a host.
+        self.default_vcpus = 1 if stack.libvirt else 2
 
     # -- polling ----------------------------------------------------------
 
@@ -200,8 +203,9 @@ class ProcessNova:
                 extra_specs=extra_spec)
         return self._flavors[key]
 
-    def boot(self, host='src', vcpus=2, status='ACTIVE'):
-        flavor = self._create_flavor(vcpus, {'hw:cpu_policy': 'dedicated'}
+    def boot(self, host='src', vcpus=None, status='ACTIVE'):
+        flavor = self._create_flavor(vcpus or self.default_vcpus,
+                                     {'hw:cpu_policy': 'dedicated'}
                                      if self.PINNED else None)
         return self.create_server(host, flavor, status=status)
 

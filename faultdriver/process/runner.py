@@ -1,13 +1,16 @@
 """Run one variant of a scenario on real processes (the process tier).
 
 Same command line and report as :mod:`faultdriver.scenario.runner`
-(``python -m faultdriver.process.runner FILE VARIANT MODE OUT``) and the
-same steps and expectations; only the Nova underneath differs: a
-:class:`~faultdriver.process.stack.Stack` of real services, its computes
-on ``fake_numa`` behind FaultDriver, faults driven through each
-compute's control socket, crashes that end the process.
+(``python -m faultdriver.process.runner [--hypervisor libvirt] FILE
+VARIANT MODE OUT``) and the same steps and expectations; only the Nova
+underneath differs: a :class:`~faultdriver.process.stack.Stack` of real
+services, its computes on ``fake_numa`` (or on real libvirtd + QEMU per
+host) behind FaultDriver, faults driven through each compute's control
+socket, crashes that end the process.
 """
 
+import functools
+import os
 import sys
 import time
 import traceback
@@ -44,32 +47,78 @@ def host_settings(shape):
     return settings
 
 
-def host_faults(scenario, variant, host):
+def libvirt_host_settings(shape, cpus):
+    """nova.conf sections giving real libvirt the scenario's CPU sets,
+    and the shape as it is: the machine's CPUs (``cpus``, one NUMA node)
+    cannot be changed, so CPU sets that name CPUs the machine lacks
+    become every CPU, and cells, cores and memory are the machine's."""
+    sets = {}
+    for key in ('cpu_dedicated_set', 'cpu_shared_set'):
+        if shape[key]:
+            wanted = cpu_set(shape[key])
+            sets[key] = shape[key] if wanted <= set(cpus) else \
+                '%d-%d' % (min(cpus), max(cpus))
+    if len(sets) == 2 and sets['cpu_dedicated_set'] == sets['cpu_shared_set']:
+        del sets['cpu_shared_set']      # pinned servers need them all
+    settings = {'compute': sets} if sets else {}
+    actual = dict(shape, cpu_nodes=1, cpu_sockets=1, cpu_cores=len(cpus),
+                  cpu_threads=1, memory_mb=None,
+                  cpu_dedicated_set=sets.get('cpu_dedicated_set'),
+                  cpu_shared_set=sets.get('cpu_shared_set'))
+    return settings, actual
+
+
+def cpu_set(spec):
+    """CPU numbers of a Nova CPU set string ('0-3,^2')."""
+    from nova.virt import hardware
+    return set(hardware.parse_cpu_spec(spec))
+
+
+def host_faults(scenario, variant, host, hypervisor='fake_numa'):
     rules = scenario.data.get('rules', {})
+    shape = scenario.host_shapes()[host]
+    if hypervisor == 'libvirt':
+        extra, _shape = libvirt_host_settings(shape, sorted(
+            os.sched_getaffinity(0)))
+    else:
+        extra = host_settings(shape)
     return {
-        'inner_driver': 'fake_numa',
+        'inner_driver': hypervisor,
         'enabled': True,
         'rules': list(rules.get('*', ())) + list(rules.get(host, ())),
         'tracker_patches': scenario.patches(variant),
-        'extra': host_settings(scenario.host_shapes()[host]),
+        'extra': extra,
     }
 
 
-def run(path, variant, mode, keep=False):
+def run(path, variant, mode, keep=False, hypervisor='fake_numa'):
     scenario = model.load(path)
     report = {'scenario': scenario.name, 'variant': variant, 'mode': mode,
-              'backend': 'process',
+              'backend': 'libvirt' if hypervisor == 'libvirt' else 'process',
               'expect': scenario.variants[variant].get('expect', 'ok'),
               'patches': scenario.patches(variant), 'timeline': [],
               'step_failed': None, '_t0': time.monotonic()}
-    runner.progress(variant, 'starting Nova as processes (%s mode, fixes: '
-                    '%s)' % (mode, ', '.join(report['patches']) or
-                             'none (stock)'))
-    faults = {host: host_faults(scenario, variant, host)
+    runner.progress(variant, 'starting Nova as processes on %s (%s mode, '
+                    'fixes: %s)' % (hypervisor, mode,
+                                    ', '.join(report['patches']) or
+                                    'none (stock)'))
+    faults = {host: host_faults(scenario, variant, host, hypervisor)
               for host in scenario.hosts}
+    if hypervisor == 'libvirt':
+        cpus = sorted(os.sched_getaffinity(0))
+        report['topology'] = {
+            host: libvirt_host_settings(shape, cpus)[1]
+            for host, shape in scenario.host_shapes().items()}
+        runner.progress(variant, 'real libvirt: every host has this '
+                        "machine's CPUs %s in one NUMA node; CPU sets: %s" % (
+                            ','.join(map(str, cpus)), '; '.join(
+                                '%s %s' % (h, faults[h]['extra'].get(
+                                    'compute', {}))
+                                for h in scenario.hosts)))
     stack = stack_module.Stack(
         hosts=scenario.hosts, faults=faults, mode=mode, keep=keep,
-        progress=lambda text: runner.progress(variant, text))
+        progress=lambda text: runner.progress(variant, text),
+        hypervisor=hypervisor)
     with stack:
         report['stack_seconds'] = stack.timings
         nova = process_nova.ProcessNova(stack, pinned=scenario.pinned)
@@ -86,7 +135,15 @@ def run(path, variant, mode, keep=False):
 
 
 def main(argv=None):
-    return runner.main(argv, run, 'process')
+    """``[--hypervisor fake_numa|libvirt] FILE VARIANT MODE OUT``."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    hypervisor = 'fake_numa'
+    if args[:1] == ['--hypervisor']:
+        hypervisor = args[1]
+        args = args[2:]
+    backend = 'libvirt' if hypervisor == 'libvirt' else 'process'
+    return runner.main(args, functools.partial(run, hypervisor=hypervisor),
+                       backend)
 
 
 if __name__ == '__main__':

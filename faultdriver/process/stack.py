@@ -18,11 +18,16 @@ import time
 from faultdriver.process import backing
 from faultdriver.process import client
 from faultdriver.process import config
+from faultdriver.process import guardian
+from faultdriver.process import libvirt_host
 from faultdriver.process import procs
 from faultdriver.process import schema
 from faultdriver.process import standins
 
 LOG = logging.getLogger(__name__)
+#: What the computes run on: faultdriver's fake hypervisor, or real
+#: libvirtd + QEMU per host (:mod:`faultdriver.process.libvirt_host`).
+HYPERVISORS = ('fake_numa', 'libvirt')
 GUNICORN_CONF = '''\
 bind = "127.0.0.1:%(port)d"
 wsgi_app = "%(app)s"
@@ -45,8 +50,13 @@ class Stack:
     """A running Nova: ``with Stack(hosts) as stack: ...``."""
 
     def __init__(self, hosts=('src', 'dest'), faults=None, mode='threading',
-                 workdir=None, keep=False, progress=None):
+                 workdir=None, keep=False, progress=None,
+                 hypervisor='fake_numa'):
+        if hypervisor not in HYPERVISORS:
+            raise ValueError('hypervisor %r: expected one of %s'
+                             % (hypervisor, ', '.join(HYPERVISORS)))
         self.hosts = list(hosts)
+        self.hypervisor = hypervisor
         self.faults = dict(faults or {})      # host -> compute faults dict
         self.mode = mode
         self.keep = keep
@@ -66,6 +76,16 @@ class Stack:
         self.computes = {}                    # host -> procs.Process
         self.api = None
         self.timings = {}
+        self.guardian = None
+        #: One path for every host, each binding its own directory over
+        #: it (libvirt): Nova keeps local disk paths across a migration.
+        self.instances_path = os.path.join(self.dir, 'instances')
+        self.libvirt = {}                     # host -> LibvirtHost
+        if hypervisor == 'libvirt':
+            addresses = libvirt_host.free_addresses(len(self.hosts))
+            self.libvirt = {host: libvirt_host.LibvirtHost(
+                self.dir, host, address, self.instances_path, env=self.env)
+                for host, address in zip(self.hosts, addresses)}
 
     # -- lifecycle ------------------------------------------------------
 
@@ -97,12 +117,17 @@ class Stack:
 
     def start(self):
         missing = backing.missing_packages()
+        if self.libvirt:
+            missing += libvirt_host.missing_packages()
         if missing:
             raise RuntimeError('the process tier needs the Debian packages '
                                '%s (apt-get install -y %s)'
                                % (', '.join(missing), ' '.join(missing)))
         os.makedirs(self.logs, exist_ok=True)
         begin = time.monotonic()
+        self.guardian = guardian.start(self.dir, self.env, self.keep)
+        for host, hypervisor in self.libvirt.items():
+            self._step('libvirtd %s' % host, hypervisor.start)
         self.glance.start()
         self.neutron.start()
         with concurrent.futures.ThreadPoolExecutor(2) as pool:
@@ -148,9 +173,12 @@ class Stack:
         for process in list(self.computes.values()) + list(
                 self.processes.values()):
             process.stop(grace=0)
+        for hypervisor in self.libvirt.values():
+            hypervisor.stop()
         self.rabbit.stop(grace=0)
         self.db.stop(grace=0)
         procs.reap(self.dir)
+        libvirt_host.kill_cgroups(self.dir)
         for part in (self.glance, self.neutron):
             try:
                 part.stop()
@@ -158,6 +186,9 @@ class Stack:
                 LOG.debug('stopping %s', part, exc_info=True)
         if not self.keep and os.path.isdir(self.dir):
             shutil.rmtree(self.dir, ignore_errors=True)
+        if self.guardian is not None:
+            guardian.dismiss(self.guardian)
+            self.guardian = None
 
     # -- configuration ----------------------------------------------------
 
@@ -269,9 +300,12 @@ class Stack:
         if old is not None and old.alive():
             raise RuntimeError('nova-compute on %s is still running (pid %d)'
                                % (host, old.pid))
-        process = procs.Process('nova-compute-%s' % host, [
-            _bin('nova-compute'), '--config-file', self.nova_conf,
-            '--config-file', self.compute_conf(host)],
+        argv = [_bin('nova-compute'), '--config-file', self.nova_conf,
+                '--config-file', self.compute_conf(host)]
+        if host in self.libvirt:
+            argv = self.libvirt[host].enter(argv)
+        process = procs.Process(
+            'nova-compute-%s' % host, argv,
             os.path.join(self.logs, 'nova-compute-%s.out' % host),
             env=self.env)
         self.computes[host] = process.start()

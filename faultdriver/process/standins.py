@@ -1,9 +1,11 @@
 """Glance and Neutron stand-ins: the few answers booting a server needs.
 
 Nova asks the image service for one image's metadata (and glanceclient
-for the image schema) and the network service for ports, networks and
-extensions; with ``networks: none`` an empty list answers every network
-question.  Both are served from a thread of the runner on loopback.
+for the image schema; real libvirt also downloads its data: zeros, on
+which a guest sits in its firmware with no bootable device) and the
+network service for ports, networks and extensions; with ``networks:
+none`` an empty list answers every network question.  Both are served
+from a thread of the runner on loopback.
 """
 
 import json
@@ -12,10 +14,11 @@ from wsgiref import simple_server
 import socketserver
 
 IMAGE_ID = '155d900f-4e14-4e4c-a73d-069cbf4541e6'   # nova's fake image id
+IMAGE_SIZE = 1024 * 1024
 IMAGE = {
     'id': IMAGE_ID, 'name': 'faultdriver-image', 'status': 'active',
     'visibility': 'public', 'protected': False, 'disk_format': 'raw',
-    'container_format': 'bare', 'size': 25165824, 'virtual_size': None,
+    'container_format': 'bare', 'size': IMAGE_SIZE, 'virtual_size': None,
     'min_disk': 0, 'min_ram': 0, 'tags': [], 'checksum': None,
     'owner': None, 'os_hidden': False,
     'created_at': '2026-01-01T00:00:00Z', 'updated_at': '2026-01-01T00:00:00Z',
@@ -44,6 +47,8 @@ def glance(environ):
         return 200, IMAGE_SCHEMA
     if path == '/v2/images':
         return 200, {'images': [IMAGE]}
+    if path.startswith('/v2/images/') and path.endswith('/file'):
+        return 200, bytes(IMAGE_SIZE)
     if path.startswith('/v2/images/'):
         image = dict(IMAGE, id=path.split('/')[3])
         return 200, image
@@ -66,9 +71,11 @@ def neutron(environ):
 def _app(route):
     def application(environ, start_response):
         status, body = route(environ)
-        data = json.dumps(body).encode()
+        binary = isinstance(body, bytes)
+        data = body if binary else json.dumps(body).encode()
         start_response('%d %s' % (status, 'OK' if status < 400 else 'ERR'),
-                       [('Content-Type', 'application/json'),
+                       [('Content-Type', 'application/octet-stream' if binary
+                         else 'application/json'),
                         ('Content-Length', str(len(data)))])
         return [data]
     return application

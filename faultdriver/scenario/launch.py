@@ -42,11 +42,20 @@ def _collect(variant, mode, process, out, began):
     return report
 
 
-#: Where a variant runs: the module that runs it (same command line).
-BACKENDS = {'embedded': 'faultdriver.scenario.runner',
-            'process': 'faultdriver.process.runner'}
-#: Key of a process-tier variant's report when both tiers run.
-TIER_KEY = '%s@process'
+#: Where a variant runs: the module that runs it and its arguments
+#: before the common ``FILE VARIANT MODE OUT``.
+BACKENDS = {
+    'embedded': ('faultdriver.scenario.runner',),
+    'process': ('faultdriver.process.runner',),
+    'libvirt': ('faultdriver.process.runner', '--hypervisor', 'libvirt'),
+}
+#: What ``both`` and ``all`` compare, in order.
+COMPARED = {'both': ('embedded', 'process'),
+            'all': ('embedded', 'process', 'libvirt')}
+DESCRIBED = {'embedded': 'embedded Nova', 'process': 'Nova as processes',
+             'libvirt': 'Nova as processes on real libvirt + QEMU'}
+#: Key of a variant's report on another tier when tiers are compared.
+TIER_KEY = '%s@%s'
 
 
 def run(scenario, variants, mode, parallel=True, backend='embedded'):
@@ -54,12 +63,16 @@ def run(scenario, variants, mode, parallel=True, backend='embedded'):
     step and expectation, prefixed with the variant) goes to stderr.
 
     ``backend`` 'both' runs every variant on the embedded Nova, then on
-    processes; the process tier's reports are keyed ``VARIANT@process``.
+    processes ('all': then on real libvirt too); the other tiers' reports
+    are keyed ``VARIANT@process`` and ``VARIANT@libvirt``.
     """
-    if backend == 'both':
-        reports = run(scenario, variants, mode, parallel, 'embedded')
-        tier = run(scenario, variants, mode, parallel, 'process')
-        reports.update((TIER_KEY % v, report) for v, report in tier.items())
+    if backend in COMPARED:
+        first, *others = COMPARED[backend]
+        reports = run(scenario, variants, mode, parallel, first)
+        for other in others:
+            tier = run(scenario, variants, mode, parallel, other)
+            reports.update((TIER_KEY % (v, other), report)
+                           for v, report in tier.items())
         return reports
     # Stacks of processes are heavy: one at a time.
     parallel = parallel and backend == 'embedded'
@@ -67,7 +80,7 @@ def run(scenario, variants, mode, parallel=True, backend='embedded'):
                OS_NOVA_DISABLE_EVENTLET_PATCHING=runner.MODES[mode])
     sys.stderr.write('scenario %s: %s, %s mode, %s, %d steps each%s\n' % (
         scenario.name, ', '.join(variants), mode,
-        'embedded Nova' if backend == 'embedded' else 'Nova as processes',
+        DESCRIBED[backend],
         len(scenario.steps),
         ' (variants run side by side)' if parallel and len(variants) > 1
         else ''))
@@ -77,7 +90,7 @@ def run(scenario, variants, mode, parallel=True, backend='embedded'):
         for variant in variants:
             out = os.path.join(tmp, variant + '.json')
             process = subprocess.Popen(
-                [sys.executable, '-m', BACKENDS[backend],
+                [sys.executable, '-m', *BACKENDS[backend],
                  scenario.path, variant, mode, out],
                 env=env, stdout=sys.stderr, stdin=subprocess.DEVNULL)
             started[variant] = (process, out, time.monotonic())

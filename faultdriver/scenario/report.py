@@ -32,12 +32,19 @@ def fault_origin(report):
     return faults[0]['time'] if faults else 0
 
 
+#: How each backend's Nova is named in a report.
+TIERS = {'embedded': 'embedded Nova', 'process': 'Nova as processes',
+         'libvirt': 'Nova as processes on real libvirt'}
+
+
 def variant_tables(report):
     """``[(title, columns, rows)]`` of one variant that ran its steps."""
     state = report['state']
     t0 = fault_origin(report)
     return [
-        ('Timeline (embedded Nova up in %ss)' % report.get('setup_seconds'),
+        ('Timeline (%s up in %ss)' % (
+            TIERS.get(report.get('backend'), TIERS['embedded']),
+            report.get('setup_seconds')),
          ['#', 'At (s)', 'Took (s)', 'Step', 'Result'],
          [(e['index'], e['start'], e['seconds'], e['step'],
            e['status'] + (' ' + e['detail'] if e['detail'] else ''))

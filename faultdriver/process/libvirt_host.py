@@ -1,0 +1,285 @@
+"""One compute host's real libvirt: libvirtd and virtlogd from Debian's
+packages, in private mount and UTS namespaces on this machine.
+
+Several hosts on one machine must not see each other's libvirt state, so
+each host's daemons run with their own copies of ``/etc/libvirt`` and
+``/var/lib/libvirt`` and their own run, log and cache directories bound
+over the standard paths, their own hostname (else both report the same
+``hypervisor_hostname``), their own ``host_uuid`` (else libvirt refuses
+to migrate "to the same host"), their own cgroup subtree (else a migrated
+guest can land in its source's cgroup), and their own loopback address
+for libvirt's TCP listener and QEMU's incoming migrations.
+
+Nova does not rewrite local disk paths on a live migration, so every host
+binds its own directory over the same instances path: that host's
+nova-compute must run inside the namespaces too (:meth:`enter`).
+
+Guests are QEMU processes that libvirt starts with an environment of its
+own, so they escape :func:`procs.reap`; they live in the host's cgroup
+subtree, and :func:`kill_cgroups` (also run by the stack's guardian when
+the runner dies) ends them there.
+"""
+
+import glob
+import os
+import shutil
+import signal
+import socket
+import time
+import uuid
+
+from faultdriver.process import procs
+
+PACKAGES = {'libvirtd': 'libvirt-daemon-system',
+            'qemu-system-x86_64': 'qemu-system-x86',
+            'qemu-img': 'qemu-utils'}
+LIBVIRT_PORT = 16509
+#: The standard paths bound over per host (inside the namespace only).
+BOUND = {'etc': '/etc/libvirt', 'lib': '/var/lib/libvirt',
+         'run': '/run/libvirt', 'log': '/var/log/libvirt',
+         'cache': '/var/cache/libvirt'}
+CGROUP_ROOT = '/sys/fs/cgroup'
+CGROUP_CONTROLLERS = ('cpu', 'cpuacct', 'cpuset', 'memory', 'devices',
+                      'freezer', 'blkio', 'pids', 'unified')
+CGROUP_PREFIX = 'faultdriver-'
+LIBVIRTD_CONF = '''
+# --- faultdriver host %(name)s ---
+listen_tls = 0
+listen_tcp = 1
+listen_addr = "%(address)s"
+tcp_port = "%(port)d"
+auth_tcp = "none"
+auth_unix_ro = "none"
+auth_unix_rw = "none"
+unix_sock_group = "root"
+host_uuid = "%(host_uuid)s"
+log_outputs = "3:file:/var/log/libvirt/libvirtd.log"
+'''
+QEMU_CONF = '''
+# --- faultdriver host %(name)s ---
+migration_address = "%(address)s"
+migration_host = "%(address)s"
+user = "root"
+group = "root"
+vnc_listen = "%(address)s"
+spice_listen = "%(address)s"
+'''
+
+
+def missing_packages():
+    """Debian packages whose programs are not installed."""
+    return sorted(package for program, package in PACKAGES.items()
+                  if not (shutil.which(program) or
+                          os.path.exists('/usr/sbin/' + program)))
+
+
+def free_addresses(count):
+    """``count`` loopback addresses on which libvirt's port is free.
+
+    Loopback's whole 127.0.0.0/8 answers without configuration, so no
+    address is added (or left behind); each stack takes its own block so
+    that stacks run side by side (one per scenario variant).
+    """
+    for third in range(1, 255):
+        for base in range(2, 250, count):
+            block = ['127.0.%d.%d' % (third, base + i) for i in range(count)]
+            if not any(procs.port_open(LIBVIRT_PORT, a) for a in block) \
+                    and all(_bindable(a) for a in block):
+                return block
+    raise RuntimeError('no free loopback address for libvirt')
+
+
+def _bindable(address):
+    with socket.socket() as sock:
+        try:
+            sock.bind((address, LIBVIRT_PORT))
+            return True
+        except OSError:
+            return False
+
+
+def cgroup_name(stack_dir, host):
+    return '%s%s-%s' % (CGROUP_PREFIX, os.path.basename(stack_dir), host)
+
+
+def kill_cgroups(stack_dir):
+    """SIGKILL every process in the stack's cgroup subtrees, then remove
+    them; returns the pids killed."""
+    pattern = '%s%s-*' % (CGROUP_PREFIX, os.path.basename(stack_dir))
+    tops = [path for controller in CGROUP_CONTROLLERS
+            for path in glob.glob(os.path.join(CGROUP_ROOT, controller,
+                                               pattern))]
+    return _kill_in(tops)
+
+
+def _read_pids(path):
+    try:
+        with open(path) as stream:
+            return [int(line) for line in stream if line.strip()]
+    except OSError:
+        return []
+
+
+class LibvirtHost:
+    """libvirtd + virtlogd of one host; ``uri`` reaches it from anywhere
+    on this machine, :meth:`enter` runs a command inside its namespaces.
+    """
+
+    def __init__(self, stack_dir, name, address, instances_path, env=None):
+        self.name = name
+        self.address = address
+        self.instances_path = instances_path
+        self.env = env or {}
+        self.dir = os.path.join(stack_dir, 'libvirt-%s' % name)
+        self.cgroup = cgroup_name(stack_dir, name)
+        self.stack_dir = stack_dir
+        self.host_uuid = str(uuid.uuid4())
+        self.process = None
+
+    @property
+    def uri(self):
+        return 'qemu+tcp://%s/system' % self.address
+
+    @property
+    def log(self):
+        return os.path.join(self.dir, 'log', 'libvirtd.log')
+
+    def path(self, part):
+        return os.path.join(self.dir, part)
+
+    # -- lifecycle ----------------------------------------------------------
+
+    def prepare(self):
+        """Per-host copies of libvirt's configuration and state."""
+        os.makedirs(self.dir)
+        shutil.copytree(BOUND['etc'], self.path('etc'), symlinks=True)
+        shutil.copytree(BOUND['lib'], self.path('lib'), symlinks=True)
+        for part in ('run', 'log/qemu', 'cache', 'instances'):
+            os.makedirs(self.path(part), exist_ok=True)
+        values = {'name': self.name, 'address': self.address,
+                  'port': LIBVIRT_PORT, 'host_uuid': self.host_uuid}
+        with open(self.path('etc/libvirtd.conf'), 'a') as out:
+            out.write(LIBVIRTD_CONF % values)
+        with open(self.path('etc/qemu.conf'), 'a') as out:
+            out.write(QEMU_CONF % values)
+        self._make_cgroups()
+
+    def _make_cgroups(self):
+        for controller in CGROUP_CONTROLLERS:
+            parent = os.path.join(CGROUP_ROOT, controller)
+            if not os.path.isdir(parent):
+                continue
+            folder = os.path.join(parent, self.cgroup)
+            os.makedirs(folder, exist_ok=True)
+            if controller == 'cpuset':
+                # A v1 cpuset starts empty: no task may join it until it
+                # has the parent's CPUs and memory nodes.
+                for key in ('cpuset.cpus', 'cpuset.mems'):
+                    with open(os.path.join(parent, key)) as src, \
+                            open(os.path.join(folder, key), 'w') as dst:
+                        dst.write(src.read())
+
+    def _script(self):
+        lines = ['set -e', 'hostname %s' % self.name]
+        for part, target in BOUND.items():
+            lines.append('mount --bind %s %s' % (self.path(part), target))
+        lines.append('mount --bind %s %s' % (self.path('instances'),
+                                             self.instances_path))
+        for controller in CGROUP_CONTROLLERS:
+            folder = os.path.join(CGROUP_ROOT, controller, self.cgroup)
+            if os.path.isdir(folder):
+                lines.append('mount --bind %s %s' % (
+                    folder, os.path.join(CGROUP_ROOT, controller)))
+        lines.append('virtlogd -d -p /run/libvirt/virtlogd.pid')
+        lines.append('exec libvirtd --listen -p /run/libvirt/libvirtd.pid')
+        return '\n'.join(lines)
+
+    def start(self, timeout=60):
+        """Start the daemons; returns once libvirt answers on its TCP
+        port.  The mount points exist after Debian's packages, except
+        ``/run/libvirt`` (created here once, as the package would)."""
+        self.prepare()
+        os.makedirs(BOUND['run'], exist_ok=True)
+        os.makedirs(self.instances_path, exist_ok=True)
+        self.process = procs.Process('libvirtd-%s' % self.name, [
+            'unshare', '--mount', '--uts', '--propagation', 'private',
+            'bash', '-c', self._script()],
+            os.path.join(self.dir, 'libvirtd.out'), env=self.env).start()
+        procs.wait_until(
+            lambda: procs.port_open(LIBVIRT_PORT, self.address), timeout,
+            'libvirtd of %s on %s' % (self.name, self.address),
+            process=self.process)
+        return self
+
+    def enter(self, argv):
+        """``argv`` run inside this host's namespaces (as its
+        nova-compute must, to see its instances directory)."""
+        return ['nsenter', '--target', str(self.process.pid), '--mount',
+                '--uts', '--'] + list(argv)
+
+    def stop(self):
+        """Destroy the guests, stop the daemons, remove the cgroups.
+
+        Nothing is kept, so nothing is stopped gracefully; guests are
+        killed through their cgroups (what :func:`kill_cgroups` finds of
+        this host), which also ends virtlogd and libvirtd.
+        """
+        if self.process is not None:
+            self.process.stop(grace=0)
+        pidfile = self.path('run/virtlogd.pid')
+        try:
+            with open(pidfile) as stream:
+                os.kill(int(stream.read().strip()), signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
+        kill_cgroups_of(self.stack_dir, self.name)
+
+    # -- what the hypervisor has ---------------------------------------------
+
+    def guests(self):
+        """``{instance uuid: state name}`` of the domains libvirt has,
+        running or defined."""
+        import libvirt
+        names = {getattr(libvirt, name): name[len('VIR_DOMAIN_'):].lower()
+                 for name in dir(libvirt)
+                 if name.startswith('VIR_DOMAIN_') and name[11:] in (
+                     'NOSTATE', 'RUNNING', 'BLOCKED', 'PAUSED', 'SHUTDOWN',
+                     'SHUTOFF', 'CRASHED', 'PMSUSPENDED')}
+        conn = libvirt.open(self.uri)
+        try:
+            return {domain.UUIDString(): names.get(domain.state()[0], '?')
+                    for domain in conn.listAllDomains()}
+        finally:
+            conn.close()
+
+
+def kill_cgroups_of(stack_dir, host):
+    """:func:`kill_cgroups` for one host of the stack."""
+    folder = cgroup_name(stack_dir, host)
+    tops = [os.path.join(CGROUP_ROOT, c, folder) for c in CGROUP_CONTROLLERS]
+    return _kill_in(tops)
+
+
+def _kill_in(tops):
+    killed = set()
+    for _ in range(50):
+        pids = set()
+        for top in tops:
+            for folder, _dirs, _files in os.walk(top):
+                pids.update(_read_pids(os.path.join(folder, 'cgroup.procs')))
+        if not pids:
+            break
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed.add(pid)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.1)
+    for top in tops:
+        for folder, _dirs, _files in sorted(os.walk(top), reverse=True):
+            try:
+                os.rmdir(folder)
+            except OSError:
+                pass
+    return sorted(killed)
