@@ -17,12 +17,13 @@ from oslo_config import cfg
 
 from faultdriver import actions
 from faultdriver import conf
-from faultdriver import context
+from faultdriver import hitcontext
 from faultdriver.control import server as control_server
 from faultdriver import engine as engine_module
 from faultdriver import exception
 from faultdriver import inner
 from faultdriver import journal as journal_module
+from faultdriver import novacompat
 from faultdriver import points
 from faultdriver import surface
 from faultdriver.tracker import install as tracker_install
@@ -83,6 +84,9 @@ class FaultDriver(generated_class()):
     def __init__(self, virtapi):
         super().__init__(virtapi)
         conf.register_opts(CONF)
+        # Every start, fix or no fix: a tracker point, a fix or the
+        # delegation that silently misses Nova is worse than no start.
+        novacompat.verify(novacompat.DRIVER_GROUPS)
         group = CONF.fault_injection
         try:
             rules = list(group.rules or ())
@@ -110,6 +114,12 @@ class FaultDriver(generated_class()):
                  inner_class.__module__, inner_class.__name__, len(rules),
                  'ENABLED' if enabled else 'disabled',
                  self._fault_engine.journal.path or 'memory only')
+        version = novacompat.nova_version()
+        if version not in novacompat.CHECKED_AGAINST:
+            LOG.warning('faultdriver: Nova %s is not one faultdriver was '
+                        'tested with (%s); its assumptions about Nova '
+                        'checked out', version,
+                        ', '.join(novacompat.CHECKED_AGAINST))
         if rules and not enabled:
             LOG.warning('faultdriver: %d rule(s) configured but '
                         '[fault_injection] enabled is false; none will fire',
@@ -198,8 +208,8 @@ class FaultDriver(generated_class()):
         self._inner.rebalances_nodes = value
 
     def _call_armed(self, name, args, kwargs):
-        ctx = context.build(self._fault_catalogue[name], self._fault_host,
-                            args, kwargs)
+        ctx = hitcontext.build(self._fault_catalogue[name], self._fault_host,
+                               args, kwargs)
         self._fault_engine.hit(name, 'before', ctx, target=self)
         result = getattr(self._inner, name)(*args, **kwargs)
         self._fault_engine.hit(name, 'after', ctx, target=self)

@@ -3,8 +3,8 @@
 Driver points are generated from ComputeDriver's public surface; the facts
 about each (host role, move operations, exceptions it can raise, whether
 it runs under the resource tracker lock) come from ``data/points.yaml``.
-Tracker points are added by :mod:`faultdriver.tracker` under the
-``tracker.`` prefix.
+Tracker points (``tracker.<name>``) come from the ``tracker`` section of
+the same file (:mod:`faultdriver.tracker` hooks them).
 """
 
 import dataclasses
@@ -29,7 +29,9 @@ class Point:
     doc: str = ''
 
 
-def _load_facts():
+@functools.lru_cache(maxsize=None)
+def facts():
+    """``data/points.yaml``: defaults, driver and tracker facts."""
     text = importlib.resources.files('faultdriver').joinpath(
         'data/points.yaml').read_text(encoding='utf-8')
     return yaml.safe_load(text)
@@ -51,9 +53,9 @@ def _first_line(obj):
 @functools.lru_cache(maxsize=None)
 def catalogue():
     """Every point by name: the driver's, then the tracker's."""
-    facts = _load_facts()
-    defaults = facts['defaults']
-    known = facts['driver']
+    data = facts()
+    defaults = data['defaults']
+    known = data['driver']
     methods = surface.public_methods()
     unknown = sorted(set(known) - set(methods))
     if unknown:
@@ -62,8 +64,8 @@ def catalogue():
     points = {name: _point(name, 'driver', known.get(name, {}), defaults,
                            _first_line(getattr(surface.BASE, name)))
               for name in methods}
-    from faultdriver import tracker
-    for name, facts_ in tracker.POINTS.items():
-        points[name] = _point(name, 'tracker', facts_, defaults,
-                              facts_.get('doc', ''))
+    for name, tracker_facts in data['tracker'].items():
+        points['tracker.' + name] = _point(
+            'tracker.' + name, 'tracker', tracker_facts, defaults,
+            tracker_facts.get('doc', ''))
     return points

@@ -7,6 +7,12 @@ subclass generated for the tracker points.  Switching the class keeps
 every attribute Nova and its claims hold (``compute_nodes``,
 ``pci_tracker``, ``provider_tree``, ``tracked_*``); per service, so one
 host can run stock and another patched.
+
+The manager is found through ``virtapi._compute`` and the tracker as
+``manager.rt`` (both checked by :mod:`faultdriver.novacompat`).  A driver
+used outside a compute manager has neither: that is fine while nothing
+needs the tracker, and a ConfigError when a fix or a ``tracker.*`` rule
+is configured, since they would silently do nothing.
 """
 
 import functools
@@ -16,10 +22,12 @@ import logging
 from nova.compute import resource_tracker
 from oslo_concurrency import lockutils
 
-from faultdriver import context as context_module
+from faultdriver import exception
+from faultdriver import hitcontext
+from faultdriver import novacompat
 from faultdriver import points as points_module
-from faultdriver.tracker import periodic_scope
 from faultdriver import tracker
+from faultdriver.tracker import periodic_scope
 
 LOG = logging.getLogger(__name__)
 BASE = resource_tracker.ResourceTracker
@@ -39,7 +47,7 @@ def _hooked(point_name, method_name):
     bugs 1879878 and 1894095) must reach hooked trackers too.
     """
     signature = inspect.signature(getattr(BASE, method_name))
-    facts = tracker.POINTS[point_name]
+    facts = tracker.points()[point_name]
 
     @functools.wraps(getattr(BASE, method_name))
     def method(self, *args, **kwargs):
@@ -51,7 +59,7 @@ def _hooked(point_name, method_name):
             bound = signature.bind_partial(self, *args, **kwargs).arguments
         except TypeError:
             bound = {}
-        ctx = context_module.describe(
+        ctx = hitcontext.describe(
             points_module.catalogue()[point_name], self.host,
             bound.get('instance'), bound.get('migration'))
         if facts['tracker_lock']:
@@ -89,7 +97,7 @@ class _PeriodicHooks(BASE):
         point = 'tracker.apply_migration_context'
         engine = self._fault_engine
         if engine.armed and point in engine.armed:
-            ctx = context_module.describe(
+            ctx = hitcontext.describe(
                 points_module.catalogue()[point], self.host, instance,
                 migration)
             engine.hit(point, 'before', ctx, target=self)
@@ -100,32 +108,64 @@ class _PeriodicHooks(BASE):
         return True
 
 
-FaultTracker = type('FaultTracker', (_PeriodicHooks,), {
-    facts['method']: _hooked(name, facts['method'])
-    for name, facts in tracker.POINTS.items() if facts['method']})
+@functools.lru_cache(maxsize=None)
+def fault_tracker_class():
+    """ResourceTracker with every tracker point hooked.
+
+    Built on first use, after FaultDriver checked Nova's tracker
+    (novacompat), so a renamed method is a ConfigError at start rather
+    than an AttributeError at import.
+    """
+    return type('FaultTracker', (_PeriodicHooks,), {
+        facts['method']: _hooked(name, facts['method'])
+        for name, facts in tracker.points().items() if facts['method']})
+
+
+def _needs_tracker(driver, patches):
+    """What is configured on ``driver`` that needs its tracker hooked."""
+    wanted = ['fix %s' % p.name for p in patches]
+    wanted += ['rule [%s]' % r['rule'] for r in driver.engine.rules()
+               if r['rule'].startswith(tracker.PREFIX)]
+    return wanted
+
+
+def _missing(driver, patches, symbol):
+    wanted = _needs_tracker(driver, patches)
+    if not wanted:
+        LOG.info('faultdriver on %s runs outside a compute manager (no %s): '
+                 'tracker points are not hooked', driver.engine.host, symbol)
+        return None
+    raise exception.ConfigError(
+        'faultdriver on %s cannot hook the resource tracker: %s is missing '
+        '(%s), so %s would do nothing' % (
+            driver.engine.host, symbol, novacompat.nova_version_text(),
+            ', '.join(wanted)))
 
 
 def install(driver, patches):
     """Switch the tracker of ``driver``'s compute manager to FaultTracker.
 
     Returns the tracker, or None when the driver runs outside a compute
-    manager (nothing to hook).
+    manager and nothing configured needs the tracker; ConfigError when
+    something does.
     """
     manager = getattr(driver.virtapi, '_compute', None)
+    if manager is None:
+        return _missing(driver, patches,
+                        'nova.compute.manager.ComputeVirtAPI._compute')
     rt = getattr(manager, 'rt', None)
     if rt is None:
-        LOG.info('faultdriver: no compute manager tracker to hook on %s',
-                 driver.engine.host)
-        return None
+        return _missing(driver, patches,
+                        'nova.compute.manager.ComputeManager.rt')
     if not isinstance(rt, BASE):
-        raise RuntimeError('faultdriver: the tracker of %s is a %s, not a '
-                           'nova ResourceTracker' % (driver.engine.host,
-                                                     type(rt).__name__))
+        raise exception.ConfigError(
+            'faultdriver: the tracker of %s is a %s, not a nova '
+            'ResourceTracker' % (driver.engine.host, type(rt).__name__))
     periodic_scope.install()
     rt._fault_engine = driver.engine
     rt._fault_patches = list(patches)
     if type(rt) is BASE:
-        rt.__class__ = FaultTracker
+        rt.__class__ = fault_tracker_class()
     LOG.info('faultdriver: tracker of %s hooked; candidate fixes: %s',
              driver.engine.host,
              ', '.join(p.name for p in patches) or 'none (stock)')
@@ -134,6 +174,6 @@ def install(driver, patches):
 
 def uninstall(rt):
     """Give the tracker back its stock class (test cleanup)."""
-    if rt is not None and isinstance(rt, FaultTracker):
+    if rt is not None and isinstance(rt, fault_tracker_class()):
         rt.__class__ = BASE
         periodic_scope.uninstall()

@@ -12,39 +12,41 @@ inside a FaultTracker's periodic (a thread-local scope):
   callback with the migration the loop is at, and skips the call if told.
 
 The scope closes when Nova moves on to ``_update_usage_from_instances``,
-so applications anywhere else are never touched.  :func:`verify` checks
-that Nova's code still has that shape, so a changed Nova is refused at
-start-up instead of silently patched wrong.
+so applications anywhere else are never touched.  The shape this relies
+on (those calls, in that order, and the loop's condition, which
+:meth:`_Scope.migration_for` evaluates as Nova's own text declared in
+:mod:`faultdriver.novacompat.declared`) is checked at every FaultDriver
+start, so a changed Nova is refused instead of silently paired wrong.
 """
 
 import contextlib
-import inspect
+import functools
 import threading
+import types
 
-from nova.compute import resource_tracker
 from nova import objects
+
+from faultdriver.novacompat import declared
+from faultdriver.novacompat import patching
 
 _local = threading.local()
 _lock = threading.Lock()
-_installed = {'count': 0, 'originals': None}
+_installed = {'count': 0, 'undo': None}
 
-#: What _update_available_resource must call, in this order.
-_EXPECTED_SHAPE = ('objects.MigrationList.get_in_progress_and_error(',
-                   'instance.apply_migration_context()',
-                   'self._update_usage_from_instances(')
+_GET_LIST = 'nova.objects.MigrationList.get_in_progress_and_error'
+_APPLY = 'nova.objects.Instance.apply_migration_context'
+
+#: The assumptions a fix that decides through this scope relies on.
+SYMBOLS = (declared.PERIODIC, _GET_LIST, _APPLY,
+           declared.TRACKER + '._update_usage_from_instances')
 
 
-def verify():
-    """Raise RuntimeError unless Nova's periodic has the expected shape."""
-    source = inspect.getsource(
-        resource_tracker.ResourceTracker._update_available_resource)
-    positions = [source.find(text) for text in _EXPECTED_SHAPE]
-    if -1 in positions or positions != sorted(positions):
-        raise RuntimeError(
-            'nova.compute.resource_tracker.ResourceTracker.'
-            '_update_available_resource no longer calls %s in this order; '
-            'this faultdriver release cannot hook the migration-context '
-            'step of this Nova' % ', then '.join(_EXPECTED_SHAPE))
+@functools.lru_cache(maxsize=None)
+def _loop_condition():
+    """Nova's loop condition (as declared, and checked against Nova's
+    source at start), compiled once."""
+    return compile('(%s)' % declared.PERIODIC_LOOP_CONDITION.strip(),
+                   declared.PERIODIC, 'eval')
 
 
 class _Scope:
@@ -55,12 +57,19 @@ class _Scope:
         self.migrations = None
         self.seen = {}          # instance uuid -> applications so far
 
+    def applies(self, migration, instance):
+        """Nova's loop condition for ``migration`` and ``instance``."""
+        return eval(_loop_condition(), {}, {      # noqa: S307 (own text)
+            'migration': migration,
+            'instance_by_uuid': {instance.uuid: instance},
+            'self': types.SimpleNamespace(host=self.host),
+            'nodename': self.nodename})
+
     def migration_for(self, instance):
         """The incoming migration the loop is handling for ``instance``."""
         incoming = [m for m in self.migrations or ()
                     if m.instance_uuid == instance.uuid
-                    and m.dest_compute == self.host
-                    and m.dest_node == self.nodename]
+                    and self.applies(m, instance)]
         index = self.seen.get(instance.uuid, 0)
         self.seen[instance.uuid] = index + 1
         return incoming[index] if index < len(incoming) else None
@@ -110,19 +119,17 @@ def install():
                     return None
             return apply_context(instance)
 
-        objects.MigrationList.get_in_progress_and_error = classmethod(
-            get_in_progress_and_error)
-        objects.Instance.apply_migration_context = apply_migration_context
-        _installed['originals'] = (get_list, apply_context)
+        undo = [patching.replace(_GET_LIST,
+                                 classmethod(get_in_progress_and_error)),
+                patching.replace(_APPLY, apply_migration_context)]
+        _installed['undo'] = undo
 
 
 def uninstall():
     with _lock:
         _installed['count'] -= 1
-        if _installed['count'] > 0 or _installed['originals'] is None:
+        if _installed['count'] > 0 or _installed['undo'] is None:
             return
-        get_list, apply_context = _installed['originals']
-        objects.MigrationList.get_in_progress_and_error = classmethod(
-            get_list)
-        objects.Instance.apply_migration_context = apply_context
-        _installed['originals'] = None
+        for undo in reversed(_installed['undo']):
+            undo()
+        _installed['undo'] = None

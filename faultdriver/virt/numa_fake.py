@@ -37,6 +37,7 @@ import nova.virt.node
 from oslo_log import log as logging
 from oslo_serialization import jsonutils
 
+from faultdriver import novacompat
 from faultdriver.virt import conf
 from faultdriver.virt import guests
 from faultdriver.virt import topology
@@ -51,6 +52,7 @@ class NumaFakeDriver(fake.FakeDriverWithoutFakeNodes):
     capabilities = dict(fake.FakeDriver.capabilities, supports_pcpus=True)
 
     def __init__(self, virtapi, read_only=False):
+        novacompat.verify(('fake_numa',))
         conf.register_opts(CONF)
         self.layout = topology.HostLayout.from_conf(CONF)
         # FakeDriver sizes its usage counters from these.

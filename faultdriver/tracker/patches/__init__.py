@@ -3,8 +3,11 @@
 Each fix is one module with one class in the
 ``faultdriver.tracker_patches`` namespace, enabled per compute service by
 ``[fault_injection] tracker_patches``.  A fix overrides one decision the
-tracker makes; it never edits Nova's files or copies its code, and it
-verifies at start-up that the Nova code it relies on is what it expects.
+tracker makes; it never edits Nova's files or copies its code.  It
+names the Nova symbols it relies on (``requires``); their assumptions in
+:mod:`faultdriver.novacompat.declared` are checked when it loads, and any
+failure to load or verify it stops the service with a ConfigError naming
+the fix and the symbol.
 """
 
 from importlib import metadata
@@ -12,6 +15,7 @@ from importlib import metadata
 import stevedore
 
 from faultdriver import exception
+from faultdriver import novacompat
 from faultdriver import rules
 
 NAMESPACE = 'faultdriver.tracker_patches'
@@ -31,14 +35,18 @@ def load(names):
                 '[fault_injection] tracker_patches: unknown fix %r%s; '
                 'expected one of %s' % (name, rules.suggest(name, choices),
                                         ', '.join(choices) or 'none'))
-        patch = stevedore.DriverManager(NAMESPACE, name,
-                                        invoke_on_load=True).driver
+        patch = None
         try:
+            patch = stevedore.DriverManager(NAMESPACE, name,
+                                            invoke_on_load=True).driver
             patch.verify()
-        except RuntimeError as exc:
+        except Exception as exc:
+            symbols = getattr(patch, 'requires', ()) or ('its plugin',)
             raise exception.ConfigError(
                 '[fault_injection] tracker_patches: fix %r refuses to run '
-                'on this Nova: %s' % (name, exc)) from exc
+                'on this Nova (%s; it relies on %s): %s: %s'
+                % (name, novacompat.nova_version_text(), ', '.join(symbols),
+                   type(exc).__name__, exc)) from exc
         patches.append(patch)
     return patches
 
@@ -47,9 +55,19 @@ class TrackerPatch:
     """A candidate fix; subclasses override the decisions they fix."""
 
     name = None
+    #: Dotted Nova symbols the fix relies on (declared in novacompat).
+    requires = ()
 
     def verify(self):
-        """Raise RuntimeError if Nova's code is not what the fix expects."""
+        """ConfigError unless every assumption about ``requires`` holds."""
+        declared = [a for a in novacompat.assumptions()
+                    if a.symbol in self.requires]
+        unknown = set(self.requires) - {a.symbol for a in declared}
+        if unknown:
+            raise exception.ConfigError(
+                'fix %s requires %s, which faultdriver.novacompat does not '
+                'declare' % (self.name, ', '.join(sorted(unknown))))
+        novacompat.verify(declared=declared)
 
     def should_apply_migration_context(self, tracker, instance, migration):
         """Periodic: apply ``migration``'s context to ``instance``?"""

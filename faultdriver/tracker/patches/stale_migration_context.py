@@ -37,9 +37,7 @@ class StaleMigrationContext(patches.TrackerPatch):
     """Apply a migration context only for the migration it belongs to."""
 
     name = 'stale_migration_context'
-
-    def verify(self):
-        periodic_scope.verify()
+    requires = periodic_scope.SYMBOLS + ('nova.objects.MigrationContext',)
 
     def should_apply_migration_context(self, tracker, instance, migration):
         context = instance.migration_context

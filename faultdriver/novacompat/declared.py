@@ -1,0 +1,251 @@
+"""The declarations: what faultdriver assumes about Nova, and why.
+
+One entry per assumption: the dotted symbol, how it is checked (a shape
+from :mod:`faultdriver.novacompat.shapes`), the faultdriver feature that
+needs it, and when it is checked (its group).  A new reach into Nova's
+internals gets its line here; :func:`faultdriver.novacompat.patching.patch`
+refuses symbols that have none.
+
+Groups: ``driver`` (every FaultDriver start), ``fake_numa`` (the
+``fake_numa`` inner driver), ``harness`` (the in-process test harness:
+Nova's functional-test fixtures), ``scenario`` (log lines that scenario
+expectations count).
+"""
+
+from faultdriver import novacompat
+from faultdriver.novacompat import shapes as s
+from faultdriver import points
+
+A = novacompat.Assumption
+
+RT = 'nova.compute.resource_tracker'
+TRACKER = RT + '.ResourceTracker'
+PERIODIC = TRACKER + '._update_available_resource'
+MANAGER = 'nova.compute.manager.ComputeManager'
+FAKE_RPC = 'oslo_messaging._drivers.impl_fake'
+FAKELIBVIRT = 'nova.tests.fixtures.libvirt'
+TRACKER_LOCK = 'utils.synchronized(COMPUTE_RESOURCE_SEMAPHORE, fair=True)'
+
+#: The line Nova logs when a resource-tracker periodic fails on a node
+#: (``%s``: the node); the ``periodic`` step and the ``periodic-errors``
+#: expectation count it.
+PERIODIC_ERROR = 'Error updating resources for node %s'
+
+#: The three calls of the periodic that faultdriver.tracker.periodic_scope
+#: hooks between, in Nova's order.
+PERIODIC_CALLS = ('objects.MigrationList.get_in_progress_and_error(',
+                  'instance.apply_migration_context()',
+                  'self._update_usage_from_instances(')
+
+#: Nova's condition for applying an incoming migration's context in the
+#: periodic; periodic_scope.migration_for pairs contexts with migrations
+#: by the same test.
+PERIODIC_LOOP_CONDITION = '''
+    migration.instance_uuid in instance_by_uuid and
+    migration.dest_compute == self.host and
+    migration.dest_node == nodename
+'''
+
+_HOOKS = 'tracker points and candidate fixes (faultdriver.tracker)'
+_SCOPE = ('tracker.apply_migration_context and the stale_migration_context '
+          'fix (faultdriver.tracker.periodic_scope)')
+_CRASH = 'faithful in-process crash (faultdriver.harness.crash)'
+_SHAPES = 'per-host CPU topology (faultdriver.harness.topology)'
+
+
+def _tracker_points():
+    """One assumption per tracker point that wraps a Nova method."""
+    found = []
+    for name, facts in points.facts()['tracker'].items():
+        if not facts.get('method'):
+            continue
+        shape = [s.Params('self', 'context'),
+                 s.Named(*facts.get('binds', ()))]
+        if facts.get('tracker_lock'):
+            shape.append(s.Decorated(TRACKER_LOCK))
+        found.append(A(TRACKER + '.' + facts['method'], s.All(*shape),
+                       'tracker point tracker.%s' % name))
+    return found
+
+
+def _raised():
+    """Every exception points.yaml lets ``raise`` inject."""
+    names = set(points.facts()['defaults']['raises'])
+    for section in ('driver', 'tracker'):
+        for facts in points.facts()[section].values():
+            names.update(facts.get('raises', ()))
+    return [A('nova.exception', s.HasNames(*sorted(names)),
+              'raise(ExceptionName) at the points data/points.yaml lists')]
+
+
+ASSUMPTIONS = [
+    # -- the driver surface ------------------------------------------------
+    A('nova.virt.driver.ComputeDriver', s.Exists(type),
+      'generated delegation and the driver points (faultdriver.surface)'),
+    A('nova.virt.driver.ComputeDriver.capabilities', s.Exists(dict),
+      "capabilities read through to the wrapped driver's live dict"),
+    A('nova.virt.driver.ComputeDriver.rebalances_nodes', s.Exists(bool),
+      'rebalances_nodes read through to the wrapped driver'),
+    A('nova.virt.driver.load_compute_driver',
+      s.Params('virtapi', 'compute_driver'),
+      'loading FaultDriver in tests (fixture, transparency plugin)'),
+    # -- how FaultDriver finds its compute manager and tracker -------------
+    A('nova.compute.manager.ComputeVirtAPI',
+      s.BackReference('_compute', reportclient=None),
+      'FaultDriver reaches its compute manager (virtapi._compute): ' +
+      _HOOKS + ', the periodic action'),
+    A(MANAGER + '.__init__', s.Assigns('self.rt'),
+      'FaultDriver reaches the resource tracker (manager.rt): ' + _HOOKS),
+    A(MANAGER + '.update_available_resource', s.Params('self', 'context'),
+      'the periodic action and the periodic scenario step'),
+    A(TRACKER, s.Exists(type), _HOOKS),
+    A(RT + '.COMPUTE_RESOURCE_SEMAPHORE', s.Exists(str),
+      'tracker points fire under the tracker lock; the periodic action '
+      'times its wait for it'),
+    A('nova.utils', s.Assigns('synchronized',
+                              "lockutils.synchronized_with_prefix('nova-')"),
+      "faultdriver takes Nova's tracker lock by the same name ('nova-' "
+      'prefix)'),
+    *_tracker_points(),
+    # -- the migration-context step of the periodic ------------------------
+    A(PERIODIC, s.Params('self', 'context', 'resources', 'startup'),
+      _SCOPE + ' (FaultTracker overrides it)'),
+    A(PERIODIC, s.Decorated(TRACKER_LOCK),
+      'tracker.apply_migration_context runs under the tracker lock'),
+    A(PERIODIC, s.CallsInOrder(*PERIODIC_CALLS), _SCOPE),
+    A(PERIODIC, s.LoopCondition('migrations',
+                                'instance.apply_migration_context()',
+                                PERIODIC_LOOP_CONDITION),
+      _SCOPE + ': which migration a context is applied for'),
+    A(TRACKER + '._update_usage_from_instances',
+      s.Params('self', 'context', 'instances', 'nodename'),
+      _SCOPE + ' (closes the scope)'),
+    A('nova.objects.MigrationList.get_in_progress_and_error',
+      s.Params('cls', 'context', 'host', 'node'), _SCOPE),
+    A('nova.objects.Instance.apply_migration_context', s.Params('self'),
+      _SCOPE),
+    # -- what a hit's context reads ----------------------------------------
+    A('nova.objects.Instance',
+      s.Fields('uuid', 'task_state', 'migration_context'),
+      'rule filters instance= and operation= (faultdriver.hitcontext)'),
+    A('nova.objects.Migration',
+      s.Fields('id', 'uuid', 'instance_uuid', 'status', 'migration_type',
+               'source_compute', 'dest_compute', 'dest_node'),
+      'rule filters migration=, operation= and @role'),
+    A('nova.objects.MigrationContext', s.Fields('migration_id'),
+      'the stale_migration_context fix'),
+    A('nova.objects.MigrationList.get_by_filters',
+      s.Params('cls', 'context', 'filters'),
+      "the role of a point called without its migration"),
+    A('nova.compute.task_states.MIGRATING', s.Exists(str),
+      'operation=live-migration of a hit without a migration'),
+    A('nova.compute.task_states.REBUILDING', s.Exists(str),
+      'operation=evacuation of a hit without a migration'),
+    *_raised(),
+    # -- fake_numa ---------------------------------------------------------
+    A('nova.virt.fake.FakeDriverWithoutFakeNodes', s.Exists(type),
+      'the fake_numa inner driver (its base class)', 'fake_numa'),
+    A('nova.virt.node.get_local_node_uuid', s.Params(),
+      "fake_numa's persistent node identity", 'fake_numa'),
+    A('nova.virt.driver.ComputeDriver._get_allocation_ratios',
+      s.Params('inventory'), "fake_numa's inventory", 'fake_numa'),
+    A('nova.virt.driver.ComputeDriver._get_reserved_host_disk_gb_from_config',
+      s.Params(), "fake_numa's inventory", 'fake_numa'),
+    A('nova.objects.LibvirtLiveMigrateNUMAInfo',
+      s.Fields('cpu_pins', 'cell_pins', 'emulator_pins'),
+      "fake_numa's NUMA-aware live migration", 'fake_numa'),
+    A('nova.objects.LibvirtLiveMigrateData',
+      s.Fields('dst_supports_numa_live_migration',
+               'src_supports_numa_live_migration', 'dst_numa_info'),
+      "fake_numa's NUMA-aware live migration", 'fake_numa'),
+    # -- the in-process harness --------------------------------------------
+    A('nova.servicegroup.api.INITIAL_REPORTING_DELAY', s.Exists(int),
+      _CRASH + ': services report at once, so a crash shows as down',
+      'harness'),
+    A(FAKE_RPC + '.FakeDriver.send',
+      s.Params('self', 'target', 'ctxt', 'message', 'wait_for_reply',
+               'timeout', 'call_monitor_timeout'),
+      _CRASH + ': calls expire like RabbitMQ messages', 'harness'),
+    A(FAKE_RPC + '.FakeExchange.deliver_message',
+      s.Params('self', 'topic', 'ctxt', 'message', 'server', 'fanout',
+               'reply_q'),
+      _CRASH + ': long calls lose their heartbeat', 'harness'),
+    A(FAKE_RPC + '.FakeExchangeManager._exchanges', s.Exists(dict),
+      _CRASH + ': messages queued for a crashed host', 'harness'),
+    A(FAKE_RPC + '.FakeExchange.__init__',
+      s.All(s.Assigns('self._queues_lock'), s.Assigns('self._server_queues')),
+      _CRASH + ': messages queued for a crashed host', 'harness'),
+    A('oslo_messaging.rpc.client._client_opts', s.Exists(list),
+      _CRASH + ': short RPC timeouts before the transport exists',
+      'harness'),
+    A('oslo_messaging.rpc.client._BaseCallContext.cast',
+      s.Params('self', 'ctxt', 'method'),
+      _CRASH + ': a crashed thread sends nothing', 'harness'),
+    A('oslo_messaging.rpc.client._BaseCallContext.call',
+      s.Params('self', 'ctxt', 'method'),
+      _CRASH + ': a crashed thread sends nothing', 'harness'),
+    *[A('nova.scheduler.client.report.SchedulerReportClient.' + verb,
+        s.Params('self', 'url'),
+        _CRASH + ': a crashed thread changes nothing in placement',
+        'harness') for verb in ('get', 'post', 'put', 'delete')],
+    A('nova.compute.utils.EventReporter.__exit__', s.Params('self'),
+      _CRASH + ': no instance-action event from a crashed thread',
+      'harness'),
+    A('nova.compute.claims.NopClaim.__exit__', s.Params('self'),
+      _CRASH + ': no claim abort from a crashed thread', 'harness'),
+    A('nova.service.Service.stop', s.Params('self'),
+      _CRASH + ': a crashed service is only reaped', 'harness'),
+    A('nova.service.Service.kill', s.Params('self'),
+      _CRASH + ': a crashed service is only reaped', 'harness'),
+    A('nova.service.Service.__init__',
+      s.All(s.Assigns('self.topic_alt'), s.Assigns('self.rpcserver_alt')),
+      _CRASH + ": stopping a host's RPC servers and timers", 'harness'),
+    A('nova.virt.node.LOCAL_NODE_UUID', s.Exists(),
+      'one node UUID per host of an embedded fake_numa Nova', 'harness'),
+    A(FAKELIBVIRT + '.Domain.migrateToURI3',
+      s.Params('self', 'dconnuri', 'params', 'flags'),
+      'live migrations that complete in fakelibvirt (scenario steps)',
+      'harness'),
+    A(FAKELIBVIRT + '.Connection.getInfo', s.Params('self'),
+      _SHAPES + ': memory reported in MiB', 'harness'),
+    A(FAKELIBVIRT + '.HostInfo',
+      s.Params('cpu_nodes', 'cpu_sockets', 'cpu_cores', 'cpu_threads',
+               'kB_mem'), _SHAPES, 'harness'),
+    A('nova.virt.libvirt.host.Host.get_online_cpus', s.Params('self'),
+      _SHAPES + ': online CPUs per host', 'harness'),
+    A('nova.virt.hardware.get_cpu_dedicated_set', s.Params(),
+      _SHAPES + ': [compute] cpu_dedicated_set per host', 'harness'),
+    A('nova.virt.hardware.get_cpu_shared_set', s.Params(),
+      _SHAPES + ': [compute] cpu_shared_set per host', 'harness'),
+    A('nova.virt.hardware.parse_cpu_spec', s.Params('spec'), _SHAPES,
+      'harness'),
+    A('nova.virt.libvirt.driver.LibvirtDriver', s.ReadsCpuSets(),
+      _SHAPES + ': the LibvirtDriver methods that read the CPU sets',
+      'harness'),
+    A('nova.virt.libvirt.driver.LibvirtDriver.migrate_disk_and_power_off',
+      s.Params('self', 'context', 'instance', 'dest'),
+      'cold migration and resize on fakelibvirt (scenario runner)',
+      'harness'),
+    A('futurist._thread.ThreadWorker.MAX_IDLE_FOR', s.Exists((int, float)),
+      'EmbeddedNova.IDLE_WAKEUP (idle pool threads)', 'harness'),
+    # -- log lines scenario expectations count -----------------------------
+    A(MANAGER + '._update_available_resource_for_node',
+      s.LogText(PERIODIC_ERROR.split('%')[0]),
+      'the periodic step and the periodic-errors expectation '
+      '(a reworded line would let count: 0 pass)', 'scenario',
+      counted=(PERIODIC_ERROR,)),
+    A(PERIODIC, s.LogText('Migration status is %s'),
+      'log expectations on the stale migration-context line', 'scenario',
+      counted=('Migration status is error',)),
+    A(MANAGER + '._do_live_migration',
+      s.LogText('aborted by another process'),
+      'log expectations on an aborted live migration', 'scenario',
+      counted=('aborted by another process',)),
+    A(MANAGER + '._destroy_evacuated_instances',
+      s.LogText('Destroying instance as it has been evacuated from'),
+      'log expectations on an evacuated host', 'scenario',
+      counted=('Destroying instance as it has been evacuated from',)),
+    A('nova.exception.CPUPinningInvalid', s.Exists(type),
+      'log expectations on the pinning error in a periodic traceback',
+      'scenario', counted=('CPUPinningInvalid',)),
+]

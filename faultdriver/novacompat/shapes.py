@@ -1,0 +1,339 @@
+"""How an assumption about Nova is checked: one small class per kind.
+
+Each shape looks at the object a dotted Nova symbol resolves to (a
+function, a class, a module attribute) and raises :class:`Broken` with
+what it found when Nova is not as faultdriver expects.  Shapes read
+Nova's code (signatures, source, syntax trees) and never call into it,
+except :class:`BackReference`, which builds one small real object.
+"""
+
+import ast
+import inspect
+import textwrap
+import types
+
+
+class Broken(Exception):
+    """An assumption does not hold; the message says what was found."""
+
+
+def _function(obj):
+    """The plain function behind a method, classmethod or staticmethod."""
+    if isinstance(obj, (classmethod, staticmethod)):
+        obj = obj.__func__
+    return getattr(obj, '__func__', obj)
+
+
+def source(obj):
+    """Source text of ``obj``, dedented; Broken when there is none (a
+    build without ``.py`` files, a generated function)."""
+    try:
+        return textwrap.dedent(inspect.getsource(_function(obj)))
+    except (OSError, TypeError) as exc:
+        raise Broken('its source code is not available (%s)' % exc)
+
+
+def syntax(obj):
+    """The syntax tree of ``obj``'s source."""
+    try:
+        return ast.parse(source(obj))
+    except SyntaxError as exc:
+        raise Broken('its source does not parse: %s' % exc)
+
+
+class Shape:
+    """Base: the symbol exists (resolving it is the whole check)."""
+
+    what = 'exists'
+
+    def check(self, obj):
+        """Raise Broken unless ``obj`` has this shape."""
+
+
+class Exists(Shape):
+    """The symbol exists; optionally a value of ``kind`` (a type)."""
+
+    def __init__(self, kind=None):
+        self.kind = kind
+        if kind is not None:
+            self.what = 'exists, a %s' % self._names()
+
+    def _names(self):
+        kinds = self.kind if isinstance(self.kind, tuple) else (self.kind,)
+        return ' or '.join(k.__name__ for k in kinds)
+
+    def check(self, obj):
+        if self.kind is not None and not isinstance(obj, self.kind):
+            raise Broken('is a %s, not a %s' % (type(obj).__name__,
+                                                self._names()))
+
+
+class Params(Shape):
+    """A callable whose parameters start with ``names`` (in order), so a
+    replacement or a caller that binds them by name still fits."""
+
+    def __init__(self, *names):
+        self.names = names
+        self.what = 'takes (%s, ...)' % ', '.join(names)
+
+    def check(self, obj):
+        if not callable(_function(obj)):
+            raise Broken('is a %s, not a callable' % type(obj).__name__)
+        try:
+            found = list(inspect.signature(_function(obj)).parameters)
+        except (TypeError, ValueError) as exc:
+            raise Broken('has no readable signature (%s)' % exc)
+        if found[:len(self.names)] != list(self.names):
+            raise Broken('takes (%s), not (%s, ...)'
+                         % (', '.join(found), ', '.join(self.names)))
+
+
+class Fields(Shape):
+    """A Nova versioned object class with these fields."""
+
+    def __init__(self, *names):
+        self.names = names
+        self.what = 'has fields %s' % ', '.join(names)
+
+    def check(self, obj):
+        fields = getattr(obj, 'fields', None)
+        if not isinstance(fields, dict):
+            raise Broken('is not a Nova versioned object class')
+        missing = [n for n in self.names if n not in fields]
+        if missing:
+            raise Broken('has no field %s' % ', '.join(missing))
+
+
+class CallsInOrder(Shape):
+    """A function whose source contains ``texts`` in this order."""
+
+    def __init__(self, *texts):
+        self.texts = texts
+        self.what = 'calls %s in this order' % ', then '.join(texts)
+
+    def check(self, obj):
+        text = source(obj)
+        positions = [text.find(t) for t in self.texts]
+        missing = [t for t, p in zip(self.texts, positions) if p < 0]
+        if missing:
+            raise Broken('no longer calls %s' % ', '.join(missing))
+        if positions != sorted(positions):
+            raise Broken('calls %s in another order' % ', '.join(self.texts))
+
+
+class LoopCondition(Shape):
+    """In a function, the ``if`` that guards ``call`` inside the loop over
+    ``iterable`` tests exactly ``condition`` (compared as syntax trees,
+    so layout and comments do not matter)."""
+
+    def __init__(self, iterable, call, condition):
+        self.iterable = iterable
+        self.call = call
+        self.condition = condition
+        self.what = ('loop over %s applies %s only if %s'
+                     % (iterable, call, ' '.join(condition.split())))
+
+    def _guard(self, tree):
+        for loop in ast.walk(tree):
+            if not (isinstance(loop, ast.For)
+                    and ast.unparse(loop.iter) == self.iterable):
+                continue
+            for node in ast.walk(loop):
+                if isinstance(node, ast.If) and any(
+                        ast.unparse(inner) == self.call
+                        for child in node.body
+                        for inner in ast.walk(child)):
+                    return node.test
+            raise Broken('the loop over %s no longer guards %s with an if'
+                         % (self.iterable, self.call))
+        raise Broken('has no loop over %s' % self.iterable)
+
+    def check(self, obj):
+        found = self._guard(syntax(obj))
+        expected = ast.parse('(%s)' % self.condition.strip(),
+                             mode='eval').body
+        if ast.dump(found) != ast.dump(expected):
+            raise Broken('its loop over %s now applies %s if %s'
+                         % (self.iterable, self.call, ast.unparse(found)))
+
+
+class LogText(Shape):
+    """A function logs a message containing ``literal`` (a string
+    constant of its source, placeholders included: ``'... %s'``)."""
+
+    def __init__(self, literal):
+        self.literal = literal
+        self.what = 'logs %r' % literal
+
+    def check(self, obj):
+        constants = [node.value for node in ast.walk(syntax(obj))
+                     if isinstance(node, ast.Constant)
+                     and isinstance(node.value, str)]
+        if not any(self.literal in c for c in constants):
+            raise Broken('no longer logs %r' % self.literal)
+
+
+class Decorated(Shape):
+    """A function carries a decorator whose source is ``decorator``."""
+
+    def __init__(self, decorator):
+        self.decorator = decorator
+        self.what = 'is decorated @%s' % decorator
+
+    def check(self, obj):
+        tree = syntax(obj)
+        [definition] = tree.body[:1] or [None]
+        found = [ast.unparse(d) for d in getattr(definition,
+                                                 'decorator_list', ())]
+        if self.decorator not in found:
+            written = ', '.join('@' + d for d in found) or 'with nothing'
+            raise Broken('is decorated %s, not @%s'
+                         % (written, self.decorator))
+
+
+class Assigns(Shape):
+    """A function (an ``__init__``) or module assigns ``target``
+    (``self.rt``), optionally exactly ``value`` (compared as syntax)."""
+
+    def __init__(self, target, value=None):
+        self.target = target
+        self.value = value
+        self.what = 'assigns %s%s' % (target, '' if value is None
+                                      else ' = %s' % value)
+
+    def check(self, obj):
+        found = []
+        for node in ast.walk(syntax(obj)):
+            targets = getattr(node, 'targets', None) or (
+                [node.target] if isinstance(node, ast.AnnAssign) else [])
+            if any(ast.unparse(t) == self.target for t in targets):
+                found.append(ast.unparse(node.value))
+        if not found:
+            raise Broken('no longer assigns %s' % self.target)
+        if self.value is not None and self.value not in found:
+            raise Broken('assigns %s = %s, not %s'
+                         % (self.target, ' / '.join(found), self.value))
+
+
+class BackReference(Shape):
+    """A class built with one argument keeps it as ``attribute``: a real
+    instance is built with a stand-in and the attribute is read back."""
+
+    def __init__(self, attribute, **stand_in):
+        self.attribute = attribute
+        self.stand_in = stand_in
+        self.what = 'keeps its argument as .%s' % attribute
+
+    def check(self, obj):
+        marker = types.SimpleNamespace(**self.stand_in)
+        try:
+            built = obj(marker)
+        except Exception as exc:
+            raise Broken('cannot be built with one argument: %s: %s'
+                         % (type(exc).__name__, exc))
+        if getattr(built, self.attribute, None) is not marker:
+            raise Broken('does not keep its argument as .%s' % self.attribute)
+
+
+class All(Shape):
+    """Several shapes of one symbol."""
+
+    def __init__(self, *shapes):
+        self.shapes = shapes
+        self.what = '; '.join(s.what for s in shapes)
+
+    def check(self, obj):
+        for shape in self.shapes:
+            shape.check(obj)
+
+
+class Named(Shape):
+    """A callable with parameters of these names (anywhere)."""
+
+    def __init__(self, *names):
+        self.names = names
+        self.what = 'takes %s' % ', '.join(names) if names else 'is callable'
+
+    def check(self, obj):
+        try:
+            found = inspect.signature(_function(obj)).parameters
+        except (TypeError, ValueError) as exc:
+            raise Broken('has no readable signature (%s)' % exc)
+        missing = [n for n in self.names if n not in found]
+        if missing:
+            raise Broken('takes (%s): no %s' % (', '.join(found),
+                                                ', '.join(missing)))
+
+
+class HasNames(Shape):
+    """A module with these attributes."""
+
+    def __init__(self, *names):
+        self.names = names
+        self.what = 'has %d names faultdriver uses' % len(names)
+
+    def check(self, obj):
+        missing = [n for n in self.names if not hasattr(obj, n)]
+        if missing:
+            raise Broken('has no %s' % ', '.join(missing))
+
+
+#: Nova's readers of ``[compute] cpu_dedicated_set`` / ``cpu_shared_set``.
+CPU_SET_READERS = ('get_cpu_dedicated_set', 'get_cpu_shared_set')
+#: How LibvirtDriver reaches them: directly or through its CPU API.
+_CPU_SET_CALLS = tuple('hardware.%s(' % r for r in CPU_SET_READERS) + (
+    'hardware.get_cpu_dedicated_set_nozero(', 'self.cpu_api.')
+#: Modules besides the LibvirtDriver's own that may call the readers:
+#: hardware itself and libvirt's CPU API (reached through the driver).
+_CPU_SET_MODULES = ('nova/virt/hardware.py', 'nova/virt/libvirt/driver.py',
+                    'nova/virt/libvirt/cpu/api.py')
+
+
+def cpu_set_readers(cls):
+    """Names of ``cls``'s own methods that read the CPU sets (directly or
+    through ``self.cpu_api``)."""
+    found = []
+    for name, value in vars(cls).items():
+        func = _function(value)
+        if not inspect.isfunction(func):
+            continue
+        try:
+            text = inspect.getsource(func)
+        except (OSError, TypeError):
+            continue
+        if any(call in text for call in _CPU_SET_CALLS):
+            found.append(name)
+    return sorted(found)
+
+
+class ReadsCpuSets(Shape):
+    """The CPU sets are read only inside LibvirtDriver's methods (or the
+    CPU API they call), so wrapping those methods tells each read which
+    host's driver is asking."""
+
+    what = 'is the only reader of the CPU sets'
+
+    def check(self, obj):
+        import os
+        if not cpu_set_readers(obj):
+            raise Broken('has no method that reads %s any more'
+                         % ' or '.join(CPU_SET_READERS))
+        module = inspect.getmodule(obj)
+        root = os.path.dirname(os.path.dirname(os.path.dirname(
+            os.path.abspath(module.__file__))))   # .../site-packages/nova
+        others = []
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = [d for d in dirs if d != 'tests']
+            for name in files:
+                path = os.path.join(folder, name)
+                relative = os.path.relpath(path, os.path.dirname(root))
+                if not name.endswith('.py') or relative in _CPU_SET_MODULES:
+                    continue
+                with open(path, encoding='utf-8') as stream:
+                    text = stream.read()
+                if any(r + '(' in text for r in CPU_SET_READERS):
+                    others.append(relative)
+        if others:
+            raise Broken('is not the only reader: %s call %s too'
+                         % (', '.join(sorted(others)),
+                            ' or '.join(CPU_SET_READERS)))
