@@ -1,9 +1,16 @@
 #!/bin/bash
 # Install the Debian packages the process tier starts by hand (MariaDB and
-# RabbitMQ), if they are missing.  Their services are not started: the
-# process tier runs its own servers, on 127.0.0.1, with temporary data.
+# RabbitMQ), if they are missing; with the argument "libvirt", also what
+# the libvirt tier runs (libvirtd, QEMU, qemu-img) and what building
+# libvirt-python needs (libvirt-dev, pkg-config).  No service is started
+# and none is enabled: the tiers run their own daemons, on loopback, with
+# temporary data (the packaged libvirt "default" network is not started).
 set -euo pipefail
 PACKAGES=(mariadb-server mariadb-client rabbitmq-server)
+if [ "${1:-}" = libvirt ]; then
+    PACKAGES+=(libvirt-daemon-system qemu-system-x86 qemu-utils
+               libvirt-dev pkg-config)
+fi
 missing=()
 for pkg in "${PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" \

@@ -170,6 +170,14 @@ class ScenarioRun(command.Command):
                     '%s: unknown variant %r%s; expected one of %s'
                     % (scenario.path, v, rules.suggest(v, scenario.variants),
                        ', '.join(scenario.variants)))
+        wanted = launch.COMPARED.get(parsed_args.backend,
+                                     (parsed_args.backend,))
+        refused = [b for b in wanted if b not in scenario.backends]
+        if refused:
+            raise exception.ScenarioError(
+                '%s: runs on backends %s (its "backends" key), not %s; use '
+                '--backend %s' % (scenario.path, ', '.join(scenario.backends),
+                                  ', '.join(refused), scenario.backends[0]))
         reports = launch.run(scenario, variants, parsed_args.mode,
                              parallel=not parsed_args.serial,
                              backend=parsed_args.backend)

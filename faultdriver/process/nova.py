@@ -337,6 +337,15 @@ class ProcessNova:
     def placement_pcpus(self, host):
         return self.client.usages(host).get('PCPU', 0)
 
+    # -- the hypervisor's view -------------------------------------------
+
+    def guests(self, host):
+        """``{instance uuid: state}`` of the guests ``host``'s hypervisor
+        has (running, paused, shutoff, ...), asked of libvirt itself, not
+        of Nova; None where the hypervisor is faultdriver's fake."""
+        hypervisor = self.stack.libvirt.get(host)
+        return hypervisor.guests() if hypervisor else None
+
     # -- logs -------------------------------------------------------------
 
     def log_text(self, host=None):

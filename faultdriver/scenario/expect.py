@@ -71,6 +71,26 @@ def _share(steps, state, servers, count):
             '%s and %s share %d pCPU numbers' % (*servers, count), actual)
 
 
+def _usage(steps, state, host, **wanted):
+    found = state['hosts'][host]
+    actual = {'pinned': len(found['pinned_cpus']),
+              'placement': found['placement_pcpu']}
+    actual = {key: actual[key] for key in wanted}
+    return actual == wanted, 'usage on %s %s' % (host, wanted), actual
+
+
+def _guest(steps, seen, server, host, state):
+    """The hypervisor's view (libvirt, not Nova's database); ``seen``
+    is the collected state (its ``state`` is the guest's)."""
+    found = seen['servers'].get(server, {})
+    if 'guests' not in found:
+        raise RuntimeError('the guest expectation needs a backend with a '
+                           'real hypervisor (--backend libvirt)')
+    actual = found['guests'].get(host, 'absent')
+    return (actual == state,
+            'guest of %s on %s %s' % (server, host, state), actual)
+
+
 def _accounting(steps, state, hosts=None):
     hosts = hosts or steps.scenario.hosts
     actual = {}
@@ -93,6 +113,8 @@ KINDS = {
     'faults': _faults,
     'pinned': _pinned,
     'servers-share-pcpus': _share,
+    'guest': _guest,
+    'host-usage': _usage,
     'accounting-matches-placement': _accounting,
 }
 #: Checked after the others: they change the state (run periodics).

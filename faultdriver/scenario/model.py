@@ -8,12 +8,15 @@ import dataclasses
 import functools
 import importlib.resources
 import os
+import re
+import stat
 
 import jsonschema
 import yaml
 
 from faultdriver import exception
 from faultdriver import rules as rules_module
+from faultdriver.scenario import bounded_yaml
 
 BUNDLED = 'faultdriver.scenarios'
 DEFAULT_HOSTS = ('src', 'dest')
@@ -30,7 +33,14 @@ PINNED_HOST = dict(NOVA_HOST, cpu_nodes=1, cpu_cores=4, cpu_threads=1,
 #: Most CPUs a host of the embedded Nova can have (the libvirt test base
 #: mocks 16 online CPUs and checks for fewer).
 MAX_CPUS = 15
+#: Largest CPU number a CPU set may name before it is parsed (so that a
+#: range like 0-999999999 is refused before it is built).
+MAX_CPU_NUMBER = 1023
 CPU_SETS = ('cpu_dedicated_set', 'cpu_shared_set')
+
+
+#: Longest error message a scenario file gets (values in it are cut).
+MAX_MESSAGE = 300
 
 
 @functools.cache
@@ -66,6 +76,12 @@ class Scenario:
                     **topology.get('defaults', {}))
         return {host: dict(base, **topology.get('per-host', {}).get(host, {}))
                 for host in self.hosts}
+
+    @property
+    def backends(self):
+        """Backends the scenario runs on (every one unless it says)."""
+        return tuple(self.data.get('backends',
+                                   ('embedded', 'process', 'libvirt')))
 
     @property
     def dedicated_cpus(self):
@@ -108,23 +124,63 @@ def resolve(name_or_path):
 
 
 def load(name_or_path):
+    """The validated Scenario of a file or bundled name; ScenarioError
+    naming the file for anything wrong, read within the bounds of
+    :mod:`faultdriver.scenario.bounded_yaml`."""
     path = resolve(name_or_path)
     try:
-        with open(path, encoding='utf-8') as stream:
-            data = yaml.safe_load(stream)
-    except (OSError, yaml.YAMLError) as exc:
-        raise exception.ScenarioError('%s: cannot read: %s' % (path, exc))
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise exception.ScenarioError('%s: not a regular file' % path)
+        data = bounded_yaml.load_file(path)
+    except OSError as exc:
+        raise exception.ScenarioError('%s: cannot read: %s'
+                                      % (path, exc.strerror or exc))
+    except bounded_yaml.LimitError as exc:
+        raise exception.ScenarioError('%s: %s' % (path, exc))
+    except yaml.YAMLError as exc:
+        raise exception.ScenarioError('%s: not valid YAML: %s' % (
+            path, _clip(' '.join(str(exc).split()))))
     return validate(data, path)
+
+
+def _integer(checker, instance):
+    """JSON Schema counts 2.0 as an integer; a scenario does not."""
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+def _pattern(validator, pattern, instance, schema):
+    """Names match their pattern whole: Python's ``$`` would also let a
+    trailing newline through."""
+    if isinstance(instance, str) and (not re.search(pattern, instance)
+                                      or '\n' in instance):
+        yield jsonschema.ValidationError('%s does not match %s' % (
+            _clip(repr(instance), 60), pattern))
+
+
+_Validator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    validators={'pattern': _pattern},
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+        'integer', _integer))
+
+
+def _clip(text, size=MAX_MESSAGE):
+    return text if len(text) <= size else text[:size] + '...'
 
 
 def validate(data, path='<scenario>'):
     """The Scenario, or ScenarioError for the first problem found."""
-    errors = sorted(jsonschema.Draft202012Validator(schema()).iter_errors(
-        data), key=lambda e: (list(map(str, e.absolute_path)), e.validator))
+    try:
+        errors = sorted(_Validator(schema()).iter_errors(data), key=lambda e: (
+            list(map(str, e.absolute_path)), e.validator))
+    except RecursionError:
+        raise exception.ScenarioError('%s: nested too deeply' % path)
     if errors:
-        raise exception.ScenarioError('%s: %s' % (path, _describe(errors[0])))
+        raise exception.ScenarioError('%s: %s' % (
+            path, _clip(_describe(errors[0]))))
     scenario = Scenario(path, data)
     _check_references(scenario)
+    _check_expectations(scenario)
     _check_topology(scenario)
     return scenario
 
@@ -156,12 +212,18 @@ def _describe(error):
                    ', '.join(map(str, error.instance)) or 'none'))
     if error.validator == 'required':
         return '%s: %s' % (where, error.message)
+    if error.validator == 'type':
+        return '%s: %s is not of type %s' % (
+            where, _clip(repr(error.instance), 60),
+            ' or '.join(map(repr, error.validator_value
+                            if isinstance(error.validator_value, list)
+                            else [error.validator_value])))
     return '%s: %s' % (where, error.message)
 
 
 def _fail(scenario, where, message):
-    raise exception.ScenarioError('%s: %s: %s' % (scenario.path,
-                                                  key_path(where), message))
+    raise exception.ScenarioError('%s: %s: %s' % (
+        scenario.path, key_path(where), _clip(message)))
 
 
 def _check_references(scenario):
@@ -222,10 +284,7 @@ def _check_references(scenario):
                 rule(where + [key], args[key])
         for j, text in enumerate(args.get('rules', ())):
             rule(where + ['rules', j], text)
-    blocks = [(['expectations'], scenario.data.get('expectations', ()))]
-    blocks += [(['variants', v, 'expectations'], s.get('expectations', ()))
-               for v, s in scenario.variants.items()]
-    for prefix, block in blocks:
+    for prefix, block in _blocks(scenario):
         for i, expectation in enumerate(block):
             [(kind, args)] = expectation.items()
             where = prefix + [i, kind]
@@ -240,6 +299,72 @@ def _check_references(scenario):
                 host(where + ['host'], args['host'])
             for j, name in enumerate(args.get('hosts', ())):
                 host(where + ['hosts', j], name)
+
+
+def _blocks(scenario):
+    """``(key path, expectation list)`` of the scenario and each variant."""
+    blocks = [(['expectations'], scenario.data.get('expectations', ()))]
+    blocks += [(['variants', v, 'expectations'], s.get('expectations', ()))
+               for v, s in scenario.variants.items()]
+    return blocks
+
+
+def _check_expectations(scenario):
+    """What decides a verdict must be able to fail: points and actions
+    from the catalogues the rules use, bounds that some count meets."""
+    from faultdriver import actions as actions_module
+    from faultdriver import points
+    catalogue = points.catalogue()
+    actions = actions_module.load_all()
+
+    def known(where, name, choices, what, listing):
+        if name not in choices:
+            _fail(scenario, where, 'unknown %s %r%s (%s lists them); it '
+                  'would never match' % (what, name, rules_module.suggest(
+                      name, choices), listing))
+
+    for i, step in enumerate(scenario.steps):
+        [(kind, args)] = step.items()
+        if kind == 'wait-point':
+            known(['steps', i, kind, 'point'], args['point'], catalogue,
+                  'point', 'faultdriver points')
+    for prefix, block in _blocks(scenario):
+        for i, expectation in enumerate(block):
+            [(kind, args)] = expectation.items()
+            where = prefix + [i, kind]
+            if kind == 'faults':
+                if 'point' in args:
+                    known(where + ['point'], args['point'], catalogue,
+                          'point', 'faultdriver points')
+                if 'action' in args:
+                    known(where + ['action'], args['action'], actions,
+                          'action', 'faultdriver actions')
+            low, high = args.get('min'), args.get('max')
+            if low is not None and high is not None and low > high:
+                _fail(scenario, where, 'min %d is more than max %d: no '
+                      'count meets both' % (low, high))
+            count = args.get('count')
+            if isinstance(count, int) and (
+                    (low is not None and count < low) or
+                    (high is not None and count > high)):
+                _fail(scenario, where, 'count %d is outside min/max: no '
+                      'count meets all' % count)
+
+
+def _check_cpu_spec(scenario, where, spec, cpus, host, size):
+    """Refuse what ``parse_cpu_spec`` would expand before it does (a
+    range such as 0-999999999 builds the whole set first) or read
+    otherwise than written (it takes other scripts' digits)."""
+    if any(c.isdigit() and c not in '0123456789' for c in spec):
+        _fail(scenario, where, '%r has non-ASCII digits; expected Nova\'s '
+              'syntax ("0-3", "2,3", "0-7,^4")' % spec)
+    beyond = sorted({int(n) for n in re.findall('[0-9]{1,6}', spec)
+                     if int(n) > MAX_CPU_NUMBER})
+    if re.search('[0-9]{7}', spec) or beyond:
+        _fail(scenario, where, '%r names CPU %s, which host %s does not '
+              'have: its CPUs are 0-%d (%s)' % (
+                  spec, ', '.join(map(str, beyond[:5])) or 'numbers',
+                  host, cpus - 1, size))
 
 
 def _check_topology(scenario):
@@ -277,6 +402,8 @@ def _check_topology(scenario):
         for key in CPU_SETS:
             if shape[key] is None:
                 continue
+            _check_cpu_spec(scenario, where(host, key), shape[key], cpus,
+                            host, size)
             try:
                 sets[key] = hardware.parse_cpu_spec(shape[key])
             except nova_exception.Invalid as exc:

@@ -37,6 +37,15 @@ TIERS = {'embedded': 'embedded Nova', 'process': 'Nova as processes',
          'libvirt': 'Nova as processes on real libvirt'}
 
 
+def guests_text(server):
+    """Where the hypervisors have the server's guest ('-' when the
+    backend's hypervisor is not asked, 'none' when no host has it)."""
+    if 'guests' not in server:
+        return '-'
+    return ', '.join('%s on %s' % (state, host) for host, state in
+                     sorted(server['guests'].items())) or 'none'
+
+
 def variant_tables(report):
     """``[(title, columns, rows)]`` of one variant that ran its steps."""
     state = report['state']
@@ -69,9 +78,10 @@ def variant_tables(report):
            'yes' if v['matches'] else 'NO')
           for h, v in state['hosts'].items()]),
         ('Servers at the end of the steps',
-         ['Server', 'Status', 'Host', 'Task state', 'Pinned pCPUs', 'UUID'],
+         ['Server', 'Status', 'Host', 'Task state', 'Pinned pCPUs',
+          'Guest (hypervisor)', 'UUID'],
          [(alias, s['status'], s['host'], s['task_state'] or '-',
-           s['pinned_cpus'], s['id'])
+           s['pinned_cpus'], guests_text(s), s['id'])
           for alias, s in state.get('servers', {}).items()]),
         ('Expectations',
          ['Verdict', 'Expectation', 'Actual'],

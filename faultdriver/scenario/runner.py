@@ -194,6 +194,24 @@ class Steps:
     def do_release(self, host, barrier=None):
         return 'released %s' % self.test.faults.release(host, barrier)
 
+    def do_wait_guest(self, server, host, state, timeout=60):
+        """Until ``host``'s hypervisor has the server's guest in ``state``
+        (``absent``: has none)."""
+        uuid = self.server(server)['id']
+        if getattr(self.test, 'guests', None) is None:
+            raise RuntimeError('wait-guest needs a backend with a real '
+                               'hypervisor (--backend libvirt)')
+
+        def seen():
+            found = self.test.guests(host)
+            if found is None:
+                raise RuntimeError('wait-guest needs a backend with a real '
+                                   'hypervisor (--backend libvirt)')
+            return found.get(uuid, 'absent') == state
+        self.test.wait(seen, 'guest of %s %s on %s' % (server, state, host),
+                       timeout)
+        return 'guest of %s %s on %s' % (server, state, host)
+
     def do_sleep(self, seconds):
         time.sleep(seconds)
 
@@ -229,6 +247,7 @@ def collect_state(steps):
     faults = [{k: e[k] for k in keys if k in e}
               for e in test.faults.history()]
     servers = {}
+    guests = hypervisor_guests(steps)
     for alias, server in steps.servers.items():
         server = test.api.get_server(server['id'])
         servers[alias] = {
@@ -237,8 +256,22 @@ def collect_state(steps):
             'task_state': server['OS-EXT-STS:task_state'],
             'pinned_cpus': (test.instance_pinning(server)
                             if steps.scenario.dedicated_cpus else [])}
+        if guests is not None:
+            servers[alias]['guests'] = {
+                host: found[server['id']] for host, found in guests.items()
+                if server['id'] in found}
     return {'migrations': migrations, 'hosts': hosts, 'faults': faults,
             'servers': servers}
+
+
+def hypervisor_guests(steps):
+    """``{host: {uuid: state}}`` as the hypervisors see it, where the
+    backend can ask a real one (``guests``); else None."""
+    ask = getattr(steps.test, 'guests', None)
+    if ask is None:
+        return None
+    found = {host: ask(host) for host in steps.scenario.hosts}
+    return None if None in found.values() else found
 
 
 def scenario_test(scenario, variant, report, steps_class=None):
