@@ -1,0 +1,142 @@
+"""Pieces of the libvirt tier that need no daemon: the scenario topology
+mapped onto this machine's CPUs, a compute's libvirt settings, loopback
+address blocks, the scenario backends key, and the expectations that read
+libvirt's view of the guests.
+"""
+
+import os
+import socket
+import subprocess
+import sys
+import types
+
+import pytest
+
+from faultdriver.process import config
+from faultdriver.process import libvirt_host
+from faultdriver.process import runner
+from faultdriver.scenario import expect
+from faultdriver.scenario import model
+
+SHAPE = {'cpu_nodes': 1, 'cpu_sockets': 1, 'cpu_cores': 4, 'cpu_threads': 1,
+         'memory_mb': 16384, 'cpu_dedicated_set': '0-3',
+         'cpu_shared_set': None}
+
+
+def test_cpu_sets_the_machine_lacks_become_every_cpu():
+    settings, shape = runner.libvirt_host_settings(SHAPE, [0, 1])
+    assert settings == {'compute': {'cpu_dedicated_set': '0-1'}}
+    assert (shape['cpu_nodes'], shape['cpu_cores'],
+            shape['cpu_dedicated_set']) == (1, 2, '0-1')
+
+
+def test_cpu_sets_that_fit_are_kept_as_written():
+    shape = dict(SHAPE, cpu_dedicated_set='1', cpu_shared_set='0')
+    settings, _ = runner.libvirt_host_settings(shape, [0, 1])
+    assert settings == {'compute': {'cpu_dedicated_set': '1',
+                                    'cpu_shared_set': '0'}}
+
+
+def test_no_cpu_sets_leave_nova_defaults():
+    shape = dict(SHAPE, cpu_dedicated_set=None)
+    assert runner.libvirt_host_settings(shape, [0, 1])[0] == {}
+
+
+def test_seed_scenario_faults_on_libvirt():
+    scenario = model.load('stale-error-migration-context')
+    faults = runner.host_faults(scenario, 'fix', 'dest', 'libvirt')
+    assert faults['inner_driver'] == 'libvirt'
+    assert faults['tracker_patches'] == ['stale_migration_context']
+    assert 'fake_numa' not in faults['extra']
+
+
+def test_compute_conf_of_a_libvirt_host(tmp_path):
+    host = libvirt_host.LibvirtHost(str(tmp_path), 'dest', '127.0.9.3',
+                                    str(tmp_path / 'instances'))
+    stack = types.SimpleNamespace(
+        dir=str(tmp_path), libvirt={'dest': host},
+        instances_path=str(tmp_path / 'instances'),
+        nova_conf=str(tmp_path / 'nova.conf'),
+        compute_conf=lambda h: str(tmp_path / ('nova-compute-%s.conf' % h)))
+    sections = config.compute(stack, 'dest', {'inner_driver': 'libvirt'})
+    assert ('instances_path', stack.instances_path) in sections['DEFAULT']
+    libvirt = dict(sections['libvirt'])
+    assert libvirt['virt_type'] == 'qemu'
+    assert libvirt['live_migration_inbound_addr'] == '127.0.9.3'
+    helper = dict(sections['nova_sys_admin'])['helper_command']
+    assert helper.split()[0].endswith('privsep-helper')
+    assert ('inner_driver', 'libvirt') in sections['fault_injection']
+
+
+def test_address_blocks_skip_one_in_use():
+    first = libvirt_host.free_addresses(2)
+    with socket.socket() as busy:
+        busy.bind((first[0], libvirt_host.LIBVIRT_PORT))
+        busy.listen()
+        second = libvirt_host.free_addresses(2)
+    assert first[0] not in second and len(set(second)) == 2
+
+
+def test_libvirt_only_scenario_refuses_other_backends():
+    done = subprocess.run(
+        [sys.executable, '-m', 'faultdriver.cmd.main', 'scenario', 'run',
+         'source-crash-after-live-migration', '--backend', 'embedded'],
+        capture_output=True, text=True, timeout=120,
+        env=dict(os.environ, PYTHONWARNINGS='ignore'))
+    assert done.returncode == 2
+    assert 'runs on backends libvirt' in done.stderr
+    assert 'Traceback' not in done.stderr
+
+
+def test_bundled_libvirt_scenarios_say_so():
+    only = {name for name in model.bundled()
+            if model.load(name).backends == ('libvirt',)}
+    assert only == {'source-crash-after-live-migration',
+                    'dest-crash-after-pre-live-migration',
+                    'compute-crash-running-guest'}
+    assert 'libvirt' in model.load(
+        'stale-error-migration-context').backends
+
+
+STATE = {'servers': {'s1': {'pinned_cpus': [1], 'guests': {'dest':
+                                                           'running'}},
+                     's2': {'pinned_cpus': [1, 0]},
+                     's3': {'pinned_cpus': [0]}},
+         'hosts': {'dest': {'pinned_cpus': [], 'placement_pcpu': 1}}}
+
+
+@pytest.mark.parametrize('args, met', [
+    ({'server': 's1', 'host': 'dest', 'state': 'running'}, True),
+    ({'server': 's1', 'host': 'src', 'state': 'absent'}, True),
+    ({'server': 's1', 'host': 'dest', 'state': 'paused'}, False),
+    ({'server': 's1', 'host': 'src', 'state': 'running'}, False),
+])
+def test_guest_expectation(args, met):
+    [verdict] = expect.evaluate(None, [{'guest': args}], STATE)
+    assert verdict['met'] is met
+
+
+def test_guest_expectation_without_a_real_hypervisor_is_not_met():
+    [verdict] = expect.evaluate(None, [{'guest': {
+        'server': 's2', 'host': 'dest', 'state': 'absent'}}], STATE)
+    assert verdict['met'] is False
+    assert '--backend libvirt' in verdict['actual']
+
+
+@pytest.mark.parametrize('args, met', [
+    ({'host': 'dest', 'pinned': 0, 'placement': 1}, True),
+    ({'host': 'dest', 'pinned': 0, 'placement': 0}, False),
+    ({'host': 'dest', 'pinned': 1}, False),
+])
+def test_host_usage_expectation(args, met):
+    [verdict] = expect.evaluate(None, [{'host-usage': args}], STATE)
+    assert verdict['met'] is met
+
+
+@pytest.mark.parametrize('servers, met', [
+    (['s1', 's2'], True), (['s3', 's2'], True), (['s2', 's1'], False),
+    (['s1', 's3'], False)])
+def test_share_all_means_every_pcpu_of_the_first(servers, met):
+    [verdict] = expect.evaluate(None, [{'servers-share-pcpus': {
+        'servers': servers, 'count': 'all'}}], STATE)
+    assert verdict['met'] is met
