@@ -69,6 +69,7 @@ class Process:
                 self.argv, stdin=subprocess.DEVNULL, stdout=out,
                 stderr=subprocess.STDOUT, env=env, cwd=self.cwd,
                 start_new_session=True, preexec_fn=_die_with_parent)
+        _register_session(env, self.popen.pid)
         return self
 
     @property
@@ -115,25 +116,56 @@ class Process:
 
 
 MARKER = 'FAULTDRIVER_STACK'
+#: File in the marker's directory: the session of every child started
+#: with the marker, one per line.
+SESSIONS = 'sessions'
+
+
+def _register_session(env, pid):
+    """Remember a marked child's session (its pid: it leads a new one)."""
+    folder = env.get(MARKER)
+    if folder and os.path.isdir(folder):
+        with open(os.path.join(folder, SESSIONS), 'a') as out:
+            out.write('%d\n' % pid)
+
+
+def sessions_of_stack(marker_value):
+    try:
+        with open(os.path.join(marker_value, SESSIONS)) as stream:
+            return {int(line) for line in stream if line.strip()}
+    except (OSError, ValueError):
+        return set()
+
+
+def session_of(pid):
+    with open('/proc/%s/stat' % pid, 'rb') as f:
+        # pid (comm) state ppid pgrp session ...; comm may hold spaces.
+        return int(f.read().rsplit(b')', 1)[1].split()[3])
 
 
 def reap(marker_value):
-    """SIGKILL every process whose environment carries our marker.
+    """SIGKILL every process whose environment carries our marker, or
+    that runs in the session of a child started with it.
 
-    Catches what escaped its process group (Erlang starts ``epmd
-    -daemon`` on its own when a node or CLI finds none running).
+    The marker catches what escaped its process group (Erlang starts
+    ``epmd -daemon`` on its own when a node or CLI finds none running);
+    the sessions catch what hides its environment (oslo's setproctitle
+    overwrites it: nova-conductor's forked workers) once their parent
+    died with the runner.
     """
     needle = ('%s=%s' % (MARKER, marker_value)).encode()
+    sessions = sessions_of_stack(marker_value)
     killed = []
     for entry in os.listdir('/proc'):
         if not entry.isdigit() or int(entry) == os.getpid():
             continue
         try:
             with open('/proc/%s/environ' % entry, 'rb') as f:
-                if needle not in f.read().split(b'\0'):
-                    continue
+                marked = needle in f.read().split(b'\0')
+            if not (marked or session_of(entry) in sessions):
+                continue
             os.kill(int(entry), signal.SIGKILL)
             killed.append(int(entry))
-        except (OSError, ValueError):
+        except (OSError, ValueError, IndexError):
             continue
     return killed
