@@ -52,6 +52,7 @@ import nova.conf
 import nova.service
 
 from faultdriver import exception
+from faultdriver.novacompat import patching
 
 #: Key stamped on call requests; plays the role of AMQP's message TTL.
 _EXPIRES = '_faultdriver_expires_at'
@@ -132,7 +133,7 @@ class InProcessCrash(fixtures.Fixture):
                         long_rpc_timeout=self.long_rpc_timeout,
                         report_interval=self.report_interval,
                         service_down_time=self.service_down_time)
-        self.useFixture(fixtures.MonkeyPatch(
+        self.useFixture(patching.Patch(
             'nova.servicegroup.api.INITIAL_REPORTING_DELAY', 0))
         self._stamp_call_expiry()
         for path in _GUARDED_EXITS:
@@ -165,7 +166,7 @@ class InProcessCrash(fixtures.Fixture):
         def refusing(*args, **kwargs):
             self._refuse_if_dead()
             return real(*args, **kwargs)
-        self.useFixture(fixtures.MonkeyPatch(path, refusing))
+        self.useFixture(patching.Patch(path, refusing))
 
     def _stamp_call_expiry(self):
         send = impl_fake.FakeDriver.send
@@ -200,10 +201,10 @@ class InProcessCrash(fixtures.Fixture):
             return deliver(exchange, topic, ctxt, message, server=server,
                            fanout=fanout, reply_q=reply_q)
 
-        self.useFixture(fixtures.MonkeyPatch(
+        self.useFixture(patching.Patch(
             'oslo_messaging._drivers.impl_fake.FakeDriver.send',
             send_like_rabbit))
-        self.useFixture(fixtures.MonkeyPatch(
+        self.useFixture(patching.Patch(
             'oslo_messaging._drivers.impl_fake.FakeExchange.deliver_message',
             deliver_and_watch))
 
@@ -232,7 +233,7 @@ class InProcessCrash(fixtures.Fixture):
             if threading.get_ident() in self._zombies:
                 return False    # neither run it nor swallow the unwinding
             return real(obj, *args)
-        self.useFixture(fixtures.MonkeyPatch(path, guarded))
+        self.useFixture(patching.Patch(path, guarded))
 
     # -- public -----------------------------------------------------------
 
@@ -258,8 +259,10 @@ class InProcessCrash(fixtures.Fixture):
             service._faultdriver_crash = self
             service.__class__ = _CrashedService
             for name in ('stop', 'kill'):
-                setattr(service, name,
-                        getattr(_CrashedService, name).__get__(service))
+                patching.replace_on(
+                    service, name,
+                    getattr(_CrashedService, name).__get__(service),
+                    'nova.service.Service.' + name)
         if block_current_thread:
             self._block(host, corpse)
 

@@ -25,9 +25,11 @@ from nova import objects  # noqa: E402
 from nova.tests.functional import integrated_helpers  # noqa: E402
 from nova.tests.functional.libvirt import base  # noqa: E402
 
-from faultdriver import fixture  # noqa: E402
+from faultdriver.harness import injection  # noqa: E402
 from faultdriver.harness import observe  # noqa: E402
 from faultdriver.harness import topology  # noqa: E402
+from faultdriver import novacompat  # noqa: E402
+from faultdriver.novacompat import patching  # noqa: E402
 
 #: The nova wheel installs api-paste.ini under <prefix>/etc/nova.
 API_PASTE = os.path.join(sys.prefix, 'etc', 'nova', 'api-paste.ini')
@@ -65,11 +67,13 @@ class EmbeddedNova(base.ServersTestBase,
     CONTROL = False
 
     def setUp(self):
+        # Scenario steps and expectations count Nova's log lines too.
+        novacompat.verify(novacompat.SCENARIO_GROUPS)
         self.flags(api_paste_config=API_PASTE, group='wsgi')
         control_dir = (self.useFixture(fixtures.TempDir()).path
                        if self.CONTROL else None)
         self.faults = self.useFixture(
-            fixture.FaultInjection(self, rules=self.RULES,
+            injection.FaultInjection(self, rules=self.RULES,
                                    patches={'*': self.PATCHES},
                                    control_dir=control_dir))
         super().setUp()
@@ -89,7 +93,7 @@ class EmbeddedNova(base.ServersTestBase,
     def _setup_services(self):
         # Nova's test setUp has set its value; the services start now.
         if self.IDLE_WAKEUP is not None:
-            self.useFixture(fixtures.MonkeyPatch(
+            self.useFixture(patching.Patch(
                 'futurist._thread.ThreadWorker.MAX_IDLE_FOR',
                 self.IDLE_WAKEUP))
         super()._setup_services()
@@ -130,7 +134,7 @@ class EmbeddedNova(base.ServersTestBase,
         """Let live migrations in any direction complete in fakelibvirt:
         the guest appears on the destination named by the migration URI
         and the source's job completes."""
-        self.useFixture(fixtures.MonkeyPatch(
+        self.useFixture(patching.Patch(
             'nova.tests.fixtures.libvirt.Domain.migrateToURI3',
             self._migrate_to_uri_stub))
 

@@ -7,21 +7,31 @@ sockets, cores, threads, memory), as in Nova's NUMA functional tests.
 service of an embedded Nova shares one ``CONF``, and Nova's own tests set
 them globally (``self.flags`` before ``start_compute``), so every host
 reads the last value, in its periodics too.  Here the libvirt driver reads
-its own host's value: ``nova.virt.hardware``'s two readers are replaced by
-ones that find the calling ``LibvirtDriver`` on the stack and answer from
-that host's shape (parsed by Nova's ``parse_cpu_spec``).  Nova reads the
-options directly only to test whether they are set, so the global values
-are those of the first host, and the scenario model refuses a topology in
+its own host's value: every ``LibvirtDriver`` method that reads the sets
+(found in Nova's source, :func:`faultdriver.novacompat.shapes.
+cpu_set_readers`) says, while it runs, which driver is asking (a context
+variable), and ``nova.virt.hardware``'s two readers answer from that
+host's shape (parsed by Nova's ``parse_cpu_spec``).  novacompat checks
+that nothing else in Nova calls the readers.  Nova reads the options
+directly only to test whether they are set, so the global values are
+those of the first host, and the scenario model refuses a topology in
 which only some hosts set an option.
 """
 
+import contextvars
 import dataclasses
-import sys
+import functools
 
 import fixtures
 from nova.tests.fixtures import libvirt as fakelibvirt
 from nova.virt import hardware
 from nova.virt.libvirt import driver as libvirt_driver
+
+from faultdriver.novacompat import patching
+from faultdriver.novacompat import shapes as compat_shapes
+
+#: The LibvirtDriver whose method is running (and reading the CPU sets).
+_asking = contextvars.ContextVar('faultdriver_cpu_set_reader', default=None)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,14 +65,23 @@ PINNED = HostShape(cpu_nodes=1, cpu_sockets=1, cpu_cores=4, cpu_threads=1,
 
 
 def calling_host():
-    """The host whose LibvirtDriver is on the calling stack, or None."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        candidate = frame.f_locals.get('self')
-        if isinstance(candidate, libvirt_driver.LibvirtDriver):
-            return candidate._host.get_connection().getHostname()
-        frame = frame.f_back
-    return None
+    """The host whose LibvirtDriver is reading the CPU sets, or None."""
+    driver = _asking.get()
+    if driver is None:
+        return None
+    return driver._host.get_connection().getHostname()
+
+
+def _telling_host(method):
+    """``method`` of LibvirtDriver, marking its driver as the asker."""
+    @functools.wraps(method)
+    def marked(self, *args, **kwargs):
+        token = _asking.set(self)
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            _asking.reset(token)
+    return marked
 
 
 class PerHostShapes(fixtures.Fixture):
@@ -87,15 +106,19 @@ class PerHostShapes(fixtures.Fixture):
                         cpu_shared_set=first.cpu_shared_set, group='compute')
         self.test.flags(vcpu_pin_set=None)
         for option in ('cpu_dedicated_set', 'cpu_shared_set'):
-            self.useFixture(fixtures.MonkeyPatch(
+            self.useFixture(patching.Patch(
                 'nova.virt.hardware.get_' + option,
                 self._reader(option, getattr(hardware, 'get_' + option))))
+        self.useFixture(patching.PatchMethods(
+            'nova.virt.libvirt.driver.LibvirtDriver',
+            compat_shapes.cpu_set_readers(libvirt_driver.LibvirtDriver),
+            _telling_host))
         shapes = self.shapes
 
         def get_online_cpus(host):
             return set(range(shapes[host.get_connection().getHostname()]
                              .cpus))
-        self.useFixture(fixtures.MonkeyPatch(
+        self.useFixture(patching.Patch(
             'nova.virt.libvirt.host.Host.get_online_cpus', get_online_cpus))
         get_info = fakelibvirt.Connection.getInfo
 
@@ -103,7 +126,7 @@ class PerHostShapes(fixtures.Fixture):
             info = list(get_info(connection))
             info[1] = connection.host_info.kB_mem // 1024
             return info
-        self.useFixture(fixtures.MonkeyPatch(
+        self.useFixture(patching.Patch(
             'nova.tests.fixtures.libvirt.Connection.getInfo',
             get_info_in_mib))
 

@@ -88,7 +88,8 @@ ASSUMPTIONS = [
       'rebalances_nodes read through to the wrapped driver'),
     A('nova.virt.driver.load_compute_driver',
       s.Params('virtapi', 'compute_driver'),
-      'loading FaultDriver in tests (fixture, transparency plugin)'),
+      'loading FaultDriver in tests (fixture, transparency plugin)',
+      'harness'),
     # -- how FaultDriver finds its compute manager and tracker -------------
     A('nova.compute.manager.ComputeVirtAPI',
       s.BackReference('_compute', reportclient=None),
@@ -226,6 +227,9 @@ ASSUMPTIONS = [
       s.Params('self', 'context', 'instance', 'dest'),
       'cold migration and resize on fakelibvirt (scenario runner)',
       'harness'),
+    A('nova.tests.fixtures.conf.ConfFixture.setUp', s.Params('self'),
+      "Nova's functional tests on FaultDriver (tests/transparency): the "
+      "installed api-paste.ini", 'harness'),
     A('futurist._thread.ThreadWorker.MAX_IDLE_FOR', s.Exists((int, float)),
       'EmbeddedNova.IDLE_WAKEUP (idle pool threads)', 'harness'),
     # -- log lines scenario expectations count -----------------------------

@@ -85,3 +85,27 @@ def replace_on(obj, name, new, symbol):
             'faultdriver sets %s on a %s, which has no such attribute (%s)'
             % (name, type(obj).__name__, novacompat.nova_version_text()))
     setattr(obj, name, new)
+
+
+class PatchMethods(fixtures.Fixture):
+    """Wrap methods ``names`` of the declared class ``symbol`` with
+    ``wrap(original) -> replacement``; each must be the class's own."""
+
+    def __init__(self, symbol, names, wrap):
+        super().__init__()
+        self.symbol = symbol
+        self.names = tuple(names)
+        self.wrap = wrap
+
+    def _setUp(self):
+        checked(self.symbol)
+        cls = novacompat.resolve(self.symbol)
+        missing = [n for n in self.names if n not in vars(cls)]
+        if missing or not self.names:
+            raise exception.ConfigError(
+                'faultdriver wraps %s.%s, which %s does not define (%s)'
+                % (self.symbol, ', '.join(missing) or '(no method)',
+                   cls.__name__, novacompat.nova_version_text()))
+        for name in self.names:
+            self.useFixture(fixtures.MonkeyPatch(
+                '%s.%s' % (self.symbol, name), self.wrap(vars(cls)[name])))

@@ -11,6 +11,7 @@ import ast
 import inspect
 import textwrap
 import types
+from unittest import mock
 
 
 class Broken(Exception):
@@ -22,6 +23,12 @@ def _function(obj):
     if isinstance(obj, (classmethod, staticmethod)):
         obj = obj.__func__
     return getattr(obj, '__func__', obj)
+
+
+def _test_double(obj):
+    """A mock a test put in Nova's place: its signature is the test's
+    business (the real symbol was checked before the test's setUp)."""
+    return isinstance(obj, mock.NonCallableMock)
 
 
 def source(obj):
@@ -77,6 +84,8 @@ class Params(Shape):
         self.what = 'takes (%s, ...)' % ', '.join(names)
 
     def check(self, obj):
+        if _test_double(obj):
+            return
         if not callable(_function(obj)):
             raise Broken('is a %s, not a callable' % type(obj).__name__)
         try:
@@ -255,6 +264,8 @@ class Named(Shape):
         self.what = 'takes %s' % ', '.join(names) if names else 'is callable'
 
     def check(self, obj):
+        if _test_double(obj):
+            return
         try:
             found = inspect.signature(_function(obj)).parameters
         except (TypeError, ValueError) as exc:

@@ -51,6 +51,9 @@ from nova.virt import driver as virt_driver
 import faultdriver
 from faultdriver import conf as fd_conf
 from faultdriver import driver as fd_driver
+from faultdriver import exception as fd_exception
+from faultdriver import novacompat
+from faultdriver.novacompat import patching
 
 #: pytest's unittest runner and Nova's TestCase._clear_attrs disagree;
 #: this keeps Nova's tests runnable under pytest at all (stock or wrapped).
@@ -134,7 +137,7 @@ class _Record:
 _current = _Record()
 _totals = collections.Counter()     # inner class name -> drivers wrapped
 _stats = {'tests_with_compute': 0, 'managers': 0, 'failed_checks': 0}
-_saved = {}
+_undo = []
 
 
 def _requested_name(compute_driver):
@@ -209,22 +212,26 @@ def pytest_configure(config):
         raise pytest.UsageError('api-paste.ini not found at %s' % API_PASTE)
     objects.register_all()      # as nova.test does; idempotent
     _pristine.update(_watched())
-    patches = [(conf_fixture.ConfFixture, 'setUp', _conf_fixture_setup)]
+    patches = [('nova.tests.fixtures.conf.ConfFixture.setUp',
+                conf_fixture.ConfFixture.setUp, _conf_fixture_setup)]
     if not _stock(config):
         patches += [
-            (virt_driver, 'load_compute_driver', _wrapping_loader),
-            (compute_manager.ComputeManager, '__init__',
+            ('nova.virt.driver.load_compute_driver',
+             virt_driver.load_compute_driver, _wrapping_loader),
+            ('nova.compute.manager.ComputeManager.__init__',
+             compute_manager.ComputeManager.__init__,
              _recording_manager_init)]
-    for owner, name, wrap in patches:
-        original = owner.__dict__[name]
-        _saved[(owner, name)] = original
-        setattr(owner, name, wrap(original))
+    try:
+        novacompat.verify(novacompat.HARNESS_GROUPS)
+    except fd_exception.ConfigError as exc:
+        raise pytest.UsageError(str(exc))
+    for symbol, original, wrap in patches:
+        _undo.append(patching.replace(symbol, wrap(original)))
 
 
 def pytest_unconfigure(config):
-    for (owner, name), original in _saved.items():
-        setattr(owner, name, original)
-    _saved.clear()
+    while _undo:
+        _undo.pop()()
 
 
 def pytest_report_header(config):

@@ -1,0 +1,253 @@
+"""A fixture that puts faultdriver into a Nova functional test.
+
+Documented (README) as ``faultdriver.fixture.FaultInjection``, which
+re-exports it; it lives here, next to the crash it drives.
+
+Usage, in any ``nova.tests.functional`` test case (set it up *before* the
+base class's ``setUp`` starts services, so the short RPC timeouts and the
+driver wrapping reach every service)::
+
+    class TestSomething(base.ServersTestBase):
+        CAST_AS_CALL = False        # a crash needs casts to stay casts
+
+        def setUp(self):
+            self.faults = self.useFixture(FaultInjection(self, rules={
+                'dest': ['pre_live_migration: crash']}))
+            super().setUp()
+
+        def test_it(self):
+            ...
+            self.faults.wait_for_hit('dest', 'pre_live_migration')
+            self.faults.restart('dest')
+
+Every compute service the test starts loads ``faultdriver.FaultDriver``
+through Nova's own loader, wrapping the driver the test asked for; rules
+apply to the host they are listed under (``'*'`` for every host) and are
+enabled; ``patches`` picks candidate tracker fixes per host the same way.
+With ``control_dir`` every host also serves its control socket at
+``<control_dir>/<host>.sock`` (:meth:`FaultInjection.control` is a
+client for it), as ``[fault_injection] control_socket`` does in a real
+nova-compute.  On cleanup every held thread is released, crashed hosts
+are reaped and the engines are closed, so nothing leaks into the next
+test.  Setting it up checks faultdriver's assumptions about Nova and its
+test fixtures (:mod:`faultdriver.novacompat`), so a Nova that changed
+under the harness fails the test with the symbol, not with a fault that
+silently never happened.
+"""
+
+import os
+import time
+
+import fixtures
+
+from nova import conf as nova_conf
+from nova.virt import driver as nova_driver
+
+from faultdriver import conf
+from faultdriver.control import client as control_client
+from faultdriver.harness import crash as crash_module
+from faultdriver import novacompat
+from faultdriver.novacompat import patching
+from faultdriver import points
+
+CONF = nova_conf.CONF
+SHIM = 'faultdriver.FaultDriver'
+ALL_HOSTS = '*'
+
+
+class FaultInjection(fixtures.Fixture):
+    """Rules per host, run-time control and faithful crashes for a test."""
+
+    def __init__(self, test, rules=None, patches=None, crash=True,
+                 rpc_timeout=2, report_interval=1, service_down_time=3,
+                 control_dir=None):
+        super().__init__()
+        self.test = test
+        #: Directory of the hosts' control sockets; None: no sockets.
+        self.control_dir = control_dir
+        self.drivers = {}          # host -> its current FaultDriver
+        self._adopted = []         # every FaultDriver of the test
+        self._rules = {}
+        for host, texts in (rules or {}).items():
+            self.set_rules(host, texts)
+        #: host (or '*') -> candidate tracker fixes for its services.
+        self.patches = dict(patches or {})
+        self._use_crash = crash
+        self._crash_args = dict(rpc_timeout=rpc_timeout,
+                                report_interval=report_interval,
+                                service_down_time=service_down_time)
+        self.crash = None
+
+    def _setUp(self):
+        novacompat.verify(novacompat.HARNESS_GROUPS)
+        conf.register_opts(CONF)
+        if self._use_crash:
+            self.crash = self.useFixture(
+                crash_module.InProcessCrash(self.test, **self._crash_args))
+        self._load = nova_driver.load_compute_driver
+        self.useFixture(patching.Patch(
+            'nova.virt.driver.load_compute_driver', self._load_wrapped))
+        self.addCleanup(self._close_all)
+
+    # -- loading ------------------------------------------------------------
+
+    def _load_wrapped(self, virtapi, compute_driver=None):
+        """Load FaultDriver through Nova's loader, wrapping the driver the
+        test asked for."""
+        requested = compute_driver or CONF.compute_driver
+        if requested != SHIM:
+            self.test.flags(inner_driver=requested, group='fault_injection')
+        # The service being started has set CONF.host to its own name.
+        self.test.flags(tracker_patches=list(self.patches.get(
+            CONF.host, self.patches.get(ALL_HOSTS, ()))),
+            group='fault_injection')
+        self.test.flags(control_socket=self.control_socket(CONF.host),
+                        group='fault_injection')
+        driver = self._load(virtapi, SHIM)
+        self._adopt(driver)
+        return driver
+
+    def _adopt(self, driver):
+        engine = driver.engine
+        host = engine.host
+        engine.set_rules(self._rules.get(host, []) +
+                         self._rules.get(ALL_HOSTS, []))
+        engine.set_enabled(True)
+        engine.crash_handler = self._crash_from_point
+        self.drivers[host] = driver
+        self._adopted.append(driver)
+
+    def _close_all(self):
+        for driver in self._adopted:
+            driver.close()
+
+    # -- rules and control --------------------------------------------------
+
+    @staticmethod
+    def parse(text):
+        """Parse and validate one rule exactly as nova.conf would."""
+        return conf.RuleType()(text)
+
+    def set_rules(self, host, texts):
+        """Rules for ``host``'s next start (and now, if it runs)."""
+        self._rules[host] = [self.parse(t) for t in texts]
+        if host in self.drivers:
+            self.engine(host).set_rules(self._rules[host])
+
+    def add_rule(self, host, text):
+        """Add a rule to the running ``host``; returns its index."""
+        return self.engine(host).add_rule(self.parse(text))
+
+    def engine(self, host):
+        try:
+            return self.drivers[host].engine
+        except KeyError:
+            raise KeyError('no FaultDriver started for host %r; started: %s'
+                           % (host, ', '.join(sorted(self.drivers))))
+
+    def control_socket(self, host):
+        """Path of ``host``'s control socket (None without
+        ``control_dir``)."""
+        if self.control_dir is None:
+            return None
+        return os.path.join(self.control_dir, '%s.sock' % host)
+
+    def control(self, host):
+        """A client of ``host``'s control socket, as ``faultdriver ctl``
+        uses."""
+        if self.control_dir is None:
+            raise RuntimeError('FaultInjection(control_dir=None) starts no '
+                               'control sockets')
+        return control_client.Client(self.control_socket(host))
+
+    def wait_for_hit(self, host, point, count=1, timeout=30.0,
+                     phase='before'):
+        """Block until ``point`` was hit ``count`` times on ``host``."""
+        return self.engine(host).wait_for_hit(point, count, timeout, phase)
+
+    def release(self, host, name=None):
+        """Release threads held by ``hang`` on ``host`` (barrier ``name``)."""
+        return self.engine(host).release(name)
+
+    def journal(self, host=None):
+        """Fired faults (and periodic reports), of one host or all."""
+        hosts = [host] if host else list(self.drivers)
+        return [entry for h in hosts
+                for entry in self.engine(h).journal.entries()]
+
+    def history(self):
+        """Every journal entry of the test, including those of services
+        since restarted or crashed, oldest first."""
+        entries = [entry for driver in self._adopted
+                   for entry in driver.engine.journal.entries()]
+        return sorted(entries, key=lambda e: e.get('time', 0))
+
+    def wait_for_journal(self, host, predicate, count=1, timeout=30.0):
+        """Block until ``count`` journal entries of ``host`` satisfy
+        ``predicate`` (e.g. a periodic's report); returns them."""
+        deadline = time.monotonic() + timeout
+        while True:
+            found = [e for e in self.journal(host) if predicate(e)]
+            if len(found) >= count:
+                return found
+            if time.monotonic() > deadline:
+                raise TimeoutError('%d of %d journal entries on %s within '
+                                   '%ss: %s' % (len(found), count, host,
+                                                timeout, self.journal(host)))
+            time.sleep(0.05)
+
+    # -- crash and restart --------------------------------------------------
+
+    def _crash_from_point(self, hit):
+        self._mark_crashed(hit.host)
+        self.crash.crash(hit.host)
+
+    def _mark_crashed(self, host):
+        if self.crash is None:
+            raise RuntimeError('FaultInjection(crash=False) cannot crash '
+                               'host %s' % host)
+        engine = self.engine(host)
+        self.crash.crash(host, block_current_thread=False)
+        engine.mark_crashed(self.crash.blocker(host), points.catalogue())
+
+    def crash_host(self, host):
+        """Crash ``host`` now, from the test's thread."""
+        self._mark_crashed(host)
+
+    def queued(self, host):
+        """RPC messages waiting for crashed ``host``: ``[(topic, method,
+        'call'|'cast', expired)]``."""
+        return self.crash.queued(host)
+
+    def wait_for_queued(self, host, method, expired=True, timeout=30.0):
+        """Block until a message for ``method`` waits for crashed ``host``
+        (and, by default, its caller has given up on it)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if any(m == method and (e or not expired)
+                   for _t, m, _k, e in self.queued(host)):
+                return
+            time.sleep(0.1)
+        raise TimeoutError('no %s%s message queued for %s within %ss; '
+                           'queued: %s' % ('expired ' if expired else '',
+                                           method, host, timeout,
+                                           self.queued(host)))
+
+    def is_crashed(self, host):
+        return self.crash is not None and self.crash.is_crashed(host)
+
+    def restart(self, host, rules=()):
+        """Restart ``host`` (crashed or not) on the same fake hypervisor.
+
+        The new service starts with ``rules`` (none by default: a fault that
+        already happened should not happen again unless asked).
+        """
+        self.set_rules(host, rules)
+        self.drivers.pop(host).close()
+        if self.is_crashed(host):
+            return self.crash.restart(host)
+        if hasattr(self.test, 'start_compute'):
+            return self.test.restart_compute_service(host)
+        service = self.test.restart_compute_service(self.test.computes[host])
+        self.test.computes[host] = service
+        return service
