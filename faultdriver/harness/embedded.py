@@ -29,7 +29,7 @@ from faultdriver.harness import injection  # noqa: E402
 from faultdriver.harness import observe  # noqa: E402
 from faultdriver.harness import topology  # noqa: E402
 from faultdriver import novacompat  # noqa: E402
-from faultdriver.novacompat import patching  # noqa: E402
+from faultdriver.novacompat import patchfixtures  # noqa: E402
 
 #: The nova wheel installs api-paste.ini under <prefix>/etc/nova.
 API_PASTE = os.path.join(sys.prefix, 'etc', 'nova', 'api-paste.ini')
@@ -93,19 +93,27 @@ class EmbeddedNova(base.ServersTestBase,
     def _setup_services(self):
         # Nova's test setUp has set its value; the services start now.
         if self.IDLE_WAKEUP is not None:
-            self.useFixture(patching.Patch(
+            self.useFixture(patchfixtures.Patch(
                 'futurist._thread.ThreadWorker.MAX_IDLE_FOR',
                 self.IDLE_WAKEUP))
         super()._setup_services()
 
     # -- actions ------------------------------------------------------------
 
-    def boot(self, host='src', vcpus=2, status='ACTIVE'):
+    def create_flavor(self, vcpus, extra_specs=None):
+        return self._create_flavor(vcpu=vcpus, extra_spec=extra_specs)
+
+    def boot(self, host='src', vcpus=None, status='ACTIVE'):
         flavor = None
         if self.PINNED:
-            flavor = self._create_flavor(
-                vcpu=vcpus, extra_spec={'hw:cpu_policy': 'dedicated'})
+            flavor = self.create_flavor(vcpus or 2,
+                                        {'hw:cpu_policy': 'dedicated'})
         return self.create_server(host, flavor, status=status)
+
+    def guests(self, host):
+        """None: fakelibvirt is not a hypervisor to ask (the scenario
+        backend contract; real guests are the libvirt tier's)."""
+        return None
 
     def create_server(self, host, flavor_id=None, timeout=30,
                       status='ACTIVE'):
@@ -134,7 +142,7 @@ class EmbeddedNova(base.ServersTestBase,
         """Let live migrations in any direction complete in fakelibvirt:
         the guest appears on the destination named by the migration URI
         and the source's job completes."""
-        self.useFixture(patching.Patch(
+        self.useFixture(patchfixtures.Patch(
             'nova.tests.fixtures.libvirt.Domain.migrateToURI3',
             self._migrate_to_uri_stub))
 

@@ -195,25 +195,25 @@ class ProcessNova:
 
     # -- servers ----------------------------------------------------------
 
-    def _create_flavor(self, vcpu=2, extra_spec=None):
-        key = (vcpu, json.dumps(extra_spec, sort_keys=True))
+    def create_flavor(self, vcpus=2, extra_specs=None):
+        key = (vcpus, json.dumps(extra_specs, sort_keys=True))
         if key not in self._flavors:
             self._flavors[key] = self.client.create_flavor(
-                'flavor-%d' % len(self._flavors), vcpu,
-                extra_specs=extra_spec)
+                'flavor-%d' % len(self._flavors), vcpus,
+                extra_specs=extra_specs)
         return self._flavors[key]
 
     def boot(self, host='src', vcpus=None, status='ACTIVE'):
-        flavor = self._create_flavor(vcpus or self.default_vcpus,
-                                     {'hw:cpu_policy': 'dedicated'}
-                                     if self.PINNED else None)
+        flavor = self.create_flavor(
+            vcpus or self.default_vcpus,
+            {'hw:cpu_policy': 'dedicated'} if self.PINNED else None)
         return self.create_server(host, flavor, status=status)
 
     def create_server(self, host, flavor_id=None, timeout=90,
                       status='ACTIVE'):
         server_id = self.client.boot(
             'server-%d' % time.monotonic_ns(), flavor_id or
-            self._create_flavor(), standins.IMAGE_ID, host=host)
+            self.create_flavor(), standins.IMAGE_ID, host=host)
         return self.client.wait_for_server(server_id, timeout,
                                            status=status)
 

@@ -18,6 +18,7 @@ import traceback
 import unittest
 import warnings
 
+from faultdriver.scenario import backend
 from faultdriver.scenario import expect
 from faultdriver.scenario import model
 
@@ -53,8 +54,8 @@ class Steps:
     def flavor(self, name):
         if name not in self.flavors:
             spec = self.scenario.data['flavors'][name]
-            self.flavors[name] = self.test._create_flavor(
-                vcpu=spec['vcpus'], extra_spec=spec.get('extra_specs'))
+            self.flavors[name] = self.test.create_flavor(
+                spec['vcpus'], spec.get('extra_specs'))
         return self.flavors[name]
 
     def run(self, kind, args):
@@ -283,6 +284,7 @@ def scenario_test(scenario, variant, report, steps_class=None):
     """
 
     def test_scenario(self):
+        backend.check(self)
         steps = (steps_class or Steps)(self, scenario, variant)
         started = time.monotonic()
         # Wall clock of step 0: places journal times on the timeline.
