@@ -1,0 +1,227 @@
+"""devstack/plugin.sh writes a nova.conf that faultdriver validate accepts.
+
+The plugin runs under bash with stand-ins for the devstack functions it
+calls (tests/unit/data/devstack-functions.sh; set FAULTDRIVER_DEVSTACK_INI
+to devstack's inc/ini-config to use devstack's own ini functions), against
+a temporary nova.conf as devstack's configure_nova leaves it, and the
+result is checked with the real ``faultdriver validate``.  A real devstack
+run is not part of this test.
+"""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from oslo_config import cfg
+
+from faultdriver import conf as fd_conf
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SHIM = ROOT / 'tests/unit/data/devstack-functions.sh'
+BIN_DIR = pathlib.Path(sys.executable).parent
+FAULTDRIVER = BIN_DIR / 'faultdriver'
+
+NOVA_CONF = """\
+[DEFAULT]
+debug = True
+compute_driver = libvirt.LibvirtDriver
+
+[libvirt]
+virt_type = qemu
+"""
+
+# Separated by ';' and a newline; the third has a ';' and escaped quotes
+# inside its quoted argument.
+RULES = [
+    'pre_live_migration@dest: crash',
+    'live_migration.after: 1*delay(30)',
+    r'check_can_live_migrate_source: raise(MigrationPreCheckError, '
+    r'"no room; \"dest\" is full")',
+]
+RULES_SETTING = '%s ;%s\n  %s\n' % tuple(RULES)
+
+
+class TestDevstackPlugin(unittest.TestCase):
+
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.tmp = pathlib.Path(tmp.name)
+        self.nova_conf = self.tmp / 'nova.conf'
+        self.nova_conf.write_text(NOVA_CONF)
+        self.calls = self.tmp / 'calls'
+        self.calls.touch()
+
+    def run_plugin(self, *phase, services='n-cpu,placement-client',
+                   bin_dir=BIN_DIR, **settings):
+        env = {
+            'PATH': os.environ['PATH'],
+            'DEST': str(self.tmp),
+            'DATA_DIR': str(self.tmp / 'data'),
+            'NOVA_STATE_PATH': str(self.tmp / 'data/nova'),
+            'NOVA_DIR': str(self.tmp / 'nova'),
+            'NOVA_CONF': str(self.nova_conf),
+            'NOVA_CPU_CONF': str(self.tmp / 'nova-cpu.conf'),
+            'NOVA_BIN_DIR': str(bin_dir),
+            'ENABLED_SERVICES': services,
+            'VIRT_DRIVER': 'libvirt',
+            'DEVSTACK_CALLS': str(self.calls),
+            'FAULTDRIVER_DIR': str(ROOT),
+            'PYTHON': sys.executable,
+        }
+        for name in ('FAULTDRIVER_DEVSTACK_INI', 'PYTHONPATH'):
+            if name in os.environ:
+                env[name] = os.environ[name]
+        env.update(settings)
+        script = ('set -o errexit -o nounset\n'
+                  'source "$1"\n'
+                  'source "$2/devstack/settings"\n'
+                  'shift 2\n'
+                  'source "$FAULTDRIVER_DIR/devstack/plugin.sh" "$@"\n')
+        return subprocess.run(
+            ['bash', '-c', script, 'bash', str(SHIM), str(ROOT), *phase],
+            env=env, capture_output=True, text=True, timeout=120)
+
+    def validate(self, *sources):
+        done = subprocess.run(
+            [str(FAULTDRIVER), 'validate', '-f', 'json', *sources],
+            capture_output=True, text=True, timeout=120)
+        self.assertEqual(0, done.returncode, done.stderr)
+        rows = json.loads(done.stdout)
+        return [row['Rule (canonical form)'] for row in rows]
+
+    def read_conf(self, path):
+        config = cfg.ConfigOpts()
+        fd_conf.register_opts(config)
+        config.register_opt(cfg.StrOpt('compute_driver'))
+        config([], default_config_files=[str(path)])
+        return config
+
+    def rule_lines(self, path):
+        prefix = 'rules = '
+        return [line[len(prefix):]
+                for line in path.read_text().splitlines()
+                if line.startswith(prefix)]
+
+    def assert_ok(self, done):
+        self.assertEqual(0, done.returncode,
+                         'stdout:\n%s\nstderr:\n%s' % (done.stdout,
+                                                      done.stderr))
+
+    def test_post_config_writes_what_settings_say(self):
+        settings = dict(
+            FAULTDRIVER_ENABLED='true',
+            FAULTDRIVER_RULES=RULES_SETTING,
+            FAULTDRIVER_TRACKER_PATCHES='stale_migration_context',
+            FAULTDRIVER_JOURNAL_PATH=str(self.tmp / 'j/journal.jsonl'),
+            FAULTDRIVER_CONTROL_SOCKET=str(self.tmp / 's/fd.sock'))
+        self.assert_ok(self.run_plugin('stack', 'post-config', **settings))
+
+        # One line per rule, in order, exactly as given.
+        self.assertEqual(RULES, self.rule_lines(self.nova_conf))
+        self.assertEqual(self.validate(*RULES),
+                         self.validate(str(self.nova_conf)))
+        config = self.read_conf(self.nova_conf)
+        self.assertEqual('faultdriver.FaultDriver', config.compute_driver)
+        group = config.fault_injection
+        self.assertIs(True, group.enabled)
+        self.assertEqual('libvirt.LibvirtDriver', group.inner_driver)
+        self.assertEqual(['stale_migration_context'], group.tracker_patches)
+        self.assertEqual(settings['FAULTDRIVER_JOURNAL_PATH'],
+                         group.journal_path)
+        self.assertEqual(settings['FAULTDRIVER_CONTROL_SOCKET'],
+                         group.control_socket)
+        self.assertTrue((self.tmp / 'j').is_dir())
+        self.assertTrue((self.tmp / 's').is_dir())
+        self.assertEqual('qemu', self.read_ini_value('libvirt', 'virt_type'))
+
+        # Again on the same file (a second post-config): same result.
+        before = self.nova_conf.read_text()
+        self.assert_ok(self.run_plugin('stack', 'post-config', **settings))
+        self.assertEqual(before, self.nova_conf.read_text())
+
+    def read_ini_value(self, section, option):
+        config = cfg.ConfigOpts()
+        config.register_opt(cfg.StrOpt(option), group=section)
+        config([], default_config_files=[str(self.nova_conf)])
+        return config[section][option]
+
+    def test_defaults_fire_nothing(self):
+        self.assert_ok(self.run_plugin(
+            'stack', 'post-config', FAULTDRIVER_INNER_DRIVER='fake_numa'))
+        self.assertEqual([], self.validate(str(self.nova_conf)))
+        group = self.read_conf(self.nova_conf).fault_injection
+        self.assertIs(False, group.enabled)
+        self.assertEqual('fake_numa', group.inner_driver)
+        self.assertEqual([], self.rule_lines(self.nova_conf))
+        self.assertEqual([], group.tracker_patches)
+        self.assertEqual(
+            str(self.tmp / 'data/nova/faultdriver-journal.jsonl'),
+            group.journal_path)
+
+    def test_bad_rule_fails_the_stack(self):
+        done = self.run_plugin(
+            'stack', 'post-config', FAULTDRIVER_ENABLED='True',
+            FAULTDRIVER_RULES='pre_live_migration@dest: crash;'
+                              'live_migration: 1*crsh')
+        self.assertNotEqual(0, done.returncode, done.stdout)
+        self.assertIn('[ERROR]', done.stderr)
+        self.assertIn("'live_migration: 1*crsh'", done.stderr)
+        self.assertIn("unknown action 'crsh'", done.stderr)
+
+    def test_no_driver_to_wrap_fails(self):
+        self.nova_conf.write_text('[DEFAULT]\ndebug = True\n')
+        done = self.run_plugin('stack', 'post-config')
+        self.assertNotEqual(0, done.returncode, done.stdout)
+        self.assertIn('FAULTDRIVER_INNER_DRIVER is empty', done.stderr)
+
+    def test_nothing_without_nova_compute(self):
+        for phase in ('install', 'post-config', 'extra'):
+            done = self.run_plugin('stack', phase, services='n-api,n-cond',
+                                   FAULTDRIVER_RULES='live_migration: crsh')
+            self.assert_ok(done)
+        self.assertEqual(NOVA_CONF, self.nova_conf.read_text())
+        self.assertEqual('', self.calls.read_text())
+
+    def test_extra_checks_the_file_nova_compute_reads(self):
+        # local.conf's [[post-config|$NOVA_CPU_CONF]] is merged after our
+        # post-config, into the copy devstack makes when it starts n-cpu.
+        self.assert_ok(self.run_plugin('stack', 'post-config'))
+        cpu_conf = self.tmp / 'nova-cpu.conf'
+        cpu_conf.write_text(self.nova_conf.read_text()
+                            + 'rules = live_migration: crsh\n')
+        done = self.run_plugin('stack', 'extra')
+        self.assertNotEqual(0, done.returncode, done.stdout)
+        self.assertIn("unknown action 'crsh'", done.stderr)
+
+    def test_install_is_not_editable_and_links_into_nova_checkout(self):
+        # Nova installed editable from a checkout, as devstack does: the
+        # module pip puts in site-packages is not in that nova.virt.
+        checkout = self.tmp / 'nova'
+        (checkout / 'nova/virt').mkdir(parents=True)
+        (checkout / 'nova/__init__.py').touch()
+        (checkout / 'nova/virt/__init__.py').touch()
+        subprocess.run(['git', 'init', '-q', str(checkout)], check=True)
+        bin_dir = self.tmp / 'bin'
+        bin_dir.mkdir()
+        (bin_dir / 'nova-compute').write_text('#!%s\n' % sys.executable)
+        (bin_dir / 'faultdriver').symlink_to(FAULTDRIVER)
+
+        self.assert_ok(self.run_plugin('stack', 'install', bin_dir=bin_dir,
+                                       PYTHONPATH=str(checkout)))
+        self.assertEqual('setup_install %s libvirt\n' % ROOT,
+                         self.calls.read_text())
+        link = checkout / 'nova/virt/faultdriver'
+        self.assertEqual(ROOT / 'nova/virt/faultdriver', link.readlink())
+        status = subprocess.run(
+            ['git', '-C', str(checkout), 'status', '--porcelain',
+             '--untracked-files=all'],
+            capture_output=True, text=True, check=True).stdout
+        self.assertNotIn('faultdriver', status)
+
+        self.assert_ok(self.run_plugin('clean', bin_dir=bin_dir))
+        self.assertFalse(link.is_symlink())
