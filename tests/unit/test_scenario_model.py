@@ -153,8 +153,8 @@ def test_shapes_are_the_harness_shapes():
 def test_unreadable_yaml_names_the_file(tmp_path):
     path = tmp_path / 'broken.yaml'
     path.write_text('name: [unclosed\n')
-    with pytest.raises(exception.ScenarioError, match='broken.yaml: cannot '
-                       'read'):
+    with pytest.raises(exception.ScenarioError, match='broken.yaml: not '
+                       'valid YAML: .*line 2'):
         model.load(str(path))
 
 
