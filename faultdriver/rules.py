@@ -36,10 +36,22 @@ ROLES = {'source': 'source', 'src': 'source', 'dest': 'dest', 'dst': 'dest'}
 OPERATIONS = ('live-migration', 'migration', 'resize', 'evacuation')
 FILTER_KEYS = ('instance', 'migration', 'operation', 'host', 'seed')
 
+#: Longest rule text; a rule is one line of nova.conf or one request.
+MAX_RULE = 4096
+#: Largest ``N*`` count (about a billion hits: more is a typo).
+MAX_COUNT = 10 ** 9
+#: Largest ``seed`` filter (a 64-bit seed).
+MAX_SEED = 2 ** 64 - 1
+
 _NAME = re.compile(r'[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*')
 _BARE = re.compile(r'[A-Za-z0-9_.:/+-]+')
-_NUMBER = re.compile(r'\d+(?:\.\d+)?')
+# ASCII digits only: int() also reads other scripts' digits ('\u0663').
+_NUMBER = re.compile(r'[0-9]+(?:\.[0-9]+)?')
 _KEYWORD = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)\s*=')
+#: A UUID as Nova writes it (lowercase, hyphenated): instance and
+#: migration filters compare it as text.
+_UUID = re.compile(r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'
+                   r'[0-9a-f]{12}')
 
 
 class RuleError(ValueError):
@@ -238,9 +250,12 @@ class _Parser:
             start = self.pos
             number = _NUMBER.match(self.text, self.pos)
         if number and self.text.startswith('*', number.end()):
-            if not number.group(0).isdigit() or int(number.group(0)) < 1:
+            digits = number.group(0)
+            if (not digits.isdigit() or len(digits) > 10
+                    or not 1 <= int(digits) <= MAX_COUNT):
                 self.fail('count %s out of range; expected a whole number '
-                          'of at least 1' % number.group(0), start)
+                          'from 1 to %d' % (_clip(digits), MAX_COUNT),
+                          start)
             count = int(number.group(0))
             self.pos = number.end() + 1
         action = self.match(_NAME, 'an action name')
@@ -265,11 +280,27 @@ class _Parser:
                     count=count, percent=percent)
 
 
+def _clip(text, size=20):
+    """``text`` cut to about ``size`` characters for a message."""
+    return text if len(text) <= size else text[:size] + '...'
+
+
 def parse(text):
     """Parse one rule's syntax; raise :class:`RuleError` if malformed."""
     if not isinstance(text, str) or not text.strip():
-        raise RuleError(str(text), None, 'empty rule')
+        raise RuleError(_clip(str(text), 80), None, 'empty rule')
+    if len(text) > MAX_RULE:
+        raise RuleError(_clip(text, 80), None, 'rule has %d characters; '
+                        'at most %d' % (len(text), MAX_RULE))
     return _Parser(text.strip()).rule()
+
+
+def _canonical_uuid(value):
+    import uuid
+    try:
+        return 'write %s' % uuid.UUID(value)
+    except ValueError:
+        return 'e.g. 8f0c2c7e-1b7a-4f3e-9d0e-2a1b3c4d5e6f'
 
 
 def suggest(word, choices):
@@ -308,8 +339,17 @@ def validate(rule, catalogue, actions):
                             'used by %s' % (rule.point, operation,
                                             ', '.join(point.operations)))
     seed = rule.filter('seed')
-    if seed is not None and not re.fullmatch('[0-9]+', seed):
-        raise RuleError(text, None, 'seed %r is not a whole number' % seed)
+    if seed is not None and not (re.fullmatch('[0-9]{1,20}', seed)
+                                 and int(seed) <= MAX_SEED):
+        raise RuleError(text, None, 'seed %r is not a whole number from 0 '
+                        'to %d' % (_clip(seed), MAX_SEED))
+    for key in ('instance', 'migration'):
+        value = rule.filter(key)
+        if value is not None and not _UUID.fullmatch(value):
+            raise RuleError(text, None, '%s %r is not a UUID as Nova writes '
+                            'it (lowercase, hyphenated: %s); the filter '
+                            'compares text, so it would never match'
+                            % (key, _clip(value, 40), _canonical_uuid(value)))
     for term in rule.terms:
         action = actions.get(term.action)
         if action is None:

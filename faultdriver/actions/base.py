@@ -1,5 +1,7 @@
 """The base class every action plugin derives from."""
 
+import re
+
 
 class Action:
     """An action; subclasses document themselves in their docstring."""
@@ -60,7 +62,11 @@ class Action:
 
 
 def seconds(value):
-    """A non-negative number of seconds, at most a day."""
+    """A non-negative number of seconds, at most a day, in ASCII digits
+    (``float()`` also reads 'nan', '1_0' and other scripts' digits)."""
+    if not re.fullmatch(r'[0-9]{1,9}(?:\.[0-9]{1,9})?', value):
+        raise ValueError('expected seconds between 0 and 86400, written '
+                         'as digits (e.g. 30 or 0.5)')
     number = float(value)
     if not 0 <= number <= 86400:
         raise ValueError('expected seconds between 0 and 86400')

@@ -107,14 +107,20 @@ def test_armed_point_never_drops_out_while_rearming():
 
 # -- matching -------------------------------------------------------------
 
+#: Instance and migration filters take UUIDs as Nova writes them.
+I1, I2 = ('11111111-1111-4111-8111-111111111111',
+          '22222222-2222-4222-8222-222222222222')
+M1, M2 = ('33333333-3333-4333-8333-333333333333',
+          '44444444-4444-4444-8444-444444444444')
+
 # (rule, engine host, context, fires)
 FILTERS = [
     ('spawn: record', HOST, {}, True),
-    ('spawn[instance=i1]: record', HOST, {'instance': 'i1'}, True),
-    ('spawn[instance=i1]: record', HOST, {'instance': 'i2'}, False),
-    ('spawn[instance=i1]: record', HOST, {}, False),
-    ('spawn[migration=m1]: record', HOST, {'migration': 'm1'}, True),
-    ('spawn[migration=m1]: record', HOST, {'migration': 'm2'}, False),
+    ('spawn[instance=%s]: record' % I1, HOST, {'instance': I1}, True),
+    ('spawn[instance=%s]: record' % I1, HOST, {'instance': I2}, False),
+    ('spawn[instance=%s]: record' % I1, HOST, {}, False),
+    ('spawn[migration=%s]: record' % M1, HOST, {'migration': M1}, True),
+    ('spawn[migration=%s]: record' % M1, HOST, {'migration': M2}, False),
     ('spawn[operation=resize]: record', HOST, {'operation': 'resize'}, True),
     ('spawn[operation=resize]: record', HOST, {'operation': 'migration'},
      False),
@@ -125,10 +131,10 @@ FILTERS = [
     ('spawn@dst: record', HOST, {'role': 'source'}, False),
     ('spawn@dest: record', HOST, {}, False),
     ('spawn[seed=3]: record', HOST, {}, True),
-    ('spawn@dst[instance=i1, operation=resize]: record', HOST,
-     {'role': 'dest', 'instance': 'i1', 'operation': 'resize'}, True),
-    ('spawn@dst[instance=i1, operation=resize]: record', HOST,
-     {'role': 'dest', 'instance': 'i1', 'operation': 'migration'}, False),
+    ('spawn@dst[instance=%s, operation=resize]: record' % I1, HOST,
+     {'role': 'dest', 'instance': I1, 'operation': 'resize'}, True),
+    ('spawn@dst[instance=%s, operation=resize]: record' % I1, HOST,
+     {'role': 'dest', 'instance': I1, 'operation': 'migration'}, False),
 ]
 
 
@@ -140,9 +146,9 @@ def test_filters(text, host, context, fires):
 
 
 def test_hits_that_do_not_match_do_not_count():
-    engine = make('spawn[instance=a]: 1*off -> record')
+    engine = make('spawn[instance=%s]: 1*off -> record' % I1)
     seen = []
-    for instance in ('b', 'a', 'b', 'a', 'a'):
+    for instance in (I2, I1, I2, I1, I1):
         engine.hit('spawn', 'before', {'instance': instance}, target=seen)
     assert seen == [(None, 0, 2, 1), (None, 0, 3, 2)]
     assert engine.rules()[0]['hits'] == 3

@@ -17,6 +17,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 
 OFF = Term('off')
+#: Instance and migration filters take Nova's UUIDs.
+UUID = '3f2504e0-4f89-41d3-9a0c-0305e82c3301'
 
 # (text, the rule it parses to)
 VALID = [
@@ -35,10 +37,10 @@ VALID = [
      Rule('live_migration', (OFF,), role='source')),
     ('live_migration.after@src: off',
      Rule('live_migration', (OFF,), phase='after', role='source')),
-    ('spawn[instance=abc, host=h1]: off',
-     Rule('spawn', (OFF,), filters=(('host', 'h1'), ('instance', 'abc')))),
-    ('spawn[seed=3, migration="m 1", operation=resize]: off',
-     Rule('spawn', (OFF,), filters=(('migration', 'm 1'),
+    ('spawn[instance=%s, host=h1]: off' % UUID,
+     Rule('spawn', (OFF,), filters=(('host', 'h1'), ('instance', UUID)))),
+    ('spawn[seed=3, migration="%s", operation=resize]: off' % UUID,
+     Rule('spawn', (OFF,), filters=(('migration', UUID),
                                     ('operation', 'resize'),
                                     ('seed', '3')))),
     ('spawn: 50%log', Rule('spawn', (Term('log', percent=50.0),))),
@@ -60,12 +62,12 @@ VALID = [
     ('spawn: 2*off -> 1*log -> delay(0)',
      Rule('spawn', (Term('off', count=2), Term('log', count=1),
                     Term('delay', ('0',))))),
-    ('  spawn.after @ dst [ instance = abc ,host=h ] :  50% 2*hang ( 5 , '
-     'name = y )  ->  off  ',
+    ('  spawn.after @ dst [ instance = %s ,host=h ] :  50%% 2*hang ( 5 , '
+     'name = y )  ->  off  ' % UUID,
      Rule('spawn', (Term('hang', ('5',), (('name', 'y'),), count=2,
                          percent=50.0), OFF),
           phase='after', role='dest',
-          filters=(('host', 'h'), ('instance', 'abc')))),
+          filters=(('host', 'h'), ('instance', UUID)))),
 ]
 
 
@@ -129,11 +131,12 @@ SYNTAX_ERRORS = [
     ('spawn: 100.5%off', 8, 'probability 100.5% out of range; expected '
      'more than 0 and at most 100'),
     ('spawn: 0*off', 8,
-     'count 0 out of range; expected a whole number of at least 1'),
+     'count 0 out of range; expected a whole number from 1 to 1000000000'),
     ('spawn: 1.5*off', 8,
-     'count 1.5 out of range; expected a whole number of at least 1'),
+     'count 1.5 out of range; expected a whole number from 1 to '
+     '1000000000'),
     ('spawn: 50% 0*off', 12,
-     'count 0 out of range; expected a whole number of at least 1'),
+     'count 0 out of range; expected a whole number from 1 to 1000000000'),
     ('spawn: 50 %off', 8, "expected an action name, found '50 %off'"),
     ('spawn[foo=1]: off', 7, "unknown filter 'foo'; expected one of "
      'instance, migration, operation, host, seed'),
@@ -200,10 +203,13 @@ SEMANTIC_ERRORS = [
     ('pre_live_migration[operation=resize]: off', None,
      "point 'pre_live_migration' is not used by resize; it is used by "
      'live-migration'),
-    ('spawn[seed=abc]: off', None, "seed 'abc' is not a whole number"),
-    ('spawn[seed=-1]: off', None, "seed '-1' is not a whole number"),
+    ('spawn[seed=abc]: off', None,
+     "seed 'abc' is not a whole number from 0 to 18446744073709551615"),
+    ('spawn[seed=-1]: off', None, "seed '-1' is not a whole number from 0 to "
+     '18446744073709551615'),
     ('spawn[seed="\u00b2"]: off', None,
-     "seed '\u00b2' is not a whole number"),
+     "seed '\u00b2' is not a whole number from 0 to "
+     '18446744073709551615'),
     ('spawn: off -> log', None, "term 'off' never ends, so the terms after "
      'it can never fire; give it a count (N*)'),
     ('spawn: 2*off -> 50%log -> off', None, "term '50%log' never ends, so "
@@ -211,11 +217,14 @@ SEMANTIC_ERRORS = [
     ('spawn: delay', None, "action 'delay': missing argument seconds"),
     ('spawn: delay()', None, "action 'delay': missing argument seconds"),
     ('spawn: delay(-1)', None, "action 'delay': argument seconds='-1': "
-     'expected seconds between 0 and 86400'),
+     'expected seconds between 0 and 86400, written as digits (e.g. 30 '
+     'or 0.5)'),
     ('spawn: delay(nan)', None, "action 'delay': argument seconds='nan': "
-     'expected seconds between 0 and 86400'),
-    ('spawn: delay(x)', None, "action 'delay': argument seconds='x': could "
-     "not convert string to float: 'x'"),
+     'expected seconds between 0 and 86400, written as digits (e.g. 30 '
+     'or 0.5)'),
+    ('spawn: delay(x)', None, "action 'delay': argument seconds='x': "
+     'expected seconds between 0 and 86400, written as digits (e.g. 30 '
+     'or 0.5)'),
     ('spawn: delay(1, 2)', None,
      "action 'delay': takes at most 1 arguments (seconds), got 2"),
     ('spawn: delay(secs=1)', None,
