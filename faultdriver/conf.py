@@ -5,7 +5,10 @@ validates them: a bad rule stops nova-compute at start-up with a message
 that names the rule, where it is wrong and what was expected.
 """
 
+import re
+
 from oslo_config import cfg
+from oslo_config import types
 
 from faultdriver import rules as rules_module
 
@@ -51,6 +54,18 @@ class RuleType:
 
     def _formatter(self, value):
         return str(value)
+
+
+class SeedType(types.Integer):
+    """An integer written in ASCII digits (``int()`` also reads other
+    scripts' digits and 5000-digit numbers)."""
+
+    def __call__(self, value):
+        if isinstance(value, str) and not re.fullmatch(r'\s*[0-9]{1,20}\s*',
+                                                       value):
+            raise ValueError('expected a whole number from %d to %d in '
+                             'ASCII digits' % (self.min, self.max))
+        return super().__call__(value)
 
 
 fault_opts = [
@@ -102,7 +117,8 @@ Related options:
 
 * ``enabled``: rules fire only when it is true.
 """),
-    cfg.IntOpt('seed',
+    cfg.Opt('seed',
+        type=SeedType(min=0, max=rules_module.MAX_SEED),
         help="""
 Seed of the random numbers behind probability terms (``P%``).
 

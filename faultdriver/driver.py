@@ -17,6 +17,7 @@ from oslo_config import cfg
 
 from faultdriver import actions
 from faultdriver import conf
+from faultdriver import confcheck
 from faultdriver import hitcontext
 from faultdriver.control import server as control_server
 from faultdriver import engine as engine_module
@@ -92,7 +93,11 @@ class FaultDriver(generated_class()):
             rules = list(group.rules or ())
         except (ValueError, cfg.Error) as exc:
             raise exception.ConfigError(
-                'invalid [fault_injection] rules: %s' % exc) from exc
+                'invalid [fault_injection] rules: %s'
+                % confcheck.oslo_message(exc)) from exc
+        # The checks `faultdriver validate` makes: every option's value,
+        # journal and control socket paths.
+        confcheck.check(group)
         self._fault_patches = tracker_patches.load(group.tracker_patches)
         self._fault_tracker = None
         inner_class = inner.load_class(group.inner_driver)

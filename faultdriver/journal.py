@@ -3,12 +3,73 @@
 A crash must leave evidence of why it happened, so :meth:`Journal.flush`
 with ``sync=True`` reaches the disk (fsync) before the process dies.
 Entries are also kept in memory for tests and run-time control.
+
+A journal path that cannot be a journal (a directory, a FIFO, a parent
+that is a file, not writable) is refused when the journal opens, naming
+``[fault_injection] journal_path``.  A write that fails later (disk
+full, I/O error) never stands in for the fault: the fault still fires as
+written, the entry stays in memory, and the failure is logged as an
+ERROR line starting with :data:`MARKER` that names the path.
 """
 
 import collections
 import json
+import logging
 import os
+import stat
 import threading
+
+from faultdriver import exception
+
+LOG = logging.getLogger(__name__)
+
+#: An ERROR line starting with this says a fired fault is not on disk.
+MARKER = 'FAULTDRIVER-JOURNAL-ERROR'
+
+
+def path_problem(path, access=True):
+    """Why ``path`` cannot be a journal file, or None.  With ``access``
+    also whether this process may create or append to it."""
+    path = os.path.abspath(path)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        return 'cannot be examined: %s' % exc.strerror
+    if mode is not None:
+        if stat.S_ISDIR(mode):
+            return 'is a directory; expected a file name'
+        if not (stat.S_ISREG(mode) or stat.S_ISCHR(mode)):
+            return 'exists and is not a regular file'
+        if access and not os.access(path, os.W_OK):
+            return 'is not writable by uid %d' % os.getuid()
+        return None
+    parent = os.path.dirname(path)
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        return '%s is not a directory' % parent
+    if access and not os.access(parent, os.W_OK | os.X_OK):
+        return 'directory %s is not writable by uid %d' % (parent,
+                                                           os.getuid())
+    return None
+
+
+def _open(path):
+    problem = path_problem(path)
+    if problem:
+        raise exception.ConfigError('[fault_injection] journal_path %s %s'
+                                    % (path, problem))
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        # Unbuffered: a write that fails leaves nothing half-buffered to
+        # fail again, and a line is in the file once record() returns.
+        return open(path, 'ab', buffering=0)
+    except OSError as exc:
+        raise exception.ConfigError('[fault_injection] journal_path %s '
+                                    'cannot be opened for appending: %s'
+                                    % (path, exc.strerror or exc))
 
 
 class Journal:
@@ -16,31 +77,48 @@ class Journal:
 
     def __init__(self, path=None, keep=10000):
         self.path = path
+        #: The last write failure (text), None while every write worked.
+        self.error = None
         self._entries = collections.deque(maxlen=keep)
         self._lock = threading.Lock()
-        self._file = None
-        if path:
-            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-            self._file = open(path, 'a', encoding='utf-8')
+        self._file = _open(path) if path else None
 
     def record(self, entry):
-        line = json.dumps(entry, sort_keys=True, default=str)
+        """Keep ``entry``; append it to the file.  Never raises for the
+        file: a failure is logged (see the module's docstring)."""
+        line = (json.dumps(entry, sort_keys=True, default=str) +
+                '\n').encode('utf-8')
         with self._lock:
             self._entries.append(entry)
             if self._file is not None:
-                self._file.write(line + '\n')
-                self._file.flush()
+                try:
+                    view = memoryview(line)
+                    while view:
+                        view = view[self._file.write(view):]
+                except (OSError, ValueError) as exc:
+                    self._failed('could not append a fired fault', exc,
+                                 line)
 
     def entries(self):
         with self._lock:
             return list(self._entries)
 
     def flush(self, sync=False):
+        """Lines are written at once; ``sync`` makes them reach the disk.
+        A failing sync is logged, never raised (a crash must go on)."""
         with self._lock:
-            if self._file is not None:
-                self._file.flush()
-                if sync:
+            if self._file is not None and sync:
+                try:
                     os.fsync(self._file.fileno())
+                except OSError as exc:
+                    self._failed('could not sync to disk', exc)
+
+    def _failed(self, what, exc, line=b''):
+        self.error = '%s: %s' % (what, exc)
+        LOG.error('%s journal_path=%s: %s (%s); the fault fires anyway%s',
+                  MARKER, self.path, what, exc,
+                  ('; entry: %s' % line.decode('utf-8').strip())
+                  if line else '')
 
     def close(self):
         with self._lock:
@@ -50,6 +128,20 @@ class Journal:
 
 
 def read(path):
-    """Entries of a journal file, oldest first."""
-    with open(path, encoding='utf-8') as stream:
-        return [json.loads(line) for line in stream if line.strip()]
+    """Entries of a journal file, oldest first.  A line that is not a
+    JSON object (cut short by a full disk) is skipped and logged."""
+    entries = []
+    with open(path, encoding='utf-8', errors='replace') as stream:
+        for number, line in enumerate(stream, 1):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+            except (ValueError, RecursionError):
+                entry = None
+            if not isinstance(entry, dict):
+                LOG.warning('journal %s line %d is not a journal entry; '
+                            'skipped', path, number)
+                continue
+            entries.append(entry)
+    return entries

@@ -1,15 +1,88 @@
 """``faultdriver validate``: check rules or a nova.conf before deploying."""
 
+import difflib
+import os
+import re
+import stat
+import sys
+
 from cliff import lister
 
 from faultdriver import exception
+
+#: Largest file ``validate`` reads (a nova.conf is a few tens of KiB).
+MAX_FILE = 4 * 1024 * 1024
+SECTION = 'fault_injection'
+
+
+def read_config_text(path):
+    """The text of a nova.conf-style file; ConfigError naming the file
+    when it is missing, not a regular file, too large, binary or not
+    UTF-8."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        raise exception.ConfigError('%s: cannot read: %s'
+                                    % (path, exc.strerror or exc))
+    if stat.S_ISDIR(mode):
+        raise exception.ConfigError('%s: is a directory; expected a '
+                                    'nova.conf file' % path)
+    if not stat.S_ISREG(mode):
+        raise exception.ConfigError('%s: not a regular file' % path)
+    try:
+        with open(path, 'rb') as stream:
+            data = stream.read(MAX_FILE + 1)
+    except OSError as exc:
+        raise exception.ConfigError('%s: cannot read: %s'
+                                    % (path, exc.strerror or exc))
+    if len(data) > MAX_FILE:
+        raise exception.ConfigError('%s: larger than %d bytes; not a '
+                                    'nova.conf' % (path, MAX_FILE))
+    if b'\0' in data:
+        raise exception.ConfigError('%s: a binary file (NUL byte at %d); '
+                                    'expected a nova.conf (INI) file'
+                                    % (path, data.index(b'\0')))
+    try:
+        return data.decode('utf-8')
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b'\n') + 1
+        raise exception.ConfigError('%s: line %d is not UTF-8 text (byte '
+                                    '%d); expected a nova.conf (INI) file'
+                                    % (path, line, exc.start)) from None
+
+
+def check_sections(path, text):
+    """Refuse a section that looks like a misspelt [fault_injection]:
+    oslo.config ignores unknown sections, so its options would silently
+    do nothing."""
+    for number, line in enumerate(text.splitlines(), 1):
+        found = re.fullmatch(r'\s*\[([^\]]*)\]\s*', line)
+        if not found or found.group(1) == SECTION:
+            continue
+        name = found.group(1)
+        squashed = re.sub('[^a-z]', '', name.lower())
+        if squashed == SECTION.replace('_', '') or difflib.SequenceMatcher(
+                None, name.lower(), SECTION).ratio() >= 0.8:
+            raise exception.ConfigError(
+                '%s: line %d: section [%s] is not [%s]; did you mean [%s]? '
+                'oslo.config ignores unknown sections, so its options would '
+                'do nothing' % (path, number, name, SECTION, SECTION))
+
+
+def is_file_argument(source):
+    """A path (existing, or with no ':' that every rule has)."""
+    return os.path.lexists(source) or ':' not in source
 
 
 class Validate(lister.Lister):
     """Validate fault rules, or the [fault_injection] section of a file.
 
-    Each argument is either a path to a nova.conf-style file or a rule.
-    Exit code 2 and a message naming the rule if anything is wrong.
+    Each argument is either a path to a nova.conf-style file or a rule
+    (a rule always has a ':').  A file is checked as FaultDriver checks
+    it at start: every option's value, the rules, the journal and
+    control socket paths, the inner driver and tracker fixes; also a
+    misspelt [fault_injection] section.  Exit code 2 and a message naming
+    the file, the option or the rule if anything is wrong.
     """
 
     def get_parser(self, prog_name):
@@ -18,27 +91,45 @@ class Validate(lister.Lister):
         return parser
 
     def take_action(self, parsed_args):
-        import os
-        from oslo_config import cfg
         from faultdriver import conf
-        from faultdriver import inner
-        from faultdriver.tracker import patches as tracker_patches
         rows = []
         rule_type = conf.RuleType()
         for source in parsed_args.sources:
-            if not os.path.isfile(source):
+            if is_file_argument(source):
+                rows.extend(self.check_file(source))
+            else:
                 rows.append(('argument', str(rule_type(source))))
-                continue
-            config = cfg.ConfigOpts()
-            conf.register_opts(config)
-            config([], default_config_files=[source])
-            try:
-                rules = list(config.fault_injection.rules or ())
-            except (ValueError, cfg.Error) as exc:
-                raise exception.ConfigError('%s: invalid [fault_injection] '
-                                            'rules: %s' % (source, exc))
-            if config.fault_injection.inner_driver:
-                inner.load_class(config.fault_injection.inner_driver)
-            tracker_patches.load(config.fault_injection.tracker_patches)
-            rows.extend((source, str(rule)) for rule in rules)
         return ('Source', 'Rule (canonical form)'), rows
+
+    def check_file(self, source):
+        from oslo_config import cfg
+        from faultdriver import conf
+        from faultdriver import confcheck
+        from faultdriver import inner
+        from faultdriver.tracker import patches as tracker_patches
+        check_sections(source, read_config_text(source))
+        config = cfg.ConfigOpts()
+        conf.register_opts(config)
+        try:
+            config([], default_config_files=[source])
+        except (cfg.Error, ValueError, OSError) as exc:
+            raise exception.ConfigError('%s: not a nova.conf (INI) file: %s'
+                                        % (source, exc)) from None
+        group = config.fault_injection
+        try:
+            rules = list(group.rules or ())
+        except (ValueError, cfg.Error) as exc:
+            raise exception.ConfigError('%s: invalid [fault_injection] '
+                                        'rules: %s' % (
+                                            source,
+                                            confcheck.oslo_message(exc)))
+        try:
+            warnings = confcheck.check(group, access=False)
+        except exception.ConfigError as exc:
+            raise exception.ConfigError('%s: %s' % (source, exc)) from None
+        for warning in warnings:
+            sys.stderr.write('%s: warning: %s\n' % (source, warning))
+        if group.inner_driver:
+            inner.load_class(group.inner_driver)
+        tracker_patches.load(group.tracker_patches)
+        return [(source, str(rule)) for rule in rules]

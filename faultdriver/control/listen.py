@@ -34,10 +34,80 @@ class SocketInUse(exception.ConfigError):
     """The control socket path is taken by a running process or a file."""
 
 
+#: The private directory and name the socket is bound at first, next
+#: to its path (``tempfile.mkdtemp`` adds 8 characters to the prefix).
+_PRIVATE_SUFFIX = '/.fdXXXXXXXX/s'
+
+
+def _existing(directory):
+    """``directory`` or its nearest ancestor that exists."""
+    while not os.path.lexists(directory):
+        directory = os.path.dirname(directory)
+    return directory
+
+
+def check_path(path):
+    """Refuse a socket path that cannot work or is not private enough:
+    too long for AF_UNIX (with the temporary name next to it), or whose
+    directory others can write (they could put their own socket there
+    and receive the commands).  ConfigError naming control_socket."""
+    path = os.path.abspath(path)
+    _check_length(path)
+    parent = os.path.dirname(path)
+    _check_length(parent + _PRIVATE_SUFFIX, 'the temporary path next to '
+                  'it, %s,' % (parent + _PRIVATE_SUFFIX))
+    directory = os.path.realpath(_existing(parent))
+    try:
+        mode = os.stat(directory).st_mode
+    except OSError as exc:
+        raise exception.ConfigError('[fault_injection] control_socket %s: '
+                                    'directory %s cannot be examined: %s'
+                                    % (path, directory, exc.strerror))
+    if not stat.S_ISDIR(mode):
+        raise exception.ConfigError('[fault_injection] control_socket %s: '
+                                    '%s is not a directory' % (path,
+                                                               directory))
+    writable = mode & (stat.S_IWGRP | stat.S_IWOTH)
+    if writable and not mode & stat.S_ISVTX:
+        raise exception.ConfigError(
+            '[fault_injection] control_socket %s: directory %s is writable '
+            'by %s (mode %o): they could replace the socket; use a '
+            'directory only nova-compute\'s user can write' % (
+                path, directory,
+                'everyone' if mode & stat.S_IWOTH else 'its group',
+                stat.S_IMODE(mode)))
+
+
+def parent_warning(path):
+    """What is risky but allowed about the socket's directory, or None:
+    reached through a symlink (whoever can change the link chooses where
+    the socket is), or a shared sticky directory such as /tmp (others
+    cannot remove the socket but can take its name first)."""
+    path = os.path.abspath(path)
+    existing = _existing(os.path.dirname(path))
+    real = os.path.realpath(existing)
+    if real != existing:
+        return ('faultdriver: [fault_injection] control_socket %s is '
+                'reached through a symbolic link (%s is %s): whoever can '
+                'change the link chooses where the socket is' % (
+                    path, existing, real))
+    mode = os.stat(real).st_mode
+    if mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return ('faultdriver: [fault_injection] control_socket %s is in %s, '
+                'a directory others can write (mode %o): they can take the '
+                'socket\'s name first; prefer a directory only '
+                'nova-compute\'s user can write' % (
+                    path, real, stat.S_IMODE(mode)))
+    return None
+
+
 def listen(path, backlog=16):
     """A listening socket at ``path`` (made absolute), mode 0600."""
     path = os.path.abspath(path)
-    _check_length(path)
+    check_path(path)
+    warning = parent_warning(path)
+    if warning:
+        LOG.warning(warning)
     parent = os.path.dirname(path)
     os.makedirs(parent, mode=0o700, exist_ok=True)
     _remove_if_stale(path)
@@ -91,7 +161,14 @@ def _remove_if_stale(path):
     except ConnectionRefusedError:
         LOG.warning('faultdriver: removing stale control socket %s (no '
                     'process listens on it; one probably crashed)', path)
-        os.unlink(path)
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise SocketInUse('[fault_injection] control_socket %s: a stale '
+                              'socket is there and cannot be removed: %s'
+                              % (path, exc.strerror))
         return
     except OSError as exc:
         if exc.errno == errno.ENOENT:     # removed meanwhile

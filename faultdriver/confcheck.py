@@ -1,0 +1,56 @@
+"""Checks of a [fault_injection] section as a whole, before anything
+starts: run by FaultDriver at service start and by ``faultdriver
+validate``, so a file that validates is one the driver accepts.
+
+Every option is read (oslo.config converts a value only when it is
+read, so ``enabled = maybe`` would otherwise pass until first use); the
+journal and control socket paths are checked as the journal and the
+socket will use them.  Problems are
+:class:`~faultdriver.exception.ConfigError` naming the option.
+"""
+
+import logging
+import re
+
+from oslo_config import cfg
+
+from faultdriver import exception
+
+LOG = logging.getLogger(__name__)
+
+
+def oslo_message(exc):
+    """oslo.config's message without its "Value for option X from
+    LocationInfo(...) is not valid:" preamble."""
+    return re.sub(r'^Value for option \S+ from .*? is not valid: ', '',
+                  str(exc))
+
+
+def check(group, access=True):
+    """Raise ConfigError for the first problem of ``group`` (the
+    registered [fault_injection] options); log a WARNING for what is
+    risky but allowed.  ``access``: also whether this process may write
+    the journal (false in ``validate``, which may run as another user).
+    Returns the warnings."""
+    from faultdriver import conf
+    from faultdriver.control import listen
+    from faultdriver import journal
+    for opt in conf.fault_opts:
+        try:
+            getattr(group, opt.dest)
+        except (ValueError, cfg.Error) as exc:
+            raise exception.ConfigError('invalid [fault_injection] %s: %s'
+                                        % (opt.name, oslo_message(exc))
+                                        ) from None
+    if group.journal_path:
+        problem = journal.path_problem(group.journal_path, access)
+        if problem:
+            raise exception.ConfigError('[fault_injection] journal_path %s '
+                                        '%s' % (group.journal_path, problem))
+    warnings = []
+    if group.control_socket:
+        listen.check_path(group.control_socket)
+        warning = listen.parent_warning(group.control_socket)
+        if warning:
+            warnings.append(warning)
+    return warnings
