@@ -62,10 +62,12 @@ class Operations:
     def handle(self, request):
         """The result of one decoded request."""
         op = request.get('op')
-        if op not in self.ARGS:
+        if not isinstance(op, str) or op not in self.ARGS:
+            shown = repr(op) if len(repr(op)) <= 60 else repr(op)[:60] + '...'
             raise protocol.RequestRejected(
-                'unknown op %r%s; expected one of %s' % (
-                    op, rules_module.suggest(str(op), self.ARGS),
+                'unknown op %s%s; expected a string, one of %s' % (
+                    shown, rules_module.suggest(op, self.ARGS)
+                    if isinstance(op, str) else '',
                     ', '.join(sorted(self.ARGS))))
         extra = sorted(set(request) - {'op'} - set(self.ARGS[op]))
         if extra:

@@ -34,19 +34,27 @@ journal     last (newest entries only; null for all)     list of entries
 Error kinds: ``bad-rule`` (the rule does not parse or validate; nothing
 changed), ``bad-request`` (unknown op, missing or wrong argument, unknown
 point or rule index), ``timeout`` (``wait`` ran out of time),
-``stopped`` (the server is stopping) and ``internal``.  A failed request
-never ends the server or the connection.
+``stopped`` (the server is stopping: a pending ``wait`` gets this
+answer too), ``busy`` (the server already has :data:`MAX_CONNECTIONS`
+connections; the new one is closed after this answer) and ``internal``.
+A failed request never ends the server or the connection.  A connection
+with no request for :data:`IDLE_TIMEOUT` seconds is closed.
 """
 
 import json
 
 #: Largest request line the server reads, newline included.
 MAX_REQUEST = 64 * 1024
+#: Most connections served at once (each has a thread).
+MAX_CONNECTIONS = 16
+#: Seconds a connection may wait between requests before it is closed.
+IDLE_TIMEOUT = 120.0
 
 BAD_RULE = 'bad-rule'
 BAD_REQUEST = 'bad-request'
 TIMEOUT = 'timeout'
 STOPPED = 'stopped'
+BUSY = 'busy'
 INTERNAL = 'internal'
 
 
@@ -84,6 +92,8 @@ def error_for(kind, message):
         return RequestRejected(message, kind)
     if kind == TIMEOUT:
         return WaitTimeout(message)
+    if kind == BUSY:
+        return Unreachable(message)
     return ControlError(message, kind)
 
 
@@ -95,7 +105,10 @@ def decode(line):
     """One request or response object from a line; ValueError if not."""
     try:
         obj = json.loads(line.decode('utf-8'))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except RecursionError:
+        raise ValueError('not a JSON line: nested too deeply') from None
+    except ValueError as exc:
+        # Also a number of more than 4300 digits.
         raise ValueError('not a JSON line: %s' % exc) from None
     if not isinstance(obj, dict):
         raise ValueError('expected a JSON object, got %s'

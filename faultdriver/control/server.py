@@ -38,9 +38,13 @@ class ControlServer:
     RuleType`).
     """
 
-    def __init__(self, path, engine, catalogue, parse_rule):
+    def __init__(self, path, engine, catalogue, parse_rule,
+                 max_connections=protocol.MAX_CONNECTIONS,
+                 idle_timeout=protocol.IDLE_TIMEOUT):
         self.path = os.path.abspath(path)
         self.engine = engine
+        self.max_connections = max_connections
+        self.idle_timeout = idle_timeout
         self._stopping = threading.Event()
         self._ops = ops_module.Operations(engine, catalogue, parse_rule,
                                           self._stopping)
@@ -49,6 +53,9 @@ class ControlServer:
         self._thread = None
         self._lock = threading.Lock()
         self._connections = set()
+        # Requests being answered; stop() lets them answer first.
+        self._answering = 0
+        self._answered = threading.Condition(self._lock)
 
     def start(self):
         """Create the socket and serve; raises
@@ -74,7 +81,10 @@ class ControlServer:
         self._thread.join(timeout)
         self._listener.close()
         self._remove_file()
+        # A pending wait sees the flag within one slice and answers
+        # "stopped"; give every request in progress that long to answer.
         with self._lock:
+            self._answered.wait_for(lambda: not self._answering, timeout)
             connections = list(self._connections)
         for conn in connections:
             try:
@@ -122,17 +132,39 @@ class ControlServer:
             if self._stopping.is_set():
                 conn.close()
                 return
+            with self._lock:
+                full = len(self._connections) >= self.max_connections
+                if not full:
+                    self._connections.add(conn)
+            if full:
+                self._refuse(conn)
+                continue
             threading.Thread(target=self._converse, args=(conn,),
                              daemon=True,
                              name='faultdriver-control-conn').start()
 
+    def _refuse(self, conn):
+        """Answer a connection beyond the cap, without a thread."""
+        LOG.warning('faultdriver control socket %s: refusing a connection '
+                    'from %s: already %d', self.path, _peer(conn),
+                    self.max_connections)
+        try:
+            conn.settimeout(ACCEPT_POLL)
+            conn.sendall(protocol.encode(protocol.failure(
+                protocol.BUSY, 'the control server of %s already serves %d '
+                'connections; try again later' % (self.engine.host,
+                                                  self.max_connections))))
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
     def _converse(self, conn):
-        """Answer request lines on ``conn`` until it closes."""
-        with self._lock:
-            self._connections.add(conn)
+        """Answer request lines on ``conn`` until it closes, is idle for
+        ``idle_timeout`` or the server stops."""
         peer = _peer(conn)
         try:
-            conn.settimeout(None)
+            conn.settimeout(self.idle_timeout)
             with conn.makefile('rb') as reader:
                 while not self._stopping.is_set():
                     line = reader.readline(protocol.MAX_REQUEST + 1)
@@ -144,7 +176,18 @@ class ControlServer:
                             'bytes or not ended by a newline'
                             % protocol.MAX_REQUEST)))
                         return
-                    conn.sendall(protocol.encode(self._respond(line, peer)))
+                    with self._lock:
+                        self._answering += 1
+                    try:
+                        conn.sendall(protocol.encode(
+                            self._respond(line, peer)))
+                    finally:
+                        with self._lock:
+                            self._answering -= 1
+                            self._answered.notify_all()
+        except socket.timeout:
+            LOG.debug('faultdriver control connection %s closed: idle for '
+                      '%ss', peer, self.idle_timeout)
         except OSError as exc:
             LOG.debug('faultdriver control connection %s ended: %s',
                       peer, exc)
