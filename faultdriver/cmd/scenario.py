@@ -205,20 +205,12 @@ class ScenarioReport(command.Command):
         return parser
 
     def take_action(self, parsed_args):
-        from faultdriver import exception
-        try:
-            with open(parsed_args.run, encoding='utf-8') as stream:
-                doc = json.load(stream)
-        except (OSError, ValueError) as exc:
-            doc = exc
-        if not (isinstance(doc, dict) and isinstance(doc.get('variants'),
-                                                     dict)):
-            raise exception.ScenarioError(
-                '%s: expected the JSON of a scenario run (faultdriver '
-                'scenario run NAME -f json > RUN.json); %s' % (
-                    parsed_args.run, doc if isinstance(doc, Exception)
-                    else 'it has no "variants" mapping'))
+        from faultdriver.scenario import rundoc
+        doc = rundoc.load(parsed_args.run)
         doc.setdefault('verdicts', {v: r.get('verdict') for v, r in
                                     doc['variants'].items()})
+        # Rendered once in memory first: a malformed report is exit 2
+        # before anything is written.
+        rundoc.rendered(parsed_args.run, doc, html=bool(parsed_args.html))
         write_outputs(self.app, doc, parsed_args)
         return main_module.EXIT_OK
