@@ -52,6 +52,7 @@ import nova.conf
 import nova.service
 
 from faultdriver import exception
+from faultdriver.novacompat import patchfixtures
 from faultdriver.novacompat import patching
 
 #: Key stamped on call requests; plays the role of AMQP's message TTL.
@@ -133,7 +134,7 @@ class InProcessCrash(fixtures.Fixture):
                         long_rpc_timeout=self.long_rpc_timeout,
                         report_interval=self.report_interval,
                         service_down_time=self.service_down_time)
-        self.useFixture(patching.Patch(
+        self.useFixture(patchfixtures.Patch(
             'nova.servicegroup.api.INITIAL_REPORTING_DELAY', 0))
         self._stamp_call_expiry()
         for path in _GUARDED_EXITS:
@@ -166,7 +167,7 @@ class InProcessCrash(fixtures.Fixture):
         def refusing(*args, **kwargs):
             self._refuse_if_dead()
             return real(*args, **kwargs)
-        self.useFixture(patching.Patch(path, refusing))
+        self.useFixture(patchfixtures.Patch(path, refusing))
 
     def _stamp_call_expiry(self):
         send = impl_fake.FakeDriver.send
@@ -201,10 +202,10 @@ class InProcessCrash(fixtures.Fixture):
             return deliver(exchange, topic, ctxt, message, server=server,
                            fanout=fanout, reply_q=reply_q)
 
-        self.useFixture(patching.Patch(
+        self.useFixture(patchfixtures.Patch(
             'oslo_messaging._drivers.impl_fake.FakeDriver.send',
             send_like_rabbit))
-        self.useFixture(patching.Patch(
+        self.useFixture(patchfixtures.Patch(
             'oslo_messaging._drivers.impl_fake.FakeExchange.deliver_message',
             deliver_and_watch))
 
@@ -233,7 +234,7 @@ class InProcessCrash(fixtures.Fixture):
             if threading.get_ident() in self._zombies:
                 return False    # neither run it nor swallow the unwinding
             return real(obj, *args)
-        self.useFixture(patching.Patch(path, guarded))
+        self.useFixture(patchfixtures.Patch(path, guarded))
 
     # -- public -----------------------------------------------------------
 

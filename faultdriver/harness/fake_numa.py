@@ -18,7 +18,7 @@ import fixtures  # noqa: E402
 from nova import conf as nova_conf  # noqa: E402
 from oslo_utils.fixture import uuidsentinel as uuids  # noqa: E402
 
-from faultdriver.novacompat import patching  # noqa: E402
+from faultdriver.novacompat import patchfixtures  # noqa: E402
 from faultdriver.virt import conf as virt_conf  # noqa: E402
 from faultdriver.virt import numa_fake  # noqa: E402
 
@@ -50,7 +50,8 @@ class FakeNumaNova(embedded.EmbeddedNova):
         node_uuid = str(getattr(uuids, 'node_%s' % hostname))
         # The driver reads Nova's process-wide node identity once, while
         # its service starts.
-        with patching.Patch('nova.virt.node.LOCAL_NODE_UUID', node_uuid):
+        with patchfixtures.Patch('nova.virt.node.LOCAL_NODE_UUID',
+                                 node_uuid):
             self.computes[hostname] = self.start_service(
                 'compute', host=hostname,
                 cell_name=kwargs.get('cell_name'))

@@ -47,7 +47,7 @@ from faultdriver import conf
 from faultdriver.control import client as control_client
 from faultdriver.harness import crash as crash_module
 from faultdriver import novacompat
-from faultdriver.novacompat import patching
+from faultdriver.novacompat import patchfixtures
 from faultdriver import points
 
 CONF = nova_conf.CONF
@@ -85,7 +85,7 @@ class FaultInjection(fixtures.Fixture):
             self.crash = self.useFixture(
                 crash_module.InProcessCrash(self.test, **self._crash_args))
         self._load = nova_driver.load_compute_driver
-        self.useFixture(patching.Patch(
+        self.useFixture(patchfixtures.Patch(
             'nova.virt.driver.load_compute_driver', self._load_wrapped))
         self.addCleanup(self._close_all)
 

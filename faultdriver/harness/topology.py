@@ -27,7 +27,7 @@ from nova.tests.fixtures import libvirt as fakelibvirt
 from nova.virt import hardware
 from nova.virt.libvirt import driver as libvirt_driver
 
-from faultdriver.novacompat import patching
+from faultdriver.novacompat import patchfixtures
 from faultdriver.novacompat import shapes as compat_shapes
 
 #: The LibvirtDriver whose method is running (and reading the CPU sets).
@@ -106,10 +106,10 @@ class PerHostShapes(fixtures.Fixture):
                         cpu_shared_set=first.cpu_shared_set, group='compute')
         self.test.flags(vcpu_pin_set=None)
         for option in ('cpu_dedicated_set', 'cpu_shared_set'):
-            self.useFixture(patching.Patch(
+            self.useFixture(patchfixtures.Patch(
                 'nova.virt.hardware.get_' + option,
                 self._reader(option, getattr(hardware, 'get_' + option))))
-        self.useFixture(patching.PatchMethods(
+        self.useFixture(patchfixtures.PatchMethods(
             'nova.virt.libvirt.driver.LibvirtDriver',
             compat_shapes.cpu_set_readers(libvirt_driver.LibvirtDriver),
             _telling_host))
@@ -118,7 +118,7 @@ class PerHostShapes(fixtures.Fixture):
         def get_online_cpus(host):
             return set(range(shapes[host.get_connection().getHostname()]
                              .cpus))
-        self.useFixture(patching.Patch(
+        self.useFixture(patchfixtures.Patch(
             'nova.virt.libvirt.host.Host.get_online_cpus', get_online_cpus))
         get_info = fakelibvirt.Connection.getInfo
 
@@ -126,7 +126,7 @@ class PerHostShapes(fixtures.Fixture):
             info = list(get_info(connection))
             info[1] = connection.host_info.kB_mem // 1024
             return info
-        self.useFixture(patching.Patch(
+        self.useFixture(patchfixtures.Patch(
             'nova.tests.fixtures.libvirt.Connection.getInfo',
             get_info_in_mib))
 

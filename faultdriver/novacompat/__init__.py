@@ -44,6 +44,11 @@ GROUPS = ('driver', 'fake_numa', 'harness', 'scenario')
 Broken = shapes.Broken
 
 
+class Unavailable(Broken):
+    """A module the check needs is not installed (the test harness
+    without ``faultdriver[scenarios]``): nothing to check, nothing broken."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Assumption:
     """One thing faultdriver relies on in Nova (or in a library Nova's
@@ -77,10 +82,11 @@ class Result:
 
     assumption: Assumption
     problem: str | None
+    skipped: bool = False
 
     @property
     def ok(self):
-        return self.problem is None
+        return self.problem is None or self.skipped
 
     def message(self):
         return ('%s %s; needed by: %s (on %s; faultdriver supports %s, '
@@ -135,8 +141,13 @@ def _import_longest(parts):
         name = '.'.join(parts[:cut])
         try:
             return importlib.import_module(name), parts[cut:]
-        except ImportError:
+        except ModuleNotFoundError as exc:
+            if exc.name and not name.startswith(exc.name):
+                # The module exists but needs one that is not installed.
+                raise Unavailable('cannot be imported here: %s' % exc)
             continue
+        except ImportError as exc:
+            raise Broken('cannot be imported: %s' % exc)
     raise Broken('is missing (module %s cannot be imported)' % parts[0])
 
 
@@ -160,6 +171,8 @@ def check(groups=GROUPS, overrides=None, declared=None):
                        else assumptions(groups)):
         try:
             assumption.check(overrides)
+        except Unavailable as exc:
+            results.append(Result(assumption, str(exc), skipped=True))
         except Broken as exc:
             results.append(Result(assumption, str(exc)))
         else:

@@ -7,12 +7,12 @@ Here every patch target must be declared in
 :mod:`faultdriver.novacompat.declared` and pass its check (it exists, it
 takes the arguments the replacement expects) first; otherwise a
 :class:`~faultdriver.exception.ConfigError` names the symbol, the
-feature and the Nova version.
+feature and the Nova version.  The fixtures for tests (which need the
+``fixtures`` library, not a Nova runtime dependency) are in
+:mod:`faultdriver.novacompat.patchfixtures`.
 """
 
 import importlib
-
-import fixtures
 
 from faultdriver import exception
 from faultdriver import novacompat
@@ -27,20 +27,6 @@ def checked(symbol):
             'faultdriver patches %s, which faultdriver.novacompat.declared '
             'does not declare: declare it (feature, shape) first' % symbol)
     novacompat.verify(declared=declared)
-
-
-class Patch(fixtures.Fixture):
-    """``fixtures.MonkeyPatch(symbol, new)`` for a declared, checked Nova
-    symbol; restored on cleanup."""
-
-    def __init__(self, symbol, new):
-        super().__init__()
-        self.symbol = symbol
-        self.new = new
-
-    def _setUp(self):
-        checked(self.symbol)
-        self.useFixture(fixtures.MonkeyPatch(self.symbol, self.new))
 
 
 def _owner(symbol):
@@ -85,27 +71,3 @@ def replace_on(obj, name, new, symbol):
             'faultdriver sets %s on a %s, which has no such attribute (%s)'
             % (name, type(obj).__name__, novacompat.nova_version_text()))
     setattr(obj, name, new)
-
-
-class PatchMethods(fixtures.Fixture):
-    """Wrap methods ``names`` of the declared class ``symbol`` with
-    ``wrap(original) -> replacement``; each must be the class's own."""
-
-    def __init__(self, symbol, names, wrap):
-        super().__init__()
-        self.symbol = symbol
-        self.names = tuple(names)
-        self.wrap = wrap
-
-    def _setUp(self):
-        checked(self.symbol)
-        cls = novacompat.resolve(self.symbol)
-        missing = [n for n in self.names if n not in vars(cls)]
-        if missing or not self.names:
-            raise exception.ConfigError(
-                'faultdriver wraps %s.%s, which %s does not define (%s)'
-                % (self.symbol, ', '.join(missing) or '(no method)',
-                   cls.__name__, novacompat.nova_version_text()))
-        for name in self.names:
-            self.useFixture(fixtures.MonkeyPatch(
-                '%s.%s' % (self.symbol, name), self.wrap(vars(cls)[name])))
