@@ -104,7 +104,11 @@ class Operations:
         last = _arg(request, 'last', (int,), None, lambda n: n >= 0)
         journal = self.engine.journal
         entries = journal.entries() if journal is not None else []
-        return entries[len(entries) - last:] if last is not None else entries
+        if last is None:
+            return entries
+        # Not entries[-last:]: -0 is 0 (all), and a start below
+        # -len(entries) would count from the end twice.
+        return entries[max(len(entries) - last, 0):]
 
     # -- changing -----------------------------------------------------------
 

@@ -242,6 +242,9 @@ def test_journal_all_and_last(served, engine):
         ('spawn', 'log', 'i-1'), ('destroy', 'log', None)]
     assert client.journal(last=1) == entries[1:]
     assert client.journal(last=0) == []
+    # More than the journal holds: all of it, whatever the excess.
+    for last in (2, 3, 4, 100):
+        assert client.journal(last=last) == entries, last
 
 
 # -- holding, releasing, waiting ------------------------------------------
