@@ -90,6 +90,11 @@ class Faults:
         if expired:
             time.sleep(config.TIMINGS['rpc_response_timeout'] + 1)
 
+    def is_crashed(self, host):
+        """Whether the host's nova-compute process has exited."""
+        process = self.nova.stack.computes.get(host)
+        return process is not None and not process.alive()
+
     def crash_host(self, host):
         """Kill the host's nova-compute now (SIGKILL)."""
         process = self.nova.stack.computes[host]

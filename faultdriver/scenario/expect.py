@@ -91,6 +91,62 @@ def _guest(steps, seen, server, host, state):
             'guest of %s on %s %s' % (server, host, state), actual)
 
 
+#: Migration statuses Nova never leaves by itself.
+TERMINAL = ('completed', 'confirmed', 'reverted', 'done', 'error', 'failed',
+            'cancelled')
+
+
+def _terminal(steps, state):
+    """Invariant: every migration ended (none left running, preparing or
+    post-migrating after the cloud settled)."""
+    actual = ['%s#%s %s' % (m['server'], m['id'], m['status'])
+              for m in state['migrations'] if m['status'] not in TERMINAL]
+    return not actual, 'every migration in a terminal status', \
+        actual or 'all terminal'
+
+
+def _settled(steps, state):
+    """Invariant: every server ACTIVE or ERROR with no task in progress
+    (a task state left set needs an operator)."""
+    actual = ['%s %s/%s' % (alias, s['status'], s['task_state'])
+              for alias, s in state['servers'].items()
+              if s['status'] not in ('ACTIVE', 'ERROR') or s['task_state']]
+    return not actual, 'every server ACTIVE or ERROR, no task state', \
+        actual or 'all settled'
+
+
+def _not_shared(steps, state):
+    """Invariant: no pCPU is pinned to two servers on the same host."""
+    owners = {}
+    for alias, server in state['servers'].items():
+        for cpu in server.get('pinned_cpus') or ():
+            owners.setdefault((server['host'], cpu), []).append(alias)
+    actual = ['%s pCPU %s: %s' % (host, cpu, ', '.join(sorted(names)))
+              for (host, cpu), names in sorted(owners.items())
+              if len(names) > 1]
+    return not actual, 'no pCPU pinned to two servers on a host', \
+        actual or 'none shared'
+
+
+def _moves_again(steps, state, timeout=60):
+    """Invariant: the cloud is usable, not only consistent: every ACTIVE
+    server live-migrates again (the scheduler picks the host)."""
+    failed = []
+    for alias, server in steps.servers.items():
+        if state['servers'].get(alias, {}).get('status') != 'ACTIVE':
+            continue
+        count = len(steps.test.migrations(server)) + 1
+        try:
+            steps.test.api.post_server_action(server['id'], {
+                'os-migrateLive': {'host': None, 'block_migration': 'auto'}})
+            steps.test.wait_newest_migration(server, 'completed', count,
+                                             timeout=timeout)
+        except Exception as exc:
+            failed.append('%s: %s' % (alias, str(exc)[:200]))
+    return not failed, 'every ACTIVE server live-migrates again', \
+        failed or 'all moved'
+
+
 def _accounting(steps, state, hosts=None):
     hosts = hosts or steps.scenario.hosts
     actual = {}
@@ -115,10 +171,18 @@ KINDS = {
     'servers-share-pcpus': _share,
     'guest': _guest,
     'host-usage': _usage,
+    'migrations-terminal': _terminal,
+    'servers-settled': _settled,
+    'pcpus-not-shared': _not_shared,
+    'moves-again': _moves_again,
     'accounting-matches-placement': _accounting,
 }
+#: The cloud's invariants (the sweep checks them after every case); each
+#: also takes ``broken: true``.
+INVARIANTS = ('migrations-terminal', 'servers-settled', 'pcpus-not-shared',
+              'accounting-matches-placement', 'moves-again')
 #: Checked after the others: they change the state (run periodics).
-LAST = ('accounting-matches-placement',)
+LAST = ('accounting-matches-placement', 'moves-again')
 
 
 def evaluate(steps, expectations, state):
@@ -126,9 +190,14 @@ def evaluate(steps, expectations, state):
     verdicts = []
     for expectation in ordered:
         [(kind, args)] = expectation.items()
+        args = dict(args or {})
+        # An invariant written ``broken: true``: the scenario shows it
+        # broken (a sweep finding's reproducer).
+        broken = kind in INVARIANTS and args.pop('broken', False)
         try:
-            met, text, actual = KINDS[kind](steps, state,
-                                            **dict(args or {}))
+            met, text, actual = KINDS[kind](steps, state, **args)
+            if broken:
+                met, text = not met, 'BROKEN: ' + text
         except Exception as exc:
             met, text, actual = False, '%s %s' % (kind, args), \
                 'could not check: %s: %s' % (type(exc).__name__, exc)

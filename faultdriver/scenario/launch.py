@@ -27,18 +27,18 @@ def verdict(report):
     return 'ok' if met else 'expectations not met'
 
 
-def _collect(variant, mode, process, out, began):
+def _collect(variant, mode, process, out, began, stream=None):
     code = process.wait()
     try:
-        with open(out, encoding='utf-8') as stream:
-            report = json.load(stream)
+        with open(out, encoding='utf-8') as source:
+            report = json.load(source)
     except (OSError, ValueError):
         report = {'variant': variant, 'mode': mode,
                   'internal_error': 'runner exited %d without a report'
                                     % code}
     report['verdict'] = verdict(report)
-    runner.progress(variant, 'done in %.1fs: %s' % (
-        time.monotonic() - began, report['verdict'].upper()))
+    (stream or sys.stderr).write('[%s] done in %.1fs: %s\n' % (
+        variant, time.monotonic() - began, report['verdict'].upper()))
     return report
 
 
@@ -58,9 +58,12 @@ DESCRIBED = {'embedded': 'embedded Nova', 'process': 'Nova as processes',
 TIER_KEY = '%s@%s'
 
 
-def run(scenario, variants, mode, parallel=True, backend='embedded'):
+def run(scenario, variants, mode, parallel=True, backend='embedded',
+        stream=None):
     """Reports by variant, in the order asked.  Progress (one line per
     step and expectation, prefixed with the variant) goes to stderr.
+
+    ``stream``: where progress goes (default stderr).
 
     ``backend`` 'both' runs every variant on the embedded Nova, then on
     processes ('all': then on real libvirt too); the other tiers' reports
@@ -78,13 +81,14 @@ def run(scenario, variants, mode, parallel=True, backend='embedded'):
     parallel = parallel and backend == 'embedded'
     env = dict(os.environ, PYTHONWARNINGS='ignore',
                OS_NOVA_DISABLE_EVENTLET_PATCHING=runner.MODES[mode])
-    sys.stderr.write('scenario %s: %s, %s mode, %s, %d steps each%s\n' % (
+    stream = stream or sys.stderr
+    stream.write('scenario %s: %s, %s mode, %s, %d steps each%s\n' % (
         scenario.name, ', '.join(variants), mode,
         DESCRIBED[backend],
         len(scenario.steps),
         ' (variants run side by side)' if parallel and len(variants) > 1
         else ''))
-    sys.stderr.flush()
+    stream.flush()
     with tempfile.TemporaryDirectory(prefix='faultdriver-') as tmp:
         started, reports = {}, {}
         for variant in variants:
@@ -92,14 +96,16 @@ def run(scenario, variants, mode, parallel=True, backend='embedded'):
             process = subprocess.Popen(
                 [sys.executable, '-m', *BACKENDS[backend],
                  scenario.path, variant, mode, out],
-                env=env, stdout=sys.stderr, stdin=subprocess.DEVNULL)
+                env=env, stdout=stream, stderr=stream,
+                stdin=subprocess.DEVNULL)
             started[variant] = (process, out, time.monotonic())
             if not parallel:
-                reports[variant] = _collect(variant, mode, *started[variant])
+                reports[variant] = _collect(variant, mode, *started[variant],
+                                            stream=stream)
         while len(reports) < len(started):
             for variant, (process, out, began) in started.items():
                 if variant not in reports and process.poll() is not None:
                     reports[variant] = _collect(variant, mode, process, out,
-                                                began)
+                                                began, stream=stream)
             time.sleep(0.1)
     return {variant: reports[variant] for variant in variants}

@@ -213,6 +213,57 @@ class Steps:
                        timeout)
         return 'guest of %s %s on %s' % (server, state, host)
 
+    def do_recover(self, timeout=60):
+        """See schema.yaml's ``recover``; returns what it did."""
+        done = []
+        faults = self.test.faults
+        for host in self.scenario.hosts:
+            if not faults.is_crashed(host):
+                released = faults.release(host)
+                if released:
+                    done.append('released %s on %s' % (released, host))
+        self._settle(timeout)
+        for host in self.scenario.hosts:
+            if faults.is_crashed(host):
+                faults.restart(host)
+                self.test.wait_service_state(host, 'up', timeout)
+                done.append('restarted %s' % host)
+        self._settle(timeout)
+        for _ in range(2):
+            for host in self.scenario.hosts:
+                self.do_periodic(host)
+        for alias, server in self.servers.items():
+            fields = self.test.api.get_server(server['id'])
+            if fields['OS-EXT-STS:task_state']:
+                self.do_reset_state(alias, 'active' if fields['status'] !=
+                                    'ERROR' else 'error')
+                done.append('reset-state %s (was %s/%s)' % (
+                    alias, fields['status'], fields['OS-EXT-STS:task_state']))
+        return '; '.join(done) or 'nothing to do'
+
+    def do_settle(self, timeout=30):
+        """Wait, at most ``timeout`` and without failing, until no
+        migration of the scenario's servers is in progress."""
+        self._settle(timeout)
+        return ', '.join('%s: %s' % (alias, [m['status'] for m in sorted(
+            self.test.migrations(server), key=lambda m: m['id'])])
+            for alias, server in self.servers.items())
+
+    def _settle(self, timeout):
+        from faultdriver.scenario import expect
+
+        def settled():
+            # A move just asked for may have no migration record yet.
+            for alias, server in self.servers.items():
+                found = self.test.migrations(server)
+                if len(found) < self.moves.get(alias, 0) or any(
+                        m['status'] not in expect.TERMINAL for m in found):
+                    return False
+            return True
+        deadline = time.monotonic() + timeout
+        while not settled() and time.monotonic() < deadline:
+            time.sleep(0.5)
+
     def do_sleep(self, seconds):
         time.sleep(seconds)
 

@@ -1,0 +1,88 @@
+"""``faultdriver sweep WORKFLOW|SCENARIO.yaml``: every traced step of the
+workflow x every fault x each host, checked against the invariants."""
+
+import json
+
+from cliff import command
+
+from faultdriver.cmd import main as main_module
+
+
+def parse_shard(text):
+    from faultdriver import exception
+    try:
+        index, count = (int(part) for part in text.split('/'))
+    except ValueError:
+        index = count = 0
+    if not 1 <= index <= count <= 10000:
+        raise exception.ScenarioError(
+            '--shard %r: expected K/N with 1 <= K <= N' % text)
+    return index, count
+
+
+class Sweep(command.Command):
+    """Sweep a workflow: trace a clean run, then for every step hit
+    (point, host, phase) and every action (crash, raise, periodic, ...)
+    run the workflow with that one fault, let an operator's recovery run,
+    and check the invariants (migrations ended, servers settled, no pCPU
+    pinned twice, accounting matches placement).  Exit 0 when the sweep
+    ran (findings are results), 2 for bad input, 3 for an internal error.
+    """
+
+    def get_parser(self, prog_name):
+        from faultdriver.sweep import cases
+        parser = super().get_parser(prog_name)
+        parser.add_argument('workflow', metavar='WORKFLOW|SCENARIO.yaml',
+                            help='a bundled workflow (live-migration) or a '
+                                 'scenario file whose steps end in recover')
+        parser.add_argument('--actions', default=','.join(
+            cases.DEFAULT_ACTIONS), help='comma-separated, of: %s' % (
+            ', '.join(cases.ACTIONS)))
+        parser.add_argument('--points', help='only these points '
+                            '(comma-separated; a reduced sweep)')
+        parser.add_argument('--hosts', help='only these hosts')
+        parser.add_argument('--patches', action='append', default=[],
+                            metavar='FIX', help='candidate fix on every '
+                            'host (repeatable)')
+        parser.add_argument('--shard', default='1/1', metavar='K/N')
+        parser.add_argument('--results', metavar='DIR', help='results '
+                            'directory (default: a new temporary one); an '
+                            'existing one resumes')
+        parser.add_argument('--workers', type=int, default=2)
+        parser.add_argument('--mode', choices=('eventlet', 'threading'),
+                            default='threading')
+        parser.add_argument('--backend', default='embedded',
+                            choices=('embedded', 'process', 'libvirt'))
+        parser.add_argument('-f', '--format', choices=('table', 'json'),
+                            default='table', dest='output_format')
+        return parser
+
+    def take_action(self, parsed_args):
+        from faultdriver import exception
+        from faultdriver.sweep import cases
+        from faultdriver.sweep import report
+        from faultdriver.sweep import sweep
+        actions = [a for a in parsed_args.actions.split(',') if a]
+        wrong = sorted(set(actions) - set(cases.ACTIONS))
+        if wrong or not actions:
+            raise exception.ScenarioError(
+                '--actions %s: expected some of %s' % (
+                    ', '.join(wrong) or '(none)', ', '.join(cases.ACTIONS)))
+        if not 1 <= parsed_args.workers <= 64:
+            raise exception.ScenarioError('--workers: expected 1 to 64')
+        doc = sweep.run(
+            parsed_args.workflow, actions=actions,
+            points=_split(parsed_args.points),
+            hosts=_split(parsed_args.hosts), patches=parsed_args.patches,
+            shard=parse_shard(parsed_args.shard),
+            folder=parsed_args.results, mode=parsed_args.mode,
+            backend=parsed_args.backend, workers=parsed_args.workers)
+        if parsed_args.output_format == 'json':
+            self.app.stdout.write(json.dumps(doc, indent=2) + '\n')
+        else:
+            self.app.stdout.write(report.text(doc))
+        return main_module.EXIT_OK
+
+
+def _split(text):
+    return [part for part in (text or '').split(',') if part] or None

@@ -1,0 +1,103 @@
+"""Sweep cases: a step (point, host, phase) x an action, each written as
+a scenario file that replays it (one rule, the workflow's steps, the
+invariants as expectations)."""
+
+import copy
+import dataclasses
+import hashlib
+import re
+
+from faultdriver import points as points_module
+
+#: Action classes: the rule term each becomes at a point.
+ACTIONS = ('crash', 'raise', 'raise-generic', 'periodic', 'delay')
+DEFAULT_ACTIONS = ('crash', 'raise', 'periodic')
+GENERIC_EXCEPTION = 'InternalError'
+#: Longer than the RPC timeout of each backend (2 s embedded, 8 s on
+#: processes): the caller gives up while the step goes on.
+DELAY_SECONDS = {'embedded': 3, 'process': 9, 'libvirt': 9}
+#: The cloud's invariants, as scenario expectations (expect.py).
+INVARIANTS = ({'migrations-terminal': {}}, {'servers-settled': {}},
+              {'pcpus-not-shared': {}}, {'accounting-matches-placement': {}},
+              {'moves-again': {}})
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    point: str
+    host: str
+    phase: str
+    action: str
+
+    @property
+    def id(self):
+        return '%s.%s@%s:%s' % (self.point, self.phase, self.host,
+                                self.action)
+
+    @property
+    def slug(self):
+        return re.sub('[^a-z0-9]+', '-', self.id.lower()).strip('-')
+
+    def name(self, prefix):
+        """A scenario name (at most 64 characters, unique per case)."""
+        name = '%s-%s' % (prefix, self.slug)
+        if len(name) <= 64:
+            return name
+        digest = hashlib.sha1(self.id.encode()).hexdigest()[:8]
+        return '%s-%s' % (name[:55].rstrip('-'), digest)
+
+    def rule(self, backend='embedded'):
+        """The rule term of this case (``None``: no such fault here)."""
+        point = points_module.catalogue()[self.point]
+        where = '%s.%s' % (self.point, self.phase)
+        if self.action == 'crash':
+            return '%s: 1*crash' % where
+        if self.action == 'periodic':
+            return '%s: 1*periodic' % where
+        if self.action == 'delay':
+            return '%s: 1*delay(%d)' % (where, DELAY_SECONDS[backend])
+        if self.action == 'raise':
+            return '%s: 1*raise(%s)' % (where, point.raises[0]) \
+                if point.raises else None
+        if self.action == 'raise-generic':
+            # Only where it differs from 'raise' and the point can raise it.
+            return '%s: 1*raise(%s)' % (where, GENERIC_EXCEPTION) \
+                if GENERIC_EXCEPTION in point.raises[1:] else None
+        raise ValueError('unknown action class %r' % self.action)
+
+
+def generate(steps, actions=DEFAULT_ACTIONS, backend='embedded'):
+    """Every (step, action) with a rule, sorted by id (a stable order the
+    shards and the resume rely on)."""
+    cases = [Case(point, host, phase, action)
+             for point, host, phase in steps for action in actions]
+    return sorted((c for c in cases if c.rule(backend)), key=lambda c: c.id)
+
+
+def shard(cases, index, count):
+    """Shard ``index`` (1-based) of ``count``: every count-th case."""
+    return [case for i, case in enumerate(cases) if i % count == index - 1]
+
+
+def case_scenario(workflow, case, backend='embedded', patches=()):
+    """The scenario data of one case: it replays the fault and checks
+    the invariants after the workflow's ``recover``."""
+    data = copy.deepcopy(workflow.data)
+    rules = dict(data.get('rules', {}))
+    rules[case.host] = list(rules.get(case.host, ())) + [case.rule(backend)]
+    data['rules'] = rules
+    data['name'] = case.name('case')
+    data['description'] = (
+        'Sweep case %s of workflow %s: the fault, then the workflow\'s '
+        'steps to its recovery, then the invariants.' % (case.id,
+                                                         workflow.name))
+    variant = {'description': 'the case as swept'}
+    if patches:
+        variant['patches'] = list(patches)
+    data['variants'] = {'case': variant}
+    data['expectations'] = [dict(i) for i in INVARIANTS]
+    steps = list(data['steps'])
+    if not any('recover' in step for step in steps):
+        steps.append({'recover': {}})
+    data['steps'] = steps
+    return data

@@ -1,0 +1,32 @@
+"""The sweep's text report: the matrix (step x action, each cell ok or
+the invariants broken) and the findings."""
+
+import prettytable
+
+
+def text(doc):
+    actions = sorted({case['action'] for case in doc['cases']})
+    rows = {}
+    for case in doc['cases']:
+        key = '%s.%s@%s' % (case['point'], case['phase'], case['host'])
+        cell = ('ERROR (internal)' if case['internal_error'] else
+                ', '.join(case['broken']) or 'ok')
+        rows.setdefault(key, {})[case['action']] = cell
+    matrix = prettytable.PrettyTable(['Step'] + actions)
+    matrix.align = 'l'
+    for key in sorted(rows):
+        matrix.add_row([key] + [rows[key].get(a, '-') for a in actions])
+    found = prettytable.PrettyTable(['Invariant', 'Step', 'Action',
+                                     'Cases', 'Reproducer'])
+    found.align = 'l'
+    for f in doc['findings']:
+        found.add_row([f['invariant'], '%s.%s@%s' % (f['point'], f['phase'],
+                                                     f['host']),
+                       f['action'], len(f['cases']), f['scenario']])
+    return ('Sweep of %s on %s (%s mode%s), shard %s: %d cases, %d '
+            'findings, %.0fs; results in %s\n\n%s\n\nFindings\n%s\n' % (
+                doc['workflow'], doc['backend'], doc['mode'],
+                ', fixes: ' + ', '.join(doc['patches'])
+                if doc['patches'] else '', doc['shard'], len(doc['cases']),
+                len(doc['findings']), doc['wall_seconds'], doc['results'],
+                matrix, found))

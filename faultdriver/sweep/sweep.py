@@ -1,0 +1,94 @@
+"""One sweep from end to end: trace the workflow, generate the cases,
+run them, group the findings; the document ``faultdriver sweep`` prints.
+"""
+
+import os
+import sys
+import tempfile
+import time
+
+from faultdriver import exception
+from faultdriver.scenario import model
+from faultdriver.sweep import cases as cases_module
+from faultdriver.sweep import execute
+from faultdriver.sweep import findings as findings_module
+from faultdriver.sweep import trace
+
+#: The move each bundled workflow sweeps (catalogue ``operations``).
+OPERATIONS = {'live-migration': 'live-migration'}
+
+
+def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
+        hosts=None, patches=(), shard=(1, 1), folder=None, mode='threading',
+        backend='embedded', workers=2, progress=None):
+    """Run the sweep; returns ``{'workflow', 'trace', 'cases',
+    'findings', ...}``.  ``points``/``hosts`` narrow the traced steps (a
+    reduced sweep), ``shard`` = (K, N) runs every N-th case from the K-th.
+    """
+    progress = progress or _stderr
+    workflow = model.load(workflow_name)
+    folder = folder or tempfile.mkdtemp(prefix='faultdriver-sweep-')
+    os.makedirs(folder, exist_ok=True)
+    began = time.monotonic()
+    progress('sweep %s on %s (%s mode), results in %s' % (
+        workflow.name, backend, mode, folder))
+    steps = traced_steps(workflow, folder, mode, backend)
+    if points:
+        unknown = sorted(set(points) - {p for p, _h, _ph in steps})
+        if unknown:
+            raise exception.ScenarioError(
+                '--points %s: not hit by workflow %s; its steps: %s' % (
+                    ', '.join(unknown), workflow.name,
+                    ', '.join(sorted({p for p, _h, _ph in steps}))))
+        steps = [s for s in steps if s[0] in points]
+    if hosts:
+        steps = [s for s in steps if s[1] in hosts]
+    every = cases_module.generate(steps, actions, backend)
+    chosen = cases_module.shard(every, *shard)
+    progress('%d steps traced, %d cases, shard %d/%d runs %d' % (
+        len(steps), len(every), shard[0], shard[1], len(chosen)))
+
+    def scenario_of(case):
+        return cases_module.case_scenario(workflow, case, backend, patches)
+
+    results = execute.run_cases(chosen, scenario_of, folder, mode, backend,
+                                workers, _case_progress(progress))
+    findings = findings_module.write_reproducers(
+        findings_module.group(results), os.path.join(folder, 'findings'))
+    return {'workflow': workflow.name, 'backend': backend, 'mode': mode,
+            'patches': list(patches), 'shard': '%d/%d' % shard,
+            'results': folder,
+            'trace': [{'point': p, 'host': h, 'phase': ph}
+                      for p, h, ph in steps],
+            'cases': results, 'findings': findings,
+            'wall_seconds': round(time.monotonic() - began, 1)}
+
+
+def traced_steps(workflow, folder, mode, backend):
+    """The workflow's steps from a clean, traced run (kept in the
+    results directory: a resumed sweep does not trace again)."""
+    path = execute.write_scenario(os.path.join(folder, 'trace'),
+                                  trace.trace_scenario(workflow))
+    report = execute.run_scenario(path, 'trace', mode, backend,
+                                  os.path.join(folder, 'trace', 'run.log'))
+    if report.get('verdict') not in ('ok',):
+        raise RuntimeError(
+            'the clean run of workflow %s did not keep its invariants '
+            '(verdict %s); see %s' % (workflow.name, report.get('verdict'),
+                                      os.path.join(folder, 'trace',
+                                                   'run.log')))
+    return trace.steps_hit(report, OPERATIONS.get(workflow.name))
+
+
+def _case_progress(progress):
+    def show(case, result, counts, eta):
+        progress('[%d/%d] %-55s %s (%.0fs)%s' % (
+            counts['done'], counts['total'], case.id,
+            ', '.join(result['broken']) or 'ok', result['seconds'],
+            '  ETA %dm%02ds' % divmod(int(eta), 60) if eta else ''))
+    return show
+
+
+def _stderr(text):
+    sys.stderr.write(text + '\n')
+    sys.stderr.flush()

@@ -1,0 +1,165 @@
+"""The sweep's pieces that need no Nova running: the invariants (each
+shown failing on a hand-made broken state), the trace read from a
+journal, case generation and sharding, case and finding scenario files
+(valid scenarios that replay the case), grouping into findings."""
+
+import pytest
+
+from faultdriver.scenario import expect
+from faultdriver.scenario import model
+from faultdriver.sweep import cases
+from faultdriver.sweep import findings
+from faultdriver.sweep import trace
+
+GOOD = {
+    'migrations': [{'server': 's1', 'id': 1, 'status': 'completed'}],
+    'servers': {'s1': {'status': 'ACTIVE', 'task_state': None,
+                       'host': 'dest', 'pinned_cpus': [0, 1]},
+                's2': {'status': 'ACTIVE', 'task_state': None,
+                       'host': 'dest', 'pinned_cpus': [2, 3]}},
+    'hosts': {}, 'faults': []}
+
+
+def verdict(kind, state, **args):
+    [result] = expect.evaluate(None, [{kind: args}], state)
+    return result
+
+
+@pytest.mark.parametrize('kind', ['migrations-terminal', 'servers-settled',
+                                  'pcpus-not-shared'])
+def test_invariants_hold_on_a_good_state(kind):
+    assert verdict(kind, GOOD)['met']
+    assert not verdict(kind, GOOD, broken=True)['met']
+
+
+def test_migrations_terminal_fails_on_a_running_migration():
+    state = dict(GOOD, migrations=[{'server': 's1', 'id': 1,
+                                    'status': 'running'}])
+    result = verdict('migrations-terminal', state)
+    assert not result['met'] and result['actual'] == ['s1#1 running']
+    assert verdict('migrations-terminal', state, broken=True)['met']
+
+
+@pytest.mark.parametrize('status, task_state', [
+    ('MIGRATING', 'migrating'), ('ACTIVE', 'migrating'),
+    ('VERIFY_RESIZE', None)])
+def test_servers_settled_fails_on_a_stuck_server(status, task_state):
+    servers = dict(GOOD['servers'])
+    servers['s1'] = dict(servers['s1'], status=status,
+                         task_state=task_state)
+    assert not verdict('servers-settled', dict(GOOD,
+                                               servers=servers))['met']
+
+
+def test_pcpus_not_shared_fails_on_an_overcommit():
+    servers = dict(GOOD['servers'])
+    servers['s2'] = dict(servers['s2'], pinned_cpus=[1, 2])
+    result = verdict('pcpus-not-shared', dict(GOOD, servers=servers))
+    assert not result['met']
+    assert result['actual'] == ['dest pCPU 1: s1, s2']
+
+
+def test_same_pcpu_numbers_on_different_hosts_are_not_shared():
+    servers = dict(GOOD['servers'])
+    servers['s2'] = dict(servers['s2'], host='src', pinned_cpus=[0, 1])
+    assert verdict('pcpus-not-shared', dict(GOOD, servers=servers))['met']
+
+
+REPORT = {
+    'steps_started_at': 1000.0,
+    'timeline': [{'kind': 'boot', 'start': 0}, {'kind': 'settle',
+                                                'start': 5},
+                 {'kind': 'recover', 'start': 9}],
+    'state': {'faults': [
+        {'time': 1001, 'host': 'src', 'point': 'spawn', 'phase': 'before',
+         'action': 'log'},
+        {'time': 1006, 'host': 'dest', 'point': 'pre_live_migration',
+         'phase': 'before', 'action': 'log'},
+        {'time': 1006.5, 'host': 'dest', 'point': 'pre_live_migration',
+         'phase': 'after', 'action': 'log'},
+        {'time': 1007, 'host': 'dest', 'point': 'pre_live_migration',
+         'phase': 'before', 'action': 'log'},
+        {'time': 1007.5, 'host': 'src',
+         'point': 'tracker.update_available_resource', 'phase': 'before',
+         'action': 'log'},
+        # During recovery: not a step of the workflow.
+        {'time': 1010, 'host': 'src', 'point': 'post_live_migration',
+         'phase': 'before', 'action': 'log'},
+        {'time': 1006, 'host': 'dest', 'event': 'periodic'},
+    ]}}
+
+
+def test_trace_keeps_the_workflow_steps_in_first_hit_order():
+    steps = trace.steps_hit(REPORT, 'live-migration')
+    assert steps == [('pre_live_migration', 'dest', 'before'),
+                     ('pre_live_migration', 'dest', 'after'),
+                     ('tracker.update_available_resource', 'src', 'before')]
+
+
+def test_trace_rules_are_valid_in_a_scenario():
+    workflow = model.load('live-migration')
+    data = trace.trace_scenario(workflow)
+    assert len(data['rules']['*']) == 2 * len(
+        trace.points_module.catalogue())
+    model.validate(data, 'trace.yaml')
+
+
+STEPS = [('pre_live_migration', 'dest', 'before'),
+         ('live_migration', 'src', 'before'),
+         ('tracker.update_available_resource', 'dest', 'before')]
+
+
+def test_cases_cover_every_step_and_action_with_a_rule():
+    generated = cases.generate(STEPS, ('crash', 'raise', 'periodic'))
+    ids = [c.id for c in generated]
+    assert ids == sorted(ids) and len(ids) == len(set(ids)) == 9
+    crash = [c for c in generated if c.action == 'crash'
+             and c.point == 'pre_live_migration'][0]
+    assert crash.rule() == 'pre_live_migration.before: 1*crash'
+    assert crash.slug == 'pre-live-migration-before-dest-crash'
+
+
+def test_shards_split_the_cases_without_overlap():
+    generated = cases.generate(STEPS, cases.ACTIONS)
+    parts = [cases.shard(generated, k, 3) for k in (1, 2, 3)]
+    assert sorted(c.id for part in parts for c in part) == sorted(
+        c.id for c in generated)
+    assert all(parts)
+
+
+def test_a_case_scenario_is_a_valid_scenario_with_the_invariants():
+    workflow = model.load('live-migration')
+    case = cases.Case('pre_live_migration', 'dest', 'before', 'crash')
+    data = cases.case_scenario(workflow, case, patches=[
+        'stale_migration_context'])
+    model.validate(data, 'case.yaml')
+    assert data['rules']['dest'][-1] == 'pre_live_migration.before: 1*crash'
+    assert data['expectations'] == [dict(i) for i in cases.INVARIANTS]
+    assert data['variants']['case']['patches'] == ['stale_migration_context']
+    assert data['steps'][-1] == {'recover': {}}
+
+
+def test_findings_group_by_invariant_and_step(tmp_path):
+    workflow = model.load('live-migration')
+    case = cases.Case('pre_live_migration', 'dest', 'before', 'crash')
+    path = tmp_path / 'case.yaml'
+    import yaml
+    path.write_text(yaml.safe_dump(cases.case_scenario(workflow, case)))
+    results = [
+        {'id': case.id, 'point': case.point, 'host': 'dest',
+         'phase': 'before', 'action': 'crash', 'internal_error': False,
+         'broken': ['servers-settled', 'moves-again'], 'scenario': str(path),
+         'details': [{'kind': 'servers-settled', 'actual': ['s1 x']}]},
+        {'id': 'other', 'point': 'spawn', 'host': 'src', 'phase': 'before',
+         'action': 'raise', 'internal_error': True, 'broken': ['x'],
+         'scenario': None, 'details': []},
+    ]
+    grouped = findings.group(results)
+    assert [(f['invariant'], f['cases']) for f in grouped] == [
+        ('moves-again', [case.id]), ('servers-settled', [case.id])]
+    findings.write_reproducers(grouped, str(tmp_path / 'findings'))
+    for finding in grouped:
+        replay = model.load(finding['scenario'])
+        assert replay.variants['stock']['expect'] == 'bug'
+        assert replay.expectations('stock') == [
+            {finding['invariant']: {'broken': True}}]
