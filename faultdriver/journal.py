@@ -33,7 +33,7 @@ def path_problem(path, access=True):
     path = os.path.abspath(path)
     try:
         mode = os.stat(path).st_mode
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         mode = None
     except OSError as exc:
         return 'cannot be examined: %s' % exc.strerror

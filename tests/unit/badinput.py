@@ -1,0 +1,51 @@
+"""Helpers of the bad-input tests (``test_input_*``): run a command
+through the cliff app, and tell that a run wrote nothing."""
+
+import logging
+import os
+
+from faultdriver.cmd import main
+
+
+def cli(capsys, *argv):
+    """``(exit code, stdout, stderr)`` of ``faultdriver ARGV``, in this
+    process (the working tree's code)."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        code = main.FaultDriverApp().run([str(a) for a in argv])
+    finally:
+        # cliff adds a handler on this run's (captured) stderr each run.
+        for handler in set(root.handlers) - set(handlers):
+            root.removeHandler(handler)
+        root.setLevel(level)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def tree(root):
+    """Every path under ``root`` with its size: compare before and after
+    to show that nothing was written."""
+    found = {}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = os.path.join(folder, name)
+            found[os.path.relpath(path, root)] = (
+                os.path.isdir(path), os.lstat(path).st_size)
+    return found
+
+
+def refused(capsys, *argv, root=None):
+    """Run a command that must refuse its input: exit code 2, one short
+    message, no traceback, nothing written under ``root``.  Returns the
+    message."""
+    before = tree(root) if root else None
+    code, out, err = cli(capsys, *argv)
+    assert code == main.EXIT_BAD_INPUT, (code, out, err)
+    assert 'Traceback' not in err, err
+    assert out == ''
+    message = err.strip().splitlines()[-1]
+    assert len(message) < 1000, message[:200]
+    if root:
+        assert tree(root) == before
+    return message
