@@ -7,6 +7,7 @@ the key path (``steps[3].boot.host``) and what was expected.
 import dataclasses
 import functools
 import importlib.resources
+import math
 import os
 import re
 import stat
@@ -112,9 +113,10 @@ def bundled():
 
 def resolve(name_or_path):
     """A bundled scenario's path, or the file given."""
-    if os.path.isfile(name_or_path):
-        return name_or_path
     choices = bundled()
+    if os.path.isfile(name_or_path) or (os.path.exists(name_or_path) and
+                                        name_or_path not in choices):
+        return name_or_path         # load() says if it is not a file
     if name_or_path in choices:
         return choices[name_or_path]
     raise exception.ScenarioError(
@@ -148,6 +150,12 @@ def _integer(checker, instance):
     return isinstance(instance, int) and not isinstance(instance, bool)
 
 
+def _number(checker, instance):
+    """NaN and infinity compare false with every bound: not numbers."""
+    return (isinstance(instance, (int, float))
+            and not isinstance(instance, bool) and math.isfinite(instance))
+
+
 def _pattern(validator, pattern, instance, schema):
     """Names match their pattern whole: Python's ``$`` would also let a
     trailing newline through."""
@@ -160,8 +168,8 @@ def _pattern(validator, pattern, instance, schema):
 _Validator = jsonschema.validators.extend(
     jsonschema.Draft202012Validator,
     validators={'pattern': _pattern},
-    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
-        'integer', _integer))
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine_many(
+        {'integer': _integer, 'number': _number}))
 
 
 def _clip(text, size=MAX_MESSAGE):
@@ -358,12 +366,13 @@ def _check_cpu_spec(scenario, where, spec, cpus, host, size):
     if any(c.isdigit() and c not in '0123456789' for c in spec):
         _fail(scenario, where, '%r has non-ASCII digits; expected Nova\'s '
               'syntax ("0-3", "2,3", "0-7,^4")' % spec)
-    beyond = sorted({int(n) for n in re.findall('[0-9]{1,6}', spec)
-                     if int(n) > MAX_CPU_NUMBER})
-    if re.search('[0-9]{7}', spec) or beyond:
+    beyond = sorted({n for n in re.findall('[0-9]+', spec[:1000])
+                     if len(n) > 6 or int(n) > MAX_CPU_NUMBER},
+                    key=lambda n: (len(n), n))
+    if beyond:
         _fail(scenario, where, '%r names CPU %s, which host %s does not '
               'have: its CPUs are 0-%d (%s)' % (
-                  spec, ', '.join(map(str, beyond[:5])) or 'numbers',
+                  spec, ', '.join(_clip(n, 12) for n in beyond[:5]),
                   host, cpus - 1, size))
 
 
