@@ -104,7 +104,10 @@ Related options:
 Fault rules; repeat the option for more than one.
 
 Syntax: ``point[.before|.after][@source|@dest][filters]: chain`` where the
-chain is one or more ``[P%][N*]action(args)`` joined by ``->``.
+chain is one or more ``[P%][N*]action(args)`` joined by ``->``.  Each hit
+is taken by the first term with firings left (``N*``) that wins its roll
+(``P%``); a hit that loses a roll falls through to the next term, as in
+FreeBSD fail(9) and fail-rs, and one no term takes passes through.
 
 Possible values:
 
@@ -112,6 +115,8 @@ Possible values:
 * ``live_migration.after[operation=live-migration]: 2*off -> delay(5)``
 * ``migrate_disk_and_power_off: 1*raise(InstanceFaultRollback)``
 * ``tracker.drop_move_claim_at_dest: periodic``
+* ``live_migration: 25%delay(3) -> log(slow)`` (a quarter of the hits
+  delayed, the others logged)
 
 Related options:
 

@@ -73,25 +73,36 @@ class _RuleState:
         return self.rule.role is None or context.get('role') == self.rule.role
 
     def choose(self):
-        """Pick the term for this hit; None if nothing fires."""
+        """Pick the term for this hit; None if nothing fires.
+
+        Terms whose count is used up are skipped for good; a term that
+        loses its probability roll lets this hit fall through to the next
+        term (fail(9) and fail-rs do the same).
+        """
         self.hits += 1
         terms = self.rule.terms
-        while self.term < len(terms):
-            term = terms[self.term]
-            if term.count is not None and self.fired[self.term] >= term.count:
-                self.term += 1
+        while self.term < len(terms) and self._used_up(self.term):
+            self.term += 1
+        for index in range(self.term, len(terms)):
+            term = terms[index]
+            if self._used_up(index):
                 continue
             if term.percent is not None and (
                     self.rng.random() * 100 >= term.percent):
-                return None
-            self.fired[self.term] += 1
-            return self.term
+                continue
+            self.fired[index] += 1
+            return index
         return None
+
+    def _used_up(self, index):
+        count = self.rule.terms[index].count
+        return count is not None and self.fired[index] >= count
 
     def snapshot(self):
         return {'index': self.index, 'rule': str(self.rule),
                 'hits': self.hits, 'fired': sum(self.fired),
-                'exhausted': self.term >= len(self.rule.terms)}
+                'exhausted': all(self._used_up(i)
+                                 for i in range(len(self.rule.terms)))}
 
 
 class Engine:

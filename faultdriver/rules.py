@@ -14,8 +14,11 @@ A rule says where a fault fires and what it does::
 
 The chain follows the failpoint style of FreeBSD fail(9) and fail-rs: every
 matching hit is handled by the first term that still has hits left; ``3*``
-lets a term fire three times, ``25%`` makes it fire on a quarter of the hits
-(a hit that loses the roll passes through and does not count).  The rolls
+lets a term fire three times, ``25%`` makes it fire on a quarter of the hits.
+A hit that loses a term's roll falls through to the next term, as in fail(9)
+and fail-rs (``25%delay(3) -> log(slow)``: a quarter of the hits are
+delayed, the others logged); one that no term takes passes through.  A
+lost roll does not count towards the term's ``N*``.  The rolls
 of a rule come from ``random.Random(seed)``: its own ``[seed=N]`` filter,
 else the engine's seed plus the rule's index, so a seeded run repeats
 exactly.  Unlike fail-rs, unknown points, actions, filters and
@@ -362,8 +365,10 @@ def validate(rule, catalogue, actions):
         except ValueError as exc:
             raise RuleError(text, None, 'action %r: %s' % (term.action, exc))
     for term in rule.terms[:-1]:
-        if term.count is None:
+        # A P% term below 100 lets the hits that lose its roll through.
+        if term.count is None and (term.percent or 100) >= 100:
             raise RuleError(text, None, 'term %r never ends, so the terms '
                             'after it can never fire; give it a count '
-                            '(N*)' % str(term))
+                            '(N*) or a probability below 100%%'
+                            % str(term))
     return rule

@@ -239,20 +239,40 @@ def test_rule_seed_overrides_engine_seed_and_seeds_differ():
 
 
 def test_probability_with_count_stops_after_count_fires():
+    # Hits that lose the roll of a fall through to b (fail(9), fail-rs);
+    # once a fired twice, b takes every hit without a roll.
     engine = make('spawn[seed=3]: 50%2*record(a) -> record(b)')
     seen = hits(engine, 10)
     rng = random.Random(3)
     expected, fired_a, fired_b = [], 0, 0
     for n in range(1, 11):
-        if fired_a < 2:
-            if rng.random() * 100 < 50:
-                fired_a += 1
-                expected.append(('a', 0, n, fired_a))
+        if fired_a < 2 and rng.random() * 100 < 50:
+            fired_a += 1
+            expected.append(('a', 0, n, fired_a))
         else:
             fired_b += 1
             expected.append(('b', 0, n, fired_b))
     assert seen == expected
-    assert seen[:3] == [('a', 0, 1, 1), ('a', 0, 3, 2), ('b', 0, 4, 1)]
+    assert seen[:4] == [('a', 0, 1, 1), ('b', 0, 2, 1), ('a', 0, 3, 2),
+                        ('b', 0, 4, 2)]
+
+
+def test_lost_roll_falls_through_to_the_next_term():
+    # README's example: a quarter of the hits delayed, the others logged.
+    engine = make('spawn[seed=5]: 25%record(delay) -> record(log)')
+    seen = hits(engine, 40)
+    delayed = fired_hits(5, 40, 25)
+    assert [h for tag, _, h, _ in seen if tag == 'delay'] == delayed
+    assert [h for tag, _, h, _ in seen if tag == 'log'] == [
+        n for n in range(1, 41) if n not in delayed]
+    assert 0 < len(delayed) < 40
+
+
+def test_hit_that_no_term_takes_passes_through():
+    engine = make('spawn[seed=5]: 25%record(a) -> 10%record(b)')
+    seen = hits(engine, 40)
+    assert len(seen) < 40
+    assert not engine.rules()[0]['exhausted']
 
 
 # -- snapshots ------------------------------------------------------------

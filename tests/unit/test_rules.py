@@ -68,6 +68,12 @@ VALID = [
                          percent=50.0), OFF),
           phase='after', role='dest',
           filters=(('host', 'h'), ('instance', UUID)))),
+    # A probability term lets the hits that lose its roll fall through.
+    ('spawn: 25%delay(3) -> log(slow)',
+     Rule('spawn', (Term('delay', ('3',), percent=25.0),
+                    Term('log', ('slow',))))),
+    ('spawn: 2*off -> 50%log -> off',
+     Rule('spawn', (Term('off', count=2), Term('log', percent=50.0), OFF))),
 ]
 
 
@@ -211,9 +217,10 @@ SEMANTIC_ERRORS = [
      "seed '\u00b2' is not a whole number from 0 to "
      '18446744073709551615'),
     ('spawn: off -> log', None, "term 'off' never ends, so the terms after "
-     'it can never fire; give it a count (N*)'),
-    ('spawn: 2*off -> 50%log -> off', None, "term '50%log' never ends, so "
-     'the terms after it can never fire; give it a count (N*)'),
+     'it can never fire; give it a count (N*) or a probability below 100%'),
+    ('spawn: 2*off -> 100%log -> off', None, "term '100%log' never ends, so "
+     'the terms after it can never fire; give it a count (N*) or a '
+     'probability below 100%'),
     ('spawn: delay', None, "action 'delay': missing argument seconds"),
     ('spawn: delay()', None, "action 'delay': missing argument seconds"),
     ('spawn: delay(-1)', None, "action 'delay': argument seconds='-1': "
