@@ -28,11 +28,6 @@ def public_methods(base=BASE):
     return dict(sorted(methods.items()))
 
 
-def signature(name, base=BASE):
-    """The signature callers see on an instance (``self`` bound)."""
-    return inspect.signature(getattr(base(None), name))
-
-
 def has_default_body(name, base=BASE):
     """True if ``ComputeDriver`` implements the method (no NIE)."""
     func = getattr(base, name)

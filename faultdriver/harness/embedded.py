@@ -207,9 +207,6 @@ class EmbeddedNova(base.ServersTestBase,
                             % ('/'.join(statuses), migrations))
             time.sleep(POLL)
 
-    def newest_migration(self, server):
-        return max(self.migrations(server), key=lambda m: m['id'])
-
     def wait_newest_migration(self, server, status, count, timeout=30,
                               fail_on=('error', 'failed')):
         """Wait for the server's ``count``-th migration (oldest first) to

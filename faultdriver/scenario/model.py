@@ -1,4 +1,8 @@
-"""Load and validate scenario files (no Nova imports).
+"""Load and validate scenario files.
+
+Nova is imported only to check CPU sets with Nova's own parser
+(``nova.virt.hardware.parse_cpu_spec``), and only for a topology that
+names them.
 
 Errors are :class:`~faultdriver.exception.ScenarioError` naming the file,
 the key path (``steps[3].boot.host``) and what was expected.

@@ -7,8 +7,8 @@ which steps exist.  ``FAULTDRIVER_CI_SHARE`` (set by tox's ``all`` env,
 see tests/functional/both-modes.sh) picks a mode's share:
 
 * ``eventlet``: the SAMPLE classes of each matrix (a source and a
-  destination crash of each flow, each action kind) and every bundled
-  scenario;
+  destination crash of each flow, each action kind), every bundled
+  scenario and the reduced sweep;
 * ``threading``: every matrix test, no bundled scenario other than the
   seed (whose A/B, test_scenario_cli, runs in both).
 
@@ -21,6 +21,9 @@ import os
 MATRICES = ('test_live_migration_steps.py', 'test_resize_steps.py',
             'test_evacuate_steps.py', 'test_live_migration_actions.py')
 BUNDLED = 'test_bundled_scenarios.py'
+#: Runs its cases as subprocesses in threading mode whatever the test's
+#: mode: once is enough (the eventlet share, the lighter one).
+SWEEP = 'test_sweep.py'
 SAMPLE = {
     # live migration: a crash on each side, one NUMA-claim window
     'TestCrashDestAfterClaim', 'TestCrashSourceAtLiveMigration',
@@ -38,7 +41,7 @@ SAMPLE = {
 def _dropped(share, item):
     name = os.path.basename(str(item.path))
     if share == 'threading':
-        return name == BUNDLED
+        return name in (BUNDLED, SWEEP)
     if share == 'eventlet':
         return name in MATRICES and (item.cls is None or
                                      item.cls.__name__ not in SAMPLE)

@@ -3,7 +3,8 @@
 Two libvirt hosts (fakelibvirt), the server with 2 pinned pCPUs on
 ``src``; ``src`` crashes (from the test's thread) and is reported down
 before the evacuation starts, as the API demands.  The steps are those of
-shared/reference/nova-migration-steps.md §1.5.
+Nova 34's ComputeManager.rebuild_instance on the destination
+(nova/compute/manager.py).
 
 libvirt has no ``rebuild``: the wrapped ComputeDriver.rebuild raises
 NotImplementedError and Nova falls back to ``_rebuild_default_impl``,

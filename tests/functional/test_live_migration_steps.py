@@ -109,7 +109,7 @@ class TestCrashDestAfterClaim(_CrashCase, base.LiveMigrationTestBase):
 
     Nova bug: nothing drops the instance's migration context, which still
     names the ``error`` migration and ``dest``'s pCPUs (the stale context
-    of shared/seeds/stale-error-migration-context.txt).
+    of faultdriver/tracker/patches/stale_migration_context.py).
     """
 
     HOST, POINT = 'dest', 'post_claim_migrate_data'

@@ -2,7 +2,8 @@
 
 Two libvirt hosts (fakelibvirt) with 4 dedicated pCPUs in one NUMA cell;
 the server has 2 pinned pCPUs (OLD) and a resize gives it 3 (NEW).  The
-steps are those of shared/reference/nova-migration-steps.md §1.3.
+steps are those of Nova 34's ComputeManager.prep_resize, resize_instance,
+finish_resize, confirm_resize and revert_resize (nova/compute/manager.py).
 
 Invariant of the crash rows: a crash runs none of Nova's handlers (the
 crashed step's action event never finishes), the host is reported down

@@ -1,6 +1,6 @@
 """Bug 1879878 as one rule: the periodic inside the confirm/revert window.
 
-Seed: shared/seeds/bug-1879878-revert-resize-under-semaphore.txt.  Nova's
+Seed: https://bugs.launchpad.net/nova/+bug/1879878.  Nova's
 reproducer runs the resource-tracker periodic, with a mock, between
 marking the migration confirmed (reverted) and dropping the move claim.
 Here that is ``tracker.drop_move_claim_at_source: periodic`` (confirm,

@@ -1,6 +1,6 @@
 """A crash of the destination in pre_live_migration is what the field saw.
 
-Seed report (shared/seeds/stale-error-migration-context.txt): the
+Seed report (faultdriver/tracker/patches/stale_migration_context.py): the
 destination nova-compute stopped while a pinned-CPU live migration was
 ``preparing``.  Invariant: with ``pre_live_migration@dest: crash`` the
 migration goes ``preparing`` -> ``error`` after the source's RPC timeout,

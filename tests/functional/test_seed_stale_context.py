@@ -1,5 +1,6 @@
 """Seed: a stale ``error`` migration makes the periodic apply the wrong
-migration context (shared/seeds/stale-error-migration-context.txt).
+migration context (the bug faultdriver/tracker/patches/
+stale_migration_context.py describes).
 
 The seed's steps, exact: a pinned server's live migration to ``dest``
 dies with ``dest`` (``pre_live_migration@dest: crash``), the migration is
