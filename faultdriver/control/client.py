@@ -37,7 +37,10 @@ class Client:
                     'no faultdriver control server at %s: %s (is '
                     '[fault_injection] control_socket set to it and '
                     'nova-compute running?)' % (self.path, exc)) from None
-            sock.sendall(protocol.encode(dict(args, op=op)))
+            try:
+                sock.sendall(protocol.encode(dict(args, op=op)))
+            except (BrokenPipeError, ConnectionResetError):
+                pass        # it may have answered (busy) before closing
             reply = self._read_line(sock)
         except socket.timeout:
             raise protocol.ControlError(

@@ -101,10 +101,21 @@ def encode(obj):
     return (json.dumps(obj, sort_keys=True, default=str) + '\n').encode()
 
 
+def _object(pairs):
+    """A JSON object whose keys are given once: with a key given twice
+    the request would mean whichever came last."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise ValueError('key %r given twice' % twice[:60])
+    return obj
+
+
 def decode(line):
     """One request or response object from a line; ValueError if not."""
     try:
-        obj = json.loads(line.decode('utf-8'))
+        obj = json.loads(line.decode('utf-8'), object_pairs_hook=_object)
     except RecursionError:
         raise ValueError('not a JSON line: nested too deeply') from None
     except ValueError as exc:

@@ -150,6 +150,12 @@ class ControlServer:
                     self.max_connections)
         try:
             conn.settimeout(ACCEPT_POLL)
+            try:
+                # Read what the client sent first, so that closing does
+                # not reset the connection before it reads the answer.
+                conn.recv(protocol.MAX_REQUEST)
+            except socket.timeout:
+                pass
             conn.sendall(protocol.encode(protocol.failure(
                 protocol.BUSY, 'the control server of %s already serves %d '
                 'connections; try again later' % (self.engine.host,
