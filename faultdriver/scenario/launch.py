@@ -16,8 +16,13 @@ VERDICT_EXIT = {'ok': 0, 'bug reproduced': 0}
 
 def verdict(report):
     """One of: ok, bug reproduced, bug not reproduced, expectations not
-    met, step failed, internal error."""
-    if 'expectations' not in report:
+    met, step failed, internal error.
+
+    Any internal error is one, also after the expectations were checked
+    (a failing cleanup, an error collecting state): a run that cannot be
+    trusted to the end is not ok.
+    """
+    if 'expectations' not in report or report.get('internal_error'):
         return 'internal error'
     if report.get('step_failed'):
         return 'step failed'

@@ -146,6 +146,9 @@ def variant_text(report):
         return '\n'.join(out)
     out.extend(table(columns, rows, title)
                for title, columns, rows in variant_tables(report))
+    if report.get('internal_error'):
+        out.append('Internal error (after the expectations above were '
+                   'checked):\n' + report['internal_error'])
     return '\n'.join(out)
 
 

@@ -426,7 +426,7 @@ def run(path, variant, mode):
     problems = result.errors + result.failures
     report['internal_error'] = (
         ''.join(text for _case, text in problems) or None)
-    if report['internal_error'] and 'expectations' not in report:
+    if report['internal_error']:
         progress(variant, 'internal error:\n' + report['internal_error'])
     return report
 

@@ -1,0 +1,63 @@
+"""An error after the expectations were checked still fails the run.
+
+A variant whose expectations were all met but whose run then raised (a
+cleanup, collecting state) cannot be trusted: its verdict is ``internal
+error``, ``scenario run`` exits 3 and the text report shows the error
+below the tables.  The variant reports come from a recorded run
+(tests/unit/data/stale-context-run.json).
+"""
+
+import copy
+import json
+import os
+from unittest import mock
+
+from faultdriver.cmd import main
+from faultdriver.scenario import launch
+from faultdriver.scenario import report as report_module
+
+RUN = os.path.join(os.path.dirname(__file__), 'data',
+                   'stale-context-run.json')
+ERROR = ('Traceback (most recent call last):\n'
+         'RuntimeError: cleanup failed after the expectations\n')
+
+
+def recorded(late_error=None):
+    with open(RUN, encoding='utf-8') as stream:
+        variants = json.load(stream)['variants']
+    reports = {}
+    for name, variant in variants.items():
+        variant = copy.deepcopy(variant)
+        variant.pop('verdict', None)
+        if late_error and name == 'fix':
+            variant['internal_error'] = late_error
+        variant['verdict'] = launch.verdict(variant)
+        reports[name] = variant
+    return reports
+
+
+def test_met_expectations_then_an_error_is_an_internal_error():
+    reports = recorded(ERROR)
+    assert all(e['met'] for e in reports['fix']['expectations'])
+    assert reports['fix']['verdict'] == 'internal error'
+    assert reports['stock']['verdict'] == 'bug reproduced'
+
+
+def test_text_report_shows_the_late_error_with_the_tables():
+    text = report_module.text(recorded(ERROR))
+    fix = text[text.index('Variant fix'):]
+    assert 'Expectations' in fix
+    assert 'RuntimeError: cleanup failed after the expectations' in fix
+    assert 'INTERNAL ERROR' in fix
+
+
+def test_scenario_run_exits_3(capsys):
+    for late_error, code in ((None, main.EXIT_OK),
+                             (ERROR, main.EXIT_INTERNAL)):
+        with mock.patch.object(launch, 'run', autospec=True,
+                               return_value=recorded(late_error)):
+            assert main.FaultDriverApp().run(
+                ['scenario', 'run', 'stale-error-migration-context',
+                 '-f', 'value']) == code
+        out, _err = capsys.readouterr()
+        assert ('fix internal error' in out) == bool(late_error)
