@@ -23,11 +23,13 @@ class Periodic(base.Action):
     Runs the compute manager's resource-tracker periodic inside the window
     the point opens, in another thread so that it cannot deadlock on the
     tracker lock (``COMPUTE_RESOURCE_SEMAPHORE``).  The thread first takes
-    that lock, timing the wait, and lets it go again before it runs the
-    periodic: Nova 34 runs the per-node update on its UPDATE_RESOURCES
-    executor, another thread, which would wait forever for a lock this
-    thread held.  The journal gets an entry with ``event: periodic``,
-    ``waited_for_lock`` and ``lock_wait_seconds``.  At points that run
+    that lock, noting whether another thread held it when it asked
+    (``waited_for_lock``: a fact, not a duration) and timing the wait, and
+    lets it go again before it runs the periodic: Nova 34 runs the
+    per-node update on its UPDATE_RESOURCES executor, another thread,
+    which would wait forever for a lock this thread held.  The journal
+    gets an entry with ``event: periodic``, ``waited_for_lock`` and
+    ``lock_wait_seconds``.  At points that run
     under the tracker lock the hit thread does not wait for the periodic
     (it could not finish before the lock is released); elsewhere it waits
     up to ``timeout`` seconds.
@@ -48,12 +50,15 @@ class Periodic(base.Action):
 
         def run():
             ctxt = nova_context.get_admin_context()
+            name = resource_tracker.COMPUTE_RESOURCE_SEMAPHORE
+            # Before the hit thread may go on (and release the lock if it
+            # holds it): whether someone holds the lock as we ask for it.
+            outcome['held'] = (
+                lockutils.internal_fair_lock(name).owner is not None)
             begin = time.monotonic()
             started.set()
             try:
-                with lockutils.lock(
-                        resource_tracker.COMPUTE_RESOURCE_SEMAPHORE,
-                        'nova-', fair=True):
+                with lockutils.lock(name, 'nova-', fair=True):
                     outcome['lock_wait'] = time.monotonic() - begin
                 manager.update_available_resource(ctxt)
             except Exception as exc:
@@ -77,7 +82,7 @@ class Periodic(base.Action):
                  'host': hit.host, 'point': hit.point, 'phase': hit.phase,
                  'rule_index': hit.rule_index, 'hit': hit.hit,
                  'lock_wait_seconds': None if wait is None else round(wait, 3),
-                 'waited_for_lock': wait is not None and wait > 0.05,
+                 'waited_for_lock': bool(outcome.get('held')),
                  'duration_seconds': round(duration, 3),
                  'error': outcome.get('error')}
         LOG.warning('faultdriver periodic at %s on %s done: waited %ss for '

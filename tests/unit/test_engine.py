@@ -93,8 +93,8 @@ def test_armed_point_never_drops_out_while_rearming():
     sys.setswitchinterval(1e-6)
     try:
         thread = start(reader)
-        deadline = time.monotonic() + 0.2
-        while time.monotonic() < deadline:
+        # A fixed amount of rearming, however fast the machine is.
+        for _ in range(200):
             for _ in range(100):
                 engine.set_enabled(True)
             time.sleep(0)

@@ -1,0 +1,74 @@
+"""The periodic action says whether it had to wait for the tracker lock.
+
+Invariant: ``waited_for_lock`` is true exactly when another thread held
+Nova's tracker lock (``COMPUTE_RESOURCE_SEMAPHORE``, taken the way
+Nova's ``utils.synchronized(..., fair=True)`` takes it) when the
+periodic asked for it; no duration threshold decides it.  The compute
+manager is a stand-in that records the periodic; the lock and the action
+are the real ones.
+"""
+
+import nova.tests.unit  # noqa: F401  (Nova's patching and objects first)
+
+import threading
+import types
+
+from nova.compute import resource_tracker
+from nova import test
+from nova import utils as nova_utils
+
+from faultdriver.actions import periodic
+from faultdriver import engine as engine_module
+from faultdriver import journal as journal_module
+from faultdriver import rules
+
+JOIN = 30
+
+
+class RecordingManager:
+    def __init__(self):
+        self.ran = threading.Event()
+
+    def update_available_resource(self, context):
+        self.ran.set()
+
+
+class TestPeriodicLockReport(test.NoDBTestCase):
+
+    def fire(self, point, hold_lock):
+        manager = RecordingManager()
+        journal = journal_module.Journal()
+        rule = rules.parse('%s: periodic' % point)
+        hit = engine_module.Hit(
+            point=point, phase='before', host='h1', rule=rule, rule_index=0,
+            hit=1, fired=1,
+            target=types.SimpleNamespace(
+                virtapi=types.SimpleNamespace(_compute=manager)),
+            engine=types.SimpleNamespace(journal=journal))
+        action = periodic.Periodic(rule.terms[0])
+
+        @nova_utils.synchronized(resource_tracker.COMPUTE_RESOURCE_SEMAPHORE,
+                                 fair=True)
+        def under_the_tracker_lock():
+            action(hit)         # a tracker_lock point: does not wait
+
+        if hold_lock:
+            under_the_tracker_lock()
+        else:
+            action(hit)
+        self.assertTrue(manager.ran.wait(JOIN))
+        for thread in threading.enumerate():
+            if thread.name == 'faultdriver-periodic-h1':
+                thread.join(JOIN)
+        [entry] = journal.entries()
+        return entry
+
+    def test_lock_held_by_the_hit_thread(self):
+        entry = self.fire('tracker.drop_move_claim_at_source', True)
+        self.assertTrue(entry['waited_for_lock'], entry)
+        self.assertIsNone(entry['error'])
+
+    def test_lock_free(self):
+        entry = self.fire('tracker.drop_move_claim_at_source', False)
+        self.assertFalse(entry['waited_for_lock'], entry)
+        self.assertIsNone(entry['error'])
