@@ -107,6 +107,12 @@ ASSUMPTIONS = [
                               "lockutils.synchronized_with_prefix('nova-')"),
       "faultdriver takes Nova's tracker lock by the same name ('nova-' "
       'prefix)'),
+    A('oslo_concurrency.lockutils.internal_fair_lock', s.Params('name'),
+      'the periodic action tells whether the tracker lock was held when it '
+      'asked (waited_for_lock)'),
+    A('fasteners.ReaderWriterLock.owner', s.Exists(property),
+      'the periodic action tells whether the tracker lock was held when it '
+      'asked (waited_for_lock)'),
     *_tracker_points(),
     # -- the migration-context step of the periodic ------------------------
     A(PERIODIC, s.Params('self', 'context', 'resources', 'startup'),
