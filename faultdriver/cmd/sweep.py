@@ -86,3 +86,27 @@ class Sweep(command.Command):
 
 def _split(text):
     return [part for part in (text or '').split(',') if part] or None
+
+
+class SweepMerge(command.Command):
+    """Join the results directories of a sweep's shards (``--shard K/N``
+    run on several machines) into one report; the findings' reproducers
+    are written to the first directory.  Exit 0, or 2 when a directory
+    holds no sweep results."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('results', nargs='+', metavar='DIR')
+        parser.add_argument('-f', '--format', choices=('table', 'json'),
+                            default='table', dest='output_format')
+        return parser
+
+    def take_action(self, parsed_args):
+        from faultdriver.sweep import merge
+        from faultdriver.sweep import report
+        doc = merge.merge(parsed_args.results)
+        if parsed_args.output_format == 'json':
+            self.app.stdout.write(json.dumps(doc, indent=2) + '\n')
+        else:
+            self.app.stdout.write(report.text(doc))
+        return main_module.EXIT_OK

@@ -12,6 +12,7 @@ from faultdriver.scenario import model
 from faultdriver.sweep import cases as cases_module
 from faultdriver.sweep import execute
 from faultdriver.sweep import findings as findings_module
+from faultdriver.sweep import merge
 from faultdriver.sweep import trace
 
 #: The move each bundled workflow sweeps (catalogue ``operations``).
@@ -55,13 +56,15 @@ def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
                                 workers, _case_progress(progress))
     findings = findings_module.write_reproducers(
         findings_module.group(results), os.path.join(folder, 'findings'))
-    return {'workflow': workflow.name, 'backend': backend, 'mode': mode,
-            'patches': list(patches), 'shard': '%d/%d' % shard,
-            'results': folder,
-            'trace': [{'point': p, 'host': h, 'phase': ph}
-                      for p, h, ph in steps],
-            'cases': results, 'findings': findings,
-            'wall_seconds': round(time.monotonic() - began, 1)}
+    doc = {'workflow': workflow.name, 'backend': backend, 'mode': mode,
+           'patches': list(patches), 'shard': '%d/%d' % shard,
+           'results': folder,
+           'trace': [{'point': p, 'host': h, 'phase': ph}
+                     for p, h, ph in steps],
+           'cases': results, 'findings': findings,
+           'wall_seconds': round(time.monotonic() - began, 1)}
+    merge.write_meta(folder, doc)
+    return doc
 
 
 def traced_steps(workflow, folder, mode, backend):

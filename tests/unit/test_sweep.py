@@ -163,3 +163,42 @@ def test_findings_group_by_invariant_and_step(tmp_path):
         assert replay.variants['stock']['expect'] == 'bug'
         assert replay.expectations('stock') == [
             {finding['invariant']: {'broken': True}}]
+
+
+def _shard_dir(folder, meta, results):
+    import json
+    folder.mkdir()
+    (folder / 'sweep.json').write_text(json.dumps(meta))
+    (folder / 'results.jsonl').write_text(''.join(
+        json.dumps(r) + '\n' for r in results))
+    return str(folder)
+
+
+def test_merge_joins_shards_and_refuses_another_sweep(tmp_path):
+    import yaml
+    from faultdriver import exception
+    from faultdriver.sweep import merge
+    workflow = model.load('live-migration')
+    case = cases.Case('pre_live_migration', 'dest', 'before', 'crash')
+    path = tmp_path / 'case.yaml'
+    path.write_text(yaml.safe_dump(cases.case_scenario(workflow, case)))
+    meta = {'workflow': 'live-migration', 'backend': 'embedded',
+            'mode': 'threading', 'patches': [], 'trace': [], 'shard': '1/2'}
+
+    def result(id_, broken):
+        return {'id': id_, 'point': 'pre_live_migration', 'host': 'dest',
+                'phase': 'before', 'action': id_, 'internal_error': False,
+                'broken': broken, 'scenario': str(path), 'details': [],
+                'seconds': 10.0}
+    one = _shard_dir(tmp_path / 'a', meta, [result('crash', [])])
+    two = _shard_dir(tmp_path / 'b', dict(meta, shard='2/2'),
+                     [result('raise', ['servers-settled'])])
+    doc = merge.merge([one, two])
+    assert [c['id'] for c in doc['cases']] == ['crash', 'raise']
+    assert [f['invariant'] for f in doc['findings']] == ['servers-settled']
+    assert doc['shard'] == 'merged 1/2, 2/2'
+    other = _shard_dir(tmp_path / 'c', dict(meta, patches=['x']), [])
+    with pytest.raises(exception.ScenarioError, match='patches differ'):
+        merge.merge([one, other])
+    with pytest.raises(exception.ScenarioError, match='not the results'):
+        merge.merge([one, str(tmp_path)])
