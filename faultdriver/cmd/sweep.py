@@ -44,6 +44,10 @@ class Sweep(command.Command):
         parser.add_argument('--patches', action='append', default=[],
                             metavar='FIX', help='candidate fix on every '
                             'host (repeatable)')
+        parser.add_argument('--ab', metavar='FIX', action='append',
+                            default=[], help='A/B: sweep stock (or with '
+                            '--patches), then again with FIX too (repeatable)'
+                            ', and report the findings FIX removes and adds')
         parser.add_argument('--shard', default='1/1', metavar='K/N')
         parser.add_argument('--results', metavar='DIR', help='results '
                             'directory (default: a new temporary one); an '
@@ -70,15 +74,34 @@ class Sweep(command.Command):
                     ', '.join(wrong) or '(none)', ', '.join(cases.ACTIONS)))
         if not 1 <= parsed_args.workers <= 64:
             raise exception.ScenarioError('--workers: expected 1 to 64')
-        doc = sweep.run(
-            parsed_args.workflow, actions=actions,
-            points=_split(parsed_args.points),
-            hosts=_split(parsed_args.hosts), patches=parsed_args.patches,
-            shard=parse_shard(parsed_args.shard),
-            folder=parsed_args.results, mode=parsed_args.mode,
-            backend=parsed_args.backend, workers=parsed_args.workers)
+
+        def one(patches, folder):
+            return sweep.run(
+                parsed_args.workflow, actions=actions,
+                points=_split(parsed_args.points),
+                hosts=_split(parsed_args.hosts), patches=patches,
+                shard=parse_shard(parsed_args.shard), folder=folder,
+                mode=parsed_args.mode, backend=parsed_args.backend,
+                workers=parsed_args.workers)
+        results = parsed_args.results
+        if not parsed_args.ab:
+            doc = one(parsed_args.patches, results)
+        else:
+            import os
+            from faultdriver.sweep import compare
+            stock = one(parsed_args.patches, results and os.path.join(
+                results, 'a'))
+            fixed = one(parsed_args.patches + parsed_args.ab,
+                        results and os.path.join(results, 'b'))
+            doc = {'a': stock, 'b': fixed,
+                   'ab': compare.compare(stock, fixed)}
         if parsed_args.output_format == 'json':
             self.app.stdout.write(json.dumps(doc, indent=2) + '\n')
+        elif 'ab' in doc:
+            from faultdriver.sweep import compare
+            self.app.stdout.write(report.text(doc['a']) + '\n' +
+                                  report.text(doc['b']) + '\n' +
+                                  compare.text(doc['ab']))
         else:
             self.app.stdout.write(report.text(doc))
         return main_module.EXIT_OK

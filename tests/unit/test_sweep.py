@@ -202,3 +202,21 @@ def test_merge_joins_shards_and_refuses_another_sweep(tmp_path):
         merge.merge([one, other])
     with pytest.raises(exception.ScenarioError, match='not the results'):
         merge.merge([one, str(tmp_path)])
+
+
+def test_ab_compare_names_removed_kept_and_added_findings():
+    from faultdriver.sweep import compare
+
+    def finding(invariant, point):
+        return {'invariant': invariant, 'point': point, 'host': 'dest',
+                'phase': 'before', 'action': 'crash'}
+    stock = {'patches': [], 'findings': [
+        finding('servers-settled', 'a'), finding('pcpus-not-shared', 'b')]}
+    fixed = {'patches': ['fix'], 'findings': [
+        finding('servers-settled', 'a'), finding('moves-again', 'c')]}
+    diff = compare.compare(stock, fixed)
+    assert [f['invariant'] for f in diff['removed']] == ['pcpus-not-shared']
+    assert [f['invariant'] for f in diff['kept']] == ['servers-settled']
+    assert [f['invariant'] for f in diff['added']] == ['moves-again']
+    assert compare.text(diff).splitlines()[0] == (
+        'A/B with fix: 1 findings removed, 1 kept, 1 added')
