@@ -57,8 +57,7 @@ class Sweep(command.Command):
                             default='threading')
         parser.add_argument('--backend', default='embedded',
                             choices=('embedded', 'process', 'libvirt'))
-        parser.add_argument('-f', '--format', choices=('table', 'json'),
-                            default='table', dest='output_format')
+        add_output_arguments(parser)
         return parser
 
     def take_action(self, parsed_args):
@@ -95,6 +94,7 @@ class Sweep(command.Command):
                         results and os.path.join(results, 'b'))
             doc = {'a': stock, 'b': fixed,
                    'ab': compare.compare(stock, fixed)}
+        write_html(self.app, doc, parsed_args.html)
         if parsed_args.output_format == 'json':
             self.app.stdout.write(json.dumps(doc, indent=2) + '\n')
         elif 'ab' in doc:
@@ -105,6 +105,25 @@ class Sweep(command.Command):
         else:
             self.app.stdout.write(report.text(doc))
         return main_module.EXIT_OK
+
+
+def add_output_arguments(parser):
+    parser.add_argument('-f', '--format', choices=('table', 'json'),
+                        default='table', dest='output_format')
+    parser.add_argument('--html', metavar='FILE', help='also write the '
+                        'matrix and findings as one HTML page (links to '
+                        'the reproducers are relative to its folder)')
+
+
+def write_html(app, doc, path):
+    if not path:
+        return
+    import os
+    from faultdriver.sweep import htmlreport
+    with open(path, 'w', encoding='utf-8') as out:
+        out.write(htmlreport.render(doc, os.path.dirname(
+            os.path.abspath(path))))
+    app.stderr.write('HTML report: %s\n' % path)
 
 
 def _split(text):
@@ -120,14 +139,14 @@ class SweepMerge(command.Command):
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         parser.add_argument('results', nargs='+', metavar='DIR')
-        parser.add_argument('-f', '--format', choices=('table', 'json'),
-                            default='table', dest='output_format')
+        add_output_arguments(parser)
         return parser
 
     def take_action(self, parsed_args):
         from faultdriver.sweep import merge
         from faultdriver.sweep import report
         doc = merge.merge(parsed_args.results)
+        write_html(self.app, doc, parsed_args.html)
         if parsed_args.output_format == 'json':
             self.app.stdout.write(json.dumps(doc, indent=2) + '\n')
         else:

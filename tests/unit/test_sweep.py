@@ -220,3 +220,25 @@ def test_ab_compare_names_removed_kept_and_added_findings():
     assert [f['invariant'] for f in diff['added']] == ['moves-again']
     assert compare.text(diff).splitlines()[0] == (
         'A/B with fix: 1 findings removed, 1 kept, 1 added')
+
+
+def test_html_report_escapes_and_links_reproducers(tmp_path):
+    from faultdriver.sweep import htmlreport
+    scenario = str(tmp_path / 'cases' / 'case-x.yaml')
+    case = {'id': 'x', 'point': 'pre_live_migration', 'host': 'dest',
+            'phase': 'before', 'action': 'crash', 'internal_error': False,
+            'broken': ['servers-settled'], 'scenario': scenario}
+    doc = {'workflow': 'live-migration', 'backend': 'embedded',
+           'mode': 'threading', 'patches': [], 'shard': '1/1',
+           'results': str(tmp_path), 'wall_seconds': 1.0,
+           'cases': [case, dict(case, action='raise', broken=[])],
+           'findings': [{'invariant': 'servers-settled',
+                         'point': 'pre_live_migration', 'host': 'dest',
+                         'phase': 'before', 'action': 'crash',
+                         'cases': ['x'], 'actual': ['<s1> MIGRATING'],
+                         'scenario': scenario}]}
+    page = htmlreport.render(doc, str(tmp_path))
+    assert '<td class="bad"><a href="cases/case-x.yaml">servers-settled' \
+        in page
+    assert '<td class="good"><a href="cases/case-x.yaml">ok</a>' in page
+    assert '&lt;s1&gt; MIGRATING' in page and '<s1>' not in page
