@@ -48,6 +48,10 @@ class Sweep(command.Command):
                             default=[], help='A/B: sweep stock (or with '
                             '--patches), then again with FIX too (repeatable)'
                             ', and report the findings FIX removes and adds')
+        parser.add_argument('--confirm', choices=('process', 'libvirt'),
+                            help='replay each finding on real processes '
+                            '(fake_numa, or real libvirt) and mark it '
+                            'confirmed or harness-only')
         parser.add_argument('--shard', default='1/1', metavar='K/N')
         parser.add_argument('--results', metavar='DIR', help='results '
                             'directory (default: a new temporary one); an '
@@ -81,7 +85,7 @@ class Sweep(command.Command):
                 hosts=_split(parsed_args.hosts), patches=patches,
                 shard=parse_shard(parsed_args.shard), folder=folder,
                 mode=parsed_args.mode, backend=parsed_args.backend,
-                workers=parsed_args.workers)
+                workers=parsed_args.workers, confirm=parsed_args.confirm)
         results = parsed_args.results
         if not parsed_args.ab:
             doc = one(parsed_args.patches, results)

@@ -60,3 +60,28 @@ def write_reproducers(findings, folder):
         data['expectations'] = [{finding['invariant']: {'broken': True}}]
         finding['scenario'] = execute.write_scenario(folder, data)
     return findings
+
+
+def confirm(findings, backend, mode, folder, progress=None):
+    """Replay each finding's reproducer on ``backend`` (real processes):
+    ``confirmed`` is True where it shows the same broken invariant there,
+    False where it does not (an artifact of the in-process harness, never
+    to be reported as a Nova bug), None where the replay could not run."""
+    import os
+    for finding in findings:
+        if not finding['scenario'] or finding['invariant'] == 'step-failed':
+            continue
+        log = os.path.join(folder, 'confirm-%s.log' % os.path.basename(
+            finding['scenario'])[:-5])
+        report = execute.run_scenario(finding['scenario'], 'stock', mode,
+                                      backend, log)
+        verdict = report.get('verdict')
+        finding['confirmed'] = {'bug reproduced': True,
+                                'bug not reproduced': False}.get(verdict)
+        finding['confirmed_on'] = backend
+        if progress:
+            progress('confirm on %s: %s at %s.%s@%s (%s): %s' % (
+                backend, finding['invariant'], finding['point'],
+                finding['phase'], finding['host'], finding['action'],
+                verdict))
+    return findings

@@ -8,6 +8,7 @@ import os
 from html import escape
 
 from faultdriver.scenario import htmlreport as scenario_html
+from faultdriver.sweep import report
 
 
 def _link(path, text, base):
@@ -48,13 +49,15 @@ def _matrix(doc, base):
 
 def _findings(doc, base):
     out = ['<table><tr><th>Invariant</th><th>Step</th><th>Action</th>'
-           '<th>Cases</th><th>Actual</th><th>Reproducer</th></tr>']
+           '<th>Cases</th><th>Confirmed</th><th>Actual</th>'
+           '<th>Reproducer</th></tr>']
     for f in doc['findings']:
         out.append('<tr><td>%s</td><td>%s.%s@%s</td><td>%s</td><td>%d</td>'
-                   '<td>%s</td><td>%s</td></tr>' % (
+                   '<td>%s</td><td>%s</td><td>%s</td></tr>' % (
                        escape(f['invariant']), escape(f['point']),
                        escape(f['phase']), escape(f['host']),
                        escape(f['action']), len(f['cases']),
+                       escape(report.CONFIRMED[f.get('confirmed')]),
                        escape(str(f.get('actual'))[:300]),
                        _link(f['scenario'], os.path.basename(
                            f['scenario'] or ''), base)))

@@ -4,6 +4,9 @@ the invariants broken) and the findings."""
 import prettytable
 
 
+CONFIRMED = {True: 'confirmed', False: 'harness-only', None: '-'}
+
+
 def text(doc):
     actions = sorted({case['action'] for case in doc['cases']})
     rows = {}
@@ -17,12 +20,16 @@ def text(doc):
     for key in sorted(rows):
         matrix.add_row([key] + [rows[key].get(a, '-') for a in actions])
     found = prettytable.PrettyTable(['Invariant', 'Step', 'Action',
-                                     'Cases', 'Reproducer'])
+                                     'Cases', 'Confirmed', 'Reproducer'])
     found.align = 'l'
     for f in doc['findings']:
         found.add_row([f['invariant'], '%s.%s@%s' % (f['point'], f['phase'],
                                                      f['host']),
-                       f['action'], len(f['cases']), f['scenario']])
+                       f['action'], len(f['cases']), CONFIRMED[
+                           f.get('confirmed')] + (' on %s' % f['confirmed_on']
+                                                  if f.get('confirmed_on')
+                                                  else ''),
+                       f['scenario']])
     return ('Sweep of %s on %s (%s mode%s), shard %s: %d cases, %d '
             'findings, %.0fs; results in %s\n\n%s\n\nFindings\n%s\n' % (
                 doc['workflow'], doc['backend'], doc['mode'],

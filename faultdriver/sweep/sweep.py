@@ -21,7 +21,7 @@ OPERATIONS = {'live-migration': 'live-migration'}
 
 def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
         hosts=None, patches=(), shard=(1, 1), folder=None, mode='threading',
-        backend='embedded', workers=2, progress=None):
+        backend='embedded', workers=2, progress=None, confirm=None):
     """Run the sweep; returns ``{'workflow', 'trace', 'cases',
     'findings', ...}``.  ``points``/``hosts`` narrow the traced steps (a
     reduced sweep), ``shard`` = (K, N) runs every N-th case from the K-th.
@@ -56,6 +56,9 @@ def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
                                 workers, _case_progress(progress))
     findings = findings_module.write_reproducers(
         findings_module.group(results), os.path.join(folder, 'findings'))
+    if confirm:
+        findings_module.confirm(findings, confirm, mode, os.path.join(
+            folder, 'findings'), progress)
     doc = {'workflow': workflow.name, 'backend': backend, 'mode': mode,
            'patches': list(patches), 'shard': '%d/%d' % shard,
            'results': folder,
