@@ -154,7 +154,11 @@ Possible values:
 File to which every fired fault is appended as a JSON line.
 
 The line is flushed to disk before a ``crash`` action kills the service,
-so the journal says why the service died.
+so the journal says why the service died.  A path that is a directory,
+not a regular file or not writable stops the service at start.  A write
+that fails later (disk full) does not change the fault: it fires as
+written, and an ERROR line starting with ``FAULTDRIVER-JOURNAL-ERROR``
+names the path.
 
 Possible values:
 

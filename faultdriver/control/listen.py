@@ -54,8 +54,9 @@ def check_path(path):
     path = os.path.abspath(path)
     _check_length(path)
     parent = os.path.dirname(path)
-    _check_length(parent + _PRIVATE_SUFFIX, 'the temporary path next to '
-                  'it, %s,' % (parent + _PRIVATE_SUFFIX))
+    _check_length(path, parent + _PRIVATE_SUFFIX,
+                  'the temporary path next to it, %s,'
+                  % (parent + _PRIVATE_SUFFIX))
     directory = os.path.realpath(_existing(parent))
     try:
         mode = os.stat(directory).st_mode
@@ -115,7 +116,8 @@ def listen(path, backlog=16):
     temp = os.path.join(private, 's')
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        _check_length(temp, 'the temporary path %s next to it' % temp)
+        _check_length(path, temp, 'the temporary path %s next to it'
+                      % temp)
         sock.bind(temp)
         os.chmod(temp, 0o600)
         sock.listen(backlog)
@@ -136,8 +138,10 @@ def listen(path, backlog=16):
     return sock
 
 
-def _check_length(path, what=None):
-    size = len(os.fsencode(path))
+def _check_length(path, measured=None, what=None):
+    """ConfigError naming control_socket ``path`` if ``measured`` (the
+    path itself unless given) is too long for AF_UNIX."""
+    size = len(os.fsencode(measured or path))
     if size > MAX_PATH:
         raise exception.ConfigError(
             '[fault_injection] control_socket %s is too long: %s has %d '

@@ -10,14 +10,16 @@ from faultdriver.cmd import main
 def cli(capsys, *argv):
     """``(exit code, stdout, stderr)`` of ``faultdriver ARGV``, in this
     process (the working tree's code)."""
+    # cliff adds a handler on the run's (captured) stderr to the root
+    # logger each run; earlier runs' handlers write to closed streams.
+    # Run with none but this run's, then put the others back.
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
+    root.handlers = []
     try:
         code = main.FaultDriverApp().run([str(a) for a in argv])
     finally:
-        # cliff adds a handler on this run's (captured) stderr each run.
-        for handler in set(root.handlers) - set(handlers):
-            root.removeHandler(handler)
+        root.handlers = handlers
         root.setLevel(level)
     out, err = capsys.readouterr()
     return code, out, err
