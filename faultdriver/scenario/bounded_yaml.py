@@ -107,9 +107,15 @@ def _short(text, size=40):
     return text if len(text) <= size else text[:size] + '...'
 
 
+#: Characters of a scalar that count as one more value in the expansion
+#: (a long string behind many aliases is large too).
+CHARS_PER_VALUE = 16
+
+
 def _expanded_size(root):
-    """How many values ``root`` stands for with every alias expanded;
-    stops counting past :data:`MAX_NODES`."""
+    """How many values ``root`` stands for with every alias expanded (a
+    scalar counts one per :data:`CHARS_PER_VALUE` characters too); stops
+    counting past :data:`MAX_NODES`."""
     sizes, active = {}, set()
 
     def size(node):
@@ -121,6 +127,8 @@ def _expanded_size(root):
                              'it (an endless structure)' % _line(node))
         active.add(key)
         total = 1
+        if isinstance(node, yaml.ScalarNode):
+            total += len(node.value) // CHARS_PER_VALUE
         if isinstance(node, yaml.SequenceNode):
             children = node.value
         elif isinstance(node, yaml.MappingNode):

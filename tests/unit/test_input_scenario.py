@@ -147,6 +147,8 @@ BOMB = ('name: tiny\ndescription: x\na: &a ["lol","lol","lol","lol","lol",'
 FILES = [
     (BOMB, 'expands to more than 100000 values (through aliases)'),
     ('a: &a [*a]\n', 'line 1: an alias refers to a value that contains it'),
+    ('a: &a "%s"\nb: [%s]\n' % ('x' * 100000, ', '.join(['*a'] * 99)),
+     'expands to more than 100000 values (through aliases)'),
     ('x: &x 1\n' + ''.join('k%d: *x\n' % i for i in range(101)),
      'line 102: more than 100 aliases'),
     ('x: ' + '[' * 200 + ']' * 200 + '\n', 'line 1: nested deeper than 40'),
