@@ -92,8 +92,12 @@ def _guest(steps, seen, server, host, state):
 
 
 #: Migration statuses Nova never leaves by itself.
-TERMINAL = ('completed', 'confirmed', 'reverted', 'done', 'error', 'failed',
+TERMINAL = ('completed', 'confirmed', 'reverted', 'error', 'failed',
             'cancelled')
+#: Where a move waits for someone else: the user's confirm or revert
+#: (finished), the evacuated source's return (done).
+WAITING = ('finished', 'done')
+SETTLED_SERVER = ('ACTIVE', 'SHUTOFF', 'ERROR')
 
 
 def _terminal(steps, state):
@@ -106,13 +110,13 @@ def _terminal(steps, state):
 
 
 def _settled(steps, state):
-    """Invariant: every server ACTIVE or ERROR with no task in progress
-    (a task state left set needs an operator)."""
+    """Invariant: every server ACTIVE, SHUTOFF or ERROR with no task in
+    progress (a task state left set needs an operator)."""
     actual = ['%s %s/%s' % (alias, s['status'], s['task_state'])
               for alias, s in state['servers'].items()
-              if s['status'] not in ('ACTIVE', 'ERROR') or s['task_state']]
-    return not actual, 'every server ACTIVE or ERROR, no task state', \
-        actual or 'all settled'
+              if s['status'] not in SETTLED_SERVER or s['task_state']]
+    return not actual, 'every server ACTIVE, SHUTOFF or ERROR, no task ' \
+        'state', actual or 'all settled'
 
 
 def _not_shared(steps, state):

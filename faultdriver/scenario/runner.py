@@ -213,7 +213,7 @@ class Steps:
                        timeout)
         return 'guest of %s %s on %s' % (server, state, host)
 
-    def do_recover(self, timeout=60):
+    def do_recover(self, timeout=60, resize=None):
         """See schema.yaml's ``recover``; returns what it did."""
         done = []
         faults = self.test.faults
@@ -229,6 +229,8 @@ class Steps:
                 self.test.wait_service_state(host, 'up', timeout)
                 done.append('restarted %s' % host)
         self._settle(timeout)
+        if resize:
+            done += self._decide_resizes(resize, timeout)
         for _ in range(2):
             for host in self.scenario.hosts:
                 self.do_periodic(host)
@@ -241,6 +243,25 @@ class Steps:
                     alias, fields['status'], fields['OS-EXT-STS:task_state']))
         return '; '.join(done) or 'nothing to do'
 
+    def _decide_resizes(self, decision, timeout):
+        """Confirm or revert every server waiting in VERIFY_RESIZE, as
+        its user would, and wait (bounded) for that to end."""
+        from faultdriver.scenario import expect
+        done = []
+        for alias, server in self.servers.items():
+            if self.test.api.get_server(server['id'])['status'] != \
+                    'VERIFY_RESIZE':
+                continue
+            (self.do_confirm if decision == 'confirm' else
+             self.do_revert)(alias)
+            done.append('%s %s' % (decision, alias))
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline and any(
+                    m['status'] not in expect.TERMINAL
+                    for m in self.test.migrations(server)):
+                time.sleep(0.5)
+        return done
+
     def do_settle(self, timeout=30):
         """Wait, at most ``timeout`` and without failing, until no
         migration of the scenario's servers is in progress."""
@@ -250,14 +271,18 @@ class Steps:
             for alias, server in self.servers.items())
 
     def _settle(self, timeout):
+        """Wait (bounded, without failing) until every move asked for has
+        a migration and each ended or waits for someone (a confirm, the
+        evacuated host)."""
         from faultdriver.scenario import expect
+        over = expect.TERMINAL + expect.WAITING
 
         def settled():
             # A move just asked for may have no migration record yet.
             for alias, server in self.servers.items():
                 found = self.test.migrations(server)
                 if len(found) < self.moves.get(alias, 0) or any(
-                        m['status'] not in expect.TERMINAL for m in found):
+                        m['status'] not in over for m in found):
                     return False
             return True
         deadline = time.monotonic() + timeout

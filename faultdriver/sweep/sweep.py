@@ -16,7 +16,11 @@ from faultdriver.sweep import merge
 from faultdriver.sweep import trace
 
 #: The move each bundled workflow sweeps (catalogue ``operations``).
-OPERATIONS = {'live-migration': 'live-migration'}
+OPERATIONS = {'live-migration': 'live-migration',
+              'cold-migration-confirm': 'migration',
+              'cold-migration-revert': 'migration',
+              'resize-confirm': 'resize', 'resize-revert': 'resize',
+              'evacuation': 'evacuation'}
 
 
 def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,

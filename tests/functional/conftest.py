@@ -9,8 +9,8 @@ see tests/functional/both-modes.sh) picks a mode's share:
 * ``eventlet``: the SAMPLE classes of each matrix (a source and a
   destination crash of each flow, each action kind), every bundled
   scenario and the reduced sweep;
-* ``threading``: every matrix test, no bundled scenario other than the
-  seed (whose A/B, test_scenario_cli, runs in both).
+* ``threading``: every matrix test and the sweep workflows among the
+  bundled scenarios (the seed's A/B, test_scenario_cli, runs in both).
 
 Every other functional test runs in both modes.  Unset (``tox -e
 functional`` / ``functional-threading``), everything runs.
@@ -38,13 +38,22 @@ SAMPLE = {
 }
 
 
+def _workflow(item):
+    """Whether a bundled-scenario test runs a sweep workflow."""
+    from faultdriver.sweep import sweep
+    callspec = getattr(item, 'callspec', None)
+    return callspec is not None and \
+        callspec.params.get('name') in sweep.OPERATIONS
+
+
 def _dropped(share, item):
     name = os.path.basename(str(item.path))
     if share == 'threading':
-        return name in (BUNDLED, SWEEP)
+        return name == SWEEP or (name == BUNDLED and not _workflow(item))
     if share == 'eventlet':
-        return name in MATRICES and (item.cls is None or
-                                     item.cls.__name__ not in SAMPLE)
+        return (name in MATRICES and (item.cls is None or
+                                      item.cls.__name__ not in SAMPLE)) or (
+            name == BUNDLED and _workflow(item))
     raise ValueError('FAULTDRIVER_CI_SHARE=%r: expected eventlet or '
                      'threading' % share)
 
