@@ -85,7 +85,10 @@ class Operations:
                 'enabled': engine.enabled, 'rules': len(engine.rules()),
                 'held': engine.held(),
                 'journal': (engine.journal.path
-                            if engine.journal is not None else None)}
+                            if engine.journal is not None else None),
+                # The last failed journal write: faults fired all the same.
+                'journal_error': (engine.journal.error
+                                  if engine.journal is not None else None)}
 
     def op_points(self, request):
         armed = self.engine.armed

@@ -16,7 +16,9 @@ Operations (arguments; what ``result`` is):
 op          arguments                                     result
 ==========  ===========================================  =================
 status      -                                             host, pid, enabled,
-                                                          rules, held
+                                                          rules, held,
+                                                          journal,
+                                                          journal_error
 points      -                                             list of points
 rules       -                                             list of rules with
                                                           their counters

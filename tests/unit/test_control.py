@@ -155,7 +155,7 @@ def test_status(served, engine):
     _server, client = served
     assert client.status() == {'host': 'h1', 'pid': os.getpid(),
                                'enabled': True, 'rules': 0, 'held': {},
-                               'journal': None}
+                               'journal': None, 'journal_error': None}
 
 
 def test_points_show_the_catalogue_and_what_is_armed(served, engine):

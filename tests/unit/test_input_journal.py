@@ -142,6 +142,31 @@ def test_full_disk_crash_still_crashes_with_its_exit_code():
     assert 'OSError' not in done.stderr
 
 
+@needs_dev_full
+def test_full_disk_shows_in_the_control_status(tmp_path):
+    from faultdriver.control import client as client_module
+    from faultdriver.control import server as server_module
+    journal = journal_module.Journal(FULL)
+    engine = engine_module.Engine('h1', fakes.ACTIONS,
+                                  [fakes.rule('spawn: off')], enabled=True,
+                                  journal=journal)
+    server = server_module.ControlServer(
+        str(tmp_path / 'c.sock'), engine, fakes.CATALOGUE,
+        fakes.rule).start()
+    try:
+        client = client_module.Client(server.path)
+        assert client.status()['journal_error'] is None
+        engine.hit('spawn', 'before', {})
+        status = client.status()
+        assert status['journal'] == FULL
+        assert status['journal_error'].startswith(
+            'could not append a fired fault: [Errno 28]')
+        assert [e['point'] for e in client.journal()] == ['spawn']
+    finally:
+        server.stop()
+        engine.close()
+
+
 def test_line_cut_short_on_disk_is_skipped(tmp_path):
     path = tmp_path / 'journal'
     path.write_bytes(b'{"hit": 1}\n{"hit": 2, "poi\n[1]\n\xff\n'
