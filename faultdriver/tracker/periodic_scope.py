@@ -103,6 +103,9 @@ def install():
         get_list = objects.MigrationList.get_in_progress_and_error.__func__
         apply_context = objects.Instance.apply_migration_context
 
+        # functools.wraps: Nova's signature and source stay visible (the
+        # next service's start checks them while these are installed).
+        @functools.wraps(get_list)
         def get_in_progress_and_error(cls, context, host, node):
             migrations = get_list(cls, context, host, node)
             current = _current()
@@ -110,14 +113,15 @@ def install():
                 current.migrations = migrations
             return migrations
 
-        def apply_migration_context(instance):
+        @functools.wraps(apply_context)
+        def apply_migration_context(self):
             current = _current()
             if current is not None and current.migrations is not None:
-                migration = current.migration_for(instance)
+                migration = current.migration_for(self)
                 if (migration is not None
-                        and not current.decide(instance, migration)):
+                        and not current.decide(self, migration)):
                     return None
-            return apply_context(instance)
+            return apply_context(self)
 
         undo = [patching.replace(_GET_LIST,
                                  classmethod(get_in_progress_and_error)),

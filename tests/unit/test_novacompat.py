@@ -303,6 +303,16 @@ class TestFixLoading(test.NoDBTestCase):
         [fix] = patches.load(['stale_migration_context'])
         self.assertEqual('stale_migration_context', fix.name)
 
+    def test_loads_while_another_host_has_the_scope_installed(self):
+        # The second compute of one process starts while the first one's
+        # hooks replace Nova's methods: the check must see Nova's shape.
+        original = objects.Instance.apply_migration_context
+        periodic_scope.install()
+        self.addCleanup(periodic_scope.uninstall)
+        self.assertIsNot(original, objects.Instance.apply_migration_context)
+        [fix] = patches.load(['stale_migration_context'])
+        self.assertEqual('stale_migration_context', fix.name)
+
 
 class TestPatchHelper(test.NoDBTestCase):
     """The patch helper never creates what is not there."""
