@@ -1,6 +1,7 @@
 """Helpers of the bad-input tests (``test_input_*``): run a command
 through the cliff app, and tell that a run wrote nothing."""
 
+import copy
 import logging
 import os
 
@@ -51,3 +52,18 @@ def refused(capsys, *argv, root=None):
     if root:
         assert tree(root) == before
     return message
+
+
+def changed(document, path, value):
+    """A deep copy of ``document`` with the key at ``path`` (a sequence
+    of keys and indexes) set to ``value``, or deleted if it is KeyError."""
+    doc = copy.deepcopy(document)
+    *parents, last = path
+    node = doc
+    for key in parents:
+        node = node[key]
+    if value is KeyError:
+        del node[last]
+    else:
+        node[last] = value
+    return doc

@@ -4,10 +4,8 @@ socket, on a real Engine (fake catalogue and actions, no Nova)."""
 import json
 import logging
 import os
-import shutil
 import socket
 import stat
-import tempfile
 import threading
 import time
 
@@ -19,27 +17,9 @@ from faultdriver.control import protocol
 from faultdriver.control import server as server_module
 from faultdriver import engine as engine_module
 from faultdriver import exception
-from faultdriver import journal as journal_module
 from tests.unit import fakes
 
 JOIN = 10.0          # generous upper bound for a thread that should finish
-
-
-@pytest.fixture
-def sock_dir():
-    # Short: AF_UNIX paths are limited to 107 bytes, pytest's tmp_path
-    # can be longer.
-    path = tempfile.mkdtemp(prefix='fdc', dir='/tmp')
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
-
-
-@pytest.fixture
-def engine():
-    engine = engine_module.Engine('h1', fakes.ACTIONS, [], enabled=True,
-                                  journal=journal_module.Journal())
-    yield engine
-    engine.close()
 
 
 def serve(path, engine):

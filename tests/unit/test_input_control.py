@@ -12,9 +12,7 @@ others can write is refused, one reached through a symlink warned about.
 import json
 import logging
 import os
-import shutil
 import socket
-import tempfile
 import threading
 
 import hypothesis
@@ -24,28 +22,11 @@ import pytest
 from faultdriver.control import client as client_module
 from faultdriver.control import protocol
 from faultdriver.control import server as server_module
-from faultdriver import engine as engine_module
 from faultdriver import exception
-from faultdriver import journal as journal_module
 from tests.unit import fakes
 
 JOIN = 10.0          # generous upper bound for what should happen at once
 STATUS = b'{"op": "status"}\n'
-
-
-@pytest.fixture
-def sock_dir():
-    path = tempfile.mkdtemp(prefix='fdi', dir='/tmp')
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
-
-
-@pytest.fixture
-def engine():
-    engine = engine_module.Engine('h1', fakes.ACTIONS, [], enabled=True,
-                                  journal=journal_module.Journal())
-    yield engine
-    engine.close()
 
 
 def serve(path, engine, **kwargs):

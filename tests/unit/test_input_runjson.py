@@ -6,7 +6,6 @@ never a traceback; nothing is printed and no ``--html`` page is written.
 A real saved run still renders.
 """
 
-import copy
 import json
 import os
 
@@ -24,16 +23,7 @@ FIRST = next(iter(RUN['variants']))
 
 
 def changed(path, value):
-    doc = copy.deepcopy(RUN)
-    *parents, last = path
-    node = doc
-    for key in parents:
-        node = node[key]
-    if value is KeyError:
-        del node[last]
-    else:
-        node[last] = value
-    return doc
+    return badinput.changed(RUN, path, value)
 
 
 # (document or raw bytes, what the message says after "<file>: ")

@@ -10,6 +10,7 @@ import yaml
 
 from faultdriver import exception
 from faultdriver.scenario import model
+from tests.unit import badinput
 
 VALID = {
     'name': 'tiny',
@@ -25,16 +26,7 @@ VALID = {
 
 
 def changed(path, value):
-    data = copy.deepcopy(VALID)
-    *parents, last = path
-    node = data
-    for key in parents:
-        node = node[key]
-    if value is KeyError:
-        del node[last]
-    else:
-        node[last] = value
-    return data
+    return badinput.changed(VALID, path, value)
 
 
 @pytest.mark.parametrize('name', sorted(model.bundled()))
