@@ -61,7 +61,13 @@ def summarize(case, report, path, seconds):
             'recovery': [e['detail'] for e in report.get('timeline', ())
                          if e['kind'] == 'recover'],
             'internal_error': bool(report.get('internal_error')),
-            'scenario': path, 'seconds': round(seconds, 1)}
+            'scenario': path, 'seconds': round(seconds, 1),
+            # Where a case's time goes (benchmarks/sweep.py).
+            'setup_seconds': report.get('setup_seconds'),
+            'steps_seconds': report.get('steps_seconds'),
+            'step_seconds': {e['kind']: e['seconds']
+                             for e in report.get('timeline', ())
+                             if e['kind'] in ('settle', 'recover')}}
 
 
 def run_cases(cases, scenario_of, folder, mode='threading',
