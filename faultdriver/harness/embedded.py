@@ -15,7 +15,6 @@ import nova.tests.functional  # noqa: F401  (must precede eventlet)
 
 import os  # noqa: E402
 import sys  # noqa: E402
-import time  # noqa: E402
 import urllib.parse  # noqa: E402
 
 import fixtures  # noqa: E402
@@ -30,6 +29,7 @@ from faultdriver.harness import observe  # noqa: E402
 from faultdriver.harness import topology  # noqa: E402
 from faultdriver import novacompat  # noqa: E402
 from faultdriver.novacompat import patchfixtures  # noqa: E402
+from faultdriver import waiting
 
 #: The nova wheel installs api-paste.ini under <prefix>/etc/nova.
 API_PASTE = os.path.join(sys.prefix, 'etc', 'nova', 'api-paste.ini')
@@ -128,11 +128,8 @@ class EmbeddedNova(base.ServersTestBase,
     def delete_server(self, server, timeout=30):
         """Delete a server and wait until it is gone."""
         self.api.delete_server(server['id'])
-        deadline = time.monotonic() + timeout
-        while not self.observe.server_gone(server['id']):
-            self.assertLess(time.monotonic(), deadline,
-                            'server %s was not deleted' % server['id'])
-            time.sleep(POLL)
+        self._until(lambda: self.observe.server_gone(server['id']), timeout,
+                    'server %s deleted' % server['id'])
 
     def live_migrate(self, server, host='dest'):
         self.api.post_server_action(server['id'], {'os-migrateLive': {
@@ -177,11 +174,14 @@ class EmbeddedNova(base.ServersTestBase,
             host=host, binary='nova-compute')[0]['state']
 
     def wait_service_state(self, host, state, timeout=20):
-        deadline = time.monotonic() + timeout
-        while self.observe.service_state(host) != state:
-            self.assertLess(time.monotonic(), deadline,
-                            '%s never became %s' % (host, state))
-            time.sleep(POLL)
+        self._until(lambda: self.observe.service_state(host) == state,
+                    timeout, '%s %s' % (host, state))
+
+    @staticmethod
+    def _until(check, timeout, what):
+        """Wait as a test does: a timeout fails the test."""
+        return waiting.until(check, timeout, what, interval=POLL,
+                             error=AssertionError)
 
     def migrations(self, server):
         return self.api.api_get(
@@ -197,22 +197,19 @@ class EmbeddedNova(base.ServersTestBase,
     def wait_for_migration(self, server, statuses, timeout=20):
         """Wait until the server's newest migration has one of
         ``statuses``; returns it."""
-        deadline = time.monotonic() + timeout
-        while True:
+        def newest():
             migrations = self.observe.migration_statuses(server['id'])
             if migrations and migrations[-1][1] in statuses:
                 return self.migration(server, migrations[-1][0])
-            self.assertLess(time.monotonic(), deadline,
-                            'migration never became %s: %s'
-                            % ('/'.join(statuses), migrations))
-            time.sleep(POLL)
+        return self._until(newest, timeout, lambda: 'migration %s: %s' % (
+            '/'.join(statuses), self.observe.migration_statuses(
+                server['id'])))
 
     def wait_newest_migration(self, server, status, count, timeout=30,
                               fail_on=('error', 'failed')):
         """Wait for the server's ``count``-th migration (oldest first) to
         reach ``status``; fail at once if it reaches one of ``fail_on``."""
-        deadline = time.monotonic() + timeout
-        while True:
+        def reached():
             migrations = self.observe.migration_statuses(server['id'])
             if len(migrations) >= count:
                 migration_id, actual = migrations[count - 1]
@@ -222,17 +219,16 @@ class EmbeddedNova(base.ServersTestBase,
                     self.fail('migration %d of %s is %s, not %s: %s'
                               % (count, server['id'], actual, status,
                                  self.migration(server, migration_id)))
-            if time.monotonic() > deadline:
-                self.fail('migration %d of %s did not become %s: %s'
-                          % (count, server['id'], status, migrations))
-            time.sleep(POLL)
+        return self._until(reached, timeout, lambda: (
+            'migration %d of %s %s: %s' % (
+                count, server['id'], status,
+                self.observe.migration_statuses(server['id']))))
 
     def wait_action_event(self, server, action, event, timeout=20):
         """Wait until the newest ``action`` (e.g. live_migration_cancel) of
         the server has ``event`` (compute_live_migration_abort) finished;
         returns the event (``result``: Success or Error)."""
-        deadline = time.monotonic() + timeout
-        while True:
+        def finished():
             actions = [a for a in self.admin_api.get_instance_actions(
                 server['id']) if a['action'] == action]
             if actions:
@@ -240,30 +236,28 @@ class EmbeddedNova(base.ServersTestBase,
                         server['id'], actions[0]['request_id'])['events']:
                     if found['event'] == event and found['finish_time']:
                         return found
-            self.assertLess(time.monotonic(), deadline,
-                            'no finished %s event of %s within %ss'
-                            % (event, action, timeout))
-            time.sleep(POLL)
+        return self._until(finished, timeout, 'a finished %s event of %s'
+                           % (event, action))
 
     def wait_for_server(self, server, timeout=20, fail_on=None,
                         **expected):
         """Wait until the server's API fields (``status='ACTIVE'``,
         ``host='src'``, ``task_state=None``) match; returns it.  With
         ``fail_on='ERROR'`` fail at once on that status, with the fault."""
-        deadline = time.monotonic() + timeout
-        while True:
+        def reached():
             fields = self.observe.server_fields(server['id'])
-            actual = {k: fields[k] for k in expected}
-            if actual == expected:
+            if all(fields[k] == v for k, v in expected.items()):
                 return self.api.get_server(server['id'])
             if fail_on and fields['status'] == fail_on:
                 found = self.api.get_server(server['id'])
                 self.fail('server became %s, not %s: %s' % (
                     fail_on, expected, found.get('fault')))
-            self.assertLess(time.monotonic(), deadline,
-                            'server never reached %s; it is %s'
-                            % (expected, actual))
-            time.sleep(POLL)
+
+        def what():
+            fields = self.observe.server_fields(server['id'])
+            return 'server %s; it is %s' % (expected, {
+                k: fields[k] for k in expected})
+        return self._until(reached, timeout, what)
 
     # -- state --------------------------------------------------------------
 

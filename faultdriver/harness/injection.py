@@ -36,7 +36,6 @@ silently never happened.
 """
 
 import os
-import time
 
 import fixtures
 
@@ -49,6 +48,7 @@ from faultdriver.harness import crash as crash_module
 from faultdriver import novacompat
 from faultdriver.novacompat import patchfixtures
 from faultdriver import points
+from faultdriver import waiting
 
 CONF = nova_conf.CONF
 SHIM = 'faultdriver.FaultDriver'
@@ -185,16 +185,12 @@ class FaultInjection(fixtures.Fixture):
     def wait_for_journal(self, host, predicate, count=1, timeout=30.0):
         """Block until ``count`` journal entries of ``host`` satisfy
         ``predicate`` (e.g. a periodic's report); returns them."""
-        deadline = time.monotonic() + timeout
-        while True:
-            found = [e for e in self.journal(host) if predicate(e)]
-            if len(found) >= count:
-                return found
-            if time.monotonic() > deadline:
-                raise TimeoutError('%d of %d journal entries on %s within '
-                                   '%ss: %s' % (len(found), count, host,
-                                                timeout, self.journal(host)))
-            time.sleep(0.05)
+        def found():
+            entries = [e for e in self.journal(host) if predicate(e)]
+            return entries if len(entries) >= count else None
+        return waiting.until(found, timeout, lambda: (
+            '%d journal entries on %s; it has %s' % (
+                count, host, self.journal(host))), interval=0.05)
 
     # -- crash and restart --------------------------------------------------
 
@@ -222,16 +218,12 @@ class FaultInjection(fixtures.Fixture):
     def wait_for_queued(self, host, method, expired=True, timeout=30.0):
         """Block until a message for ``method`` waits for crashed ``host``
         (and, by default, its caller has given up on it)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if any(m == method and (e or not expired)
-                   for _t, m, _k, e in self.queued(host)):
-                return
-            time.sleep(0.1)
-        raise TimeoutError('no %s%s message queued for %s within %ss; '
-                           'queued: %s' % ('expired ' if expired else '',
-                                           method, host, timeout,
-                                           self.queued(host)))
+        waiting.until(
+            lambda: any(m == method and (e or not expired)
+                        for _t, m, _k, e in self.queued(host)),
+            timeout, lambda: '%s%s message queued for %s; queued: %s' % (
+                'expired ' if expired else '', method, host,
+                self.queued(host)), interval=0.1)
 
     def is_crashed(self, host):
         return self.crash is not None and self.crash.is_crashed(host)

@@ -5,9 +5,10 @@ There is no keystone: the compute API takes the identity from headers
 ``noauth2``.
 """
 
-import time
 
 import requests
+
+from faultdriver import waiting
 
 PROJECT = '6f70656e737461636b20342065766572'
 HEADERS = {
@@ -52,20 +53,19 @@ class Client:
     # -- waiting ----------------------------------------------------------
 
     def wait(self, check, what, timeout=60, interval=0.25):
-        """Poll ``check()`` until it returns a true value; return it."""
-        deadline = time.monotonic() + timeout
-        last = None
-        while time.monotonic() < deadline:
+        """Poll ``check()`` until it returns a true value; return it.  A
+        service that does not answer yet counts as not there yet."""
+        last = [None]
+
+        def answered():
             try:
-                last = check()
+                last[0] = check()
             except (requests.ConnectionError, APIError) as exc:
-                last = exc
-            else:
-                if last:
-                    return last
-            time.sleep(interval)
-        raise TimeoutError('%s not reached in %ss (last: %r)'
-                           % (what, timeout, last))
+                last[0] = exc
+                return None
+            return last[0]
+        return waiting.until(answered, timeout, lambda: '%s (last: %r)' % (
+            what, last[0]), interval)
 
     def services(self, binary, host=None):
         path = '/os-services?binary=%s' % binary

@@ -17,9 +17,9 @@ from faultdriver.control import client as control_client
 from faultdriver.control import protocol
 from faultdriver.process import backing
 from faultdriver.process import config
-from faultdriver.process import procs
 from faultdriver.process import standins
 from faultdriver.scenario import runner
+from faultdriver import waiting
 
 PERIODIC_POINT = 'tracker.update_available_resource'
 POLL = 0.25
@@ -182,7 +182,7 @@ class ProcessNova:
 
     @staticmethod
     def wait(check, what, timeout):
-        procs.wait_until(check, timeout, what, interval=POLL)
+        waiting.until(check, timeout, what, interval=POLL)
 
     def queued(self, host):
         """Messages ready in ``host``'s compute queues (Nova 34 sends some
@@ -247,8 +247,7 @@ class ProcessNova:
 
     def wait_newest_migration(self, server, status, count, timeout=30,
                               fail_on=('error', 'failed')):
-        deadline = time.monotonic() + timeout
-        while True:
+        def reached():
             migrations = self.migrations(server)
             if len(migrations) >= count:
                 actual = migrations[count - 1]['status']
@@ -258,12 +257,11 @@ class ProcessNova:
                     raise AssertionError('migration %d of %s is %s, not %s'
                                          % (count, server['id'], actual,
                                             status))
-            if time.monotonic() > deadline:
-                raise AssertionError(
-                    'migration %d of %s not %s within %ss: %s' % (
-                        count, server['id'], status, timeout,
-                        [m['status'] for m in migrations]))
-            time.sleep(POLL)
+        return waiting.until(reached, timeout, lambda: (
+            'migration %d of %s %s: %s' % (
+                count, server['id'], status,
+                [m['status'] for m in self.migrations(server)])),
+            interval=POLL, error=AssertionError)
 
     # -- services and periodics -------------------------------------------
 

@@ -10,7 +10,8 @@ import os
 import signal
 import socket
 import subprocess
-import time
+
+from faultdriver import waiting
 
 PR_SET_PDEATHSIG = 1
 
@@ -36,18 +37,17 @@ def port_open(port, host='127.0.0.1'):
 
 
 def wait_until(check, timeout, what, interval=0.2, process=None):
-    """Poll ``check()`` until true; fail naming ``what`` (and the log)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    """Poll ``check()`` until true (:func:`faultdriver.waiting.until`);
+    stop at once if ``process`` exits first; name its log on failure."""
+    def ready():
         if check():
-            return
+            return True
         if process is not None and not process.alive():
             raise RuntimeError('%s: %s exited with %s before it was ready; '
                                'log: %s' % (what, process.name,
                                             process.returncode, process.log))
-        time.sleep(interval)
-    raise TimeoutError('%s: not ready after %ss%s' % (
-        what, timeout, '; log: %s' % process.log if process else ''))
+    return waiting.until(ready, timeout, '%s%s' % (
+        what, '; log: %s' % process.log if process else ''), interval)
 
 
 class Process:

@@ -21,6 +21,7 @@ import warnings
 from faultdriver.scenario import backend
 from faultdriver.scenario import expect
 from faultdriver.scenario import model
+from faultdriver import waiting
 
 MODES = {'eventlet': 'False', 'threading': 'True'}
 PERIODIC_ERROR = 'Error updating resources for node %s'
@@ -255,11 +256,10 @@ class Steps:
             (self.do_confirm if decision == 'confirm' else
              self.do_revert)(alias)
             done.append('%s %s' % (decision, alias))
-            deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline and any(
-                    m['status'] not in expect.TERMINAL
-                    for m in self.test.migrations(server)):
-                time.sleep(0.5)
+            waiting.until(lambda: all(
+                m['status'] in expect.TERMINAL
+                for m in self.test.migrations(server)), timeout,
+                '%s of %s' % (decision, alias), interval=0.5, fail=False)
         return done
 
     def do_settle(self, timeout=30):
@@ -285,9 +285,8 @@ class Steps:
                         m['status'] not in over for m in found):
                     return False
             return True
-        deadline = time.monotonic() + timeout
-        while not settled() and time.monotonic() < deadline:
-            time.sleep(0.5)
+        waiting.until(settled, timeout, 'moves settled', interval=0.5,
+                      fail=False)
 
     def do_sleep(self, seconds):
         time.sleep(seconds)
