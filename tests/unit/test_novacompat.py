@@ -12,6 +12,7 @@ import nova.tests.unit  # noqa: F401  (Nova's patching and objects first)
 import importlib.util
 import inspect
 import itertools
+import json
 import sys
 import types
 
@@ -396,3 +397,41 @@ class TestScenarioLogTexts(test.NoDBTestCase):
     def test_periodic_marker_is_the_declared_one(self):
         from faultdriver.scenario import runner
         self.assertEqual(declared.PERIODIC_ERROR, runner.PERIODIC_ERROR)
+
+
+class TestDoctor(test.NoDBTestCase):
+    """faultdriver doctor: the check's table, exit 1 naming what broke."""
+
+    def doctor(self):
+        from faultdriver.cmd import main
+        app = main.FaultDriverApp()
+        out = self.useFixture(fixtures.StringStream('stdout')).stream
+        err = self.useFixture(fixtures.StringStream('stderr')).stream
+        app.stdout, app.stderr = out, err
+        code = app.run(['doctor', '-f', 'json'])
+        out.seek(0)
+        err.seek(0)
+        return code, json.loads(out.read()), err.read()
+
+    def test_every_row_ok_on_the_installed_nova(self):
+        code, rows, err = self.doctor()
+        self.assertEqual(0, code, err)
+        statuses = {r['Assumption']: r['Status'] for r in rows}
+        self.assertTrue(all(s.startswith('OK') for s in statuses.values()),
+                        statuses)
+        self.assertIn("log text 'Migration status is error'", statuses)
+        self.assertIn("log text 'not applying the migration context'",
+                      statuses)
+        self.assertEqual(len(novacompat.assumptions()) + 1 + len(
+            logtexts.counted_texts(logtexts.bundled_paths())), len(rows))
+
+    def test_exit_1_naming_the_broken_symbol(self):
+        symbol = declared.TRACKER + '.drop_move_claim_at_dest'
+        self.useFixture(fixtures.MonkeyPatch(symbol,
+                                             fixtures.MonkeyPatch.delete))
+        code, rows, err = self.doctor()
+        self.assertEqual(1, code)
+        self.assertIn(symbol, err)
+        [broken] = [r for r in rows if r['Status'].startswith('BROKEN')]
+        self.assertIn('is missing', broken['Status'])
+        self.assertIn('tracker.drop_move_claim_at_dest', broken['Feature'])
