@@ -435,3 +435,31 @@ class TestDoctor(test.NoDBTestCase):
         [broken] = [r for r in rows if r['Status'].startswith('BROKEN')]
         self.assertIn('is missing', broken['Status'])
         self.assertIn('tracker.drop_move_claim_at_dest', broken['Feature'])
+
+
+class TestWithoutTheHarnessExtras(test.NoDBTestCase):
+    """Without faultdriver[scenarios], harness assumptions are skipped
+    (nothing to check), not reported broken."""
+
+    def test_module_needing_an_absent_library_is_skipped(self):
+        folder = self.useFixture(fixtures.TempDir()).path
+        with open(folder + '/needs_absent_library.py', 'w') as stream:
+            stream.write('import faultdriver_absent_library  # noqa\n')
+        self.useFixture(fixtures.MonkeyPatch('sys.path',
+                                             [folder] + sys.path))
+        self.addCleanup(sys.modules.pop, 'needs_absent_library', None)
+        assumption = novacompat.Assumption(
+            'needs_absent_library.Thing.method', novacompat.shapes.Exists(),
+            'a harness feature', 'harness')
+        [result] = novacompat.check(declared=[assumption])
+        self.assertTrue(result.skipped)
+        self.assertTrue(result.ok)
+        self.assertIn('faultdriver_absent_library', result.problem)
+
+    def test_missing_nova_module_is_broken(self):
+        assumption = novacompat.Assumption(
+            'nova.compute.no_such_module.Thing', novacompat.shapes.Exists(),
+            'a feature')
+        [result] = novacompat.check(declared=[assumption])
+        self.assertFalse(result.ok)
+        self.assertIn('is missing', result.problem)
