@@ -88,7 +88,7 @@ class EmbeddedNova(base.ServersTestBase,
             shapes = dict.fromkeys(self.HOSTS, topology.PINNED)
         for host in self.HOSTS:
             self.start_compute(hostname=host, host_info=(
-                shapes[host].host_info() if shapes else None))
+                topology.host_info(shapes[host]) if shapes else None))
 
     def _setup_services(self):
         # Nova's test setUp has set its value; the services start now.

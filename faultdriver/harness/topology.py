@@ -19,7 +19,6 @@ which only some hosts set an option.
 """
 
 import contextvars
-import dataclasses
 import functools
 
 import fixtures
@@ -27,6 +26,7 @@ from nova.tests.fixtures import libvirt as fakelibvirt
 from nova.virt import hardware
 from nova.virt.libvirt import driver as libvirt_driver
 
+from faultdriver import hostshape
 from faultdriver.novacompat import patchfixtures
 from faultdriver.novacompat import shapes as compat_shapes
 
@@ -34,34 +34,19 @@ from faultdriver.novacompat import shapes as compat_shapes
 _asking = contextvars.ContextVar('faultdriver_cpu_set_reader', default=None)
 
 
-@dataclasses.dataclass(frozen=True)
-class HostShape:
-    """One compute host; defaults are those of Nova's libvirt test base."""
-
-    cpu_nodes: int = 2
-    cpu_sockets: int = 1
-    cpu_cores: int = 2
-    cpu_threads: int = 2
-    memory_mb: int | None = None          # None: fakelibvirt's 16386 MiB
-    cpu_dedicated_set: str | None = None
-    cpu_shared_set: str | None = None
-
-    @property
-    def cpus(self):
-        return (self.cpu_nodes * self.cpu_sockets * self.cpu_cores *
-                self.cpu_threads)
-
-    def host_info(self):
-        memory = {} if self.memory_mb is None else {
-            'kB_mem': self.memory_mb * 1024}
-        return fakelibvirt.HostInfo(
-            cpu_nodes=self.cpu_nodes, cpu_sockets=self.cpu_sockets,
-            cpu_cores=self.cpu_cores, cpu_threads=self.cpu_threads, **memory)
+#: The host shape type (faultdriver.hostshape), and the pinned host
+#: (4 dedicated pCPUs in one NUMA cell: EmbeddedNova.PINNED).
+HostShape = hostshape.HostShape
+PINNED = hostshape.PINNED_HOST
 
 
-#: 4 dedicated pCPUs in one NUMA cell (EmbeddedNova.PINNED).
-PINNED = HostShape(cpu_nodes=1, cpu_sockets=1, cpu_cores=4, cpu_threads=1,
-                   cpu_dedicated_set='0-3')
+def host_info(shape):
+    """fakelibvirt's HostInfo of ``shape``."""
+    memory = {} if shape.memory_mb is None else {
+        'kB_mem': shape.memory_mb * 1024}
+    return fakelibvirt.HostInfo(
+        cpu_nodes=shape.cpu_nodes, cpu_sockets=shape.cpu_sockets,
+        cpu_cores=shape.cpu_cores, cpu_threads=shape.cpu_threads, **memory)
 
 
 def calling_host():

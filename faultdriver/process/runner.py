@@ -20,9 +20,6 @@ from faultdriver.process import stack as stack_module
 from faultdriver.scenario import model
 from faultdriver.scenario import runner
 
-#: fakelibvirt's host memory when a scenario names none (MiB).
-DEFAULT_MEMORY_MB = 16384
-
 
 class Steps(runner.Steps):
     """The scenario steps; logs come from the computes' log files."""
@@ -34,14 +31,12 @@ class Steps(runner.Steps):
 def host_settings(shape):
     """nova.conf sections giving ``fake_numa`` the host the scenario's
     topology describes for the embedded Nova's fakelibvirt."""
-    memory = shape['memory_mb'] or DEFAULT_MEMORY_MB
     settings = {'fake_numa': {
-        'cells': shape['cpu_nodes'],
-        'cores_per_cell': shape['cpu_sockets'] * shape['cpu_cores'],
-        'threads_per_core': shape['cpu_threads'],
-        'memory_mb_per_cell': memory // shape['cpu_nodes']}}
-    compute = {key: shape[key] for key in ('cpu_dedicated_set',
-                                           'cpu_shared_set') if shape[key]}
+        'cells': shape.cpu_nodes,
+        'cores_per_cell': shape.cpu_sockets * shape.cpu_cores,
+        'threads_per_core': shape.cpu_threads,
+        'memory_mb_per_cell': shape.memory // shape.cpu_nodes}}
+    compute = shape.cpu_sets()
     if compute:
         settings['compute'] = compute
     return settings
@@ -53,18 +48,16 @@ def libvirt_host_settings(shape, cpus):
     cannot be changed, so CPU sets that name CPUs the machine lacks
     become every CPU, and cells, cores and memory are the machine's."""
     sets = {}
-    for key in ('cpu_dedicated_set', 'cpu_shared_set'):
-        if shape[key]:
-            wanted = cpu_set(shape[key])
-            sets[key] = shape[key] if wanted <= set(cpus) else \
-                '%d-%d' % (min(cpus), max(cpus))
+    for key, spec in shape.cpu_sets().items():
+        sets[key] = spec if cpu_set(spec) <= set(cpus) else \
+            '%d-%d' % (min(cpus), max(cpus))
     if len(sets) == 2 and sets['cpu_dedicated_set'] == sets['cpu_shared_set']:
         del sets['cpu_shared_set']      # pinned servers need them all
     settings = {'compute': sets} if sets else {}
-    actual = dict(shape, cpu_nodes=1, cpu_sockets=1, cpu_cores=len(cpus),
-                  cpu_threads=1, memory_mb=None,
-                  cpu_dedicated_set=sets.get('cpu_dedicated_set'),
-                  cpu_shared_set=sets.get('cpu_shared_set'))
+    actual = shape.replace(cpu_nodes=1, cpu_sockets=1, cpu_cores=len(cpus),
+                           cpu_threads=1, memory_mb=None,
+                           cpu_dedicated_set=sets.get('cpu_dedicated_set'),
+                           cpu_shared_set=sets.get('cpu_shared_set'))
     return settings, actual
 
 
@@ -107,7 +100,7 @@ def run(path, variant, mode, keep=False, hypervisor='fake_numa'):
     if hypervisor == 'libvirt':
         cpus = sorted(os.sched_getaffinity(0))
         report['topology'] = {
-            host: libvirt_host_settings(shape, cpus)[1]
+            host: libvirt_host_settings(shape, cpus)[1].as_dict()
             for host, shape in scenario.host_shapes().items()}
         runner.progress(variant, 'real libvirt: every host has this '
                         "machine's CPUs %s in one NUMA node; CPU sets: %s" % (

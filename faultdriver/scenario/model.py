@@ -20,6 +20,7 @@ import jsonschema
 import yaml
 
 from faultdriver import exception
+from faultdriver import hostshape
 from faultdriver import rules as rules_module
 from faultdriver.scenario import bounded_yaml
 
@@ -27,14 +28,10 @@ BUNDLED = 'faultdriver.scenarios'
 DEFAULT_HOSTS = ('src', 'dest')
 #: Steps that start a move (a new migration record) of their server.
 MOVES = ('live-migrate', 'migrate', 'resize', 'evacuate')
-#: A host's shape when the topology says nothing: Nova's libvirt test
-#: base's fakelibvirt host (faultdriver.harness.topology.HostShape()).
-NOVA_HOST = {'cpu_nodes': 2, 'cpu_sockets': 1, 'cpu_cores': 2,
-             'cpu_threads': 2, 'memory_mb': None,
-             'cpu_dedicated_set': None, 'cpu_shared_set': None}
-#: ``pinned: true``: 4 dedicated pCPUs in one NUMA cell.
-PINNED_HOST = dict(NOVA_HOST, cpu_nodes=1, cpu_cores=4, cpu_threads=1,
-                   cpu_dedicated_set='0-3')
+#: A host's shape when the topology says nothing (Nova's libvirt test
+#: base's host), and with ``pinned: true``.
+NOVA_HOST = hostshape.NOVA_HOST
+PINNED_HOST = hostshape.PINNED_HOST
 #: Most CPUs a host of the embedded Nova can have (the libvirt test base
 #: mocks 16 online CPUs and checks for fewer).
 MAX_CPUS = 15
@@ -75,12 +72,12 @@ class Scenario:
         return bool(self.data.get('topology', {}).get('pinned', False))
 
     def host_shapes(self):
-        """``{host: shape}``: every key of the schema's host-shape."""
+        """``{host: HostShape}`` (faultdriver.hostshape)."""
         topology = self.data.get('topology', {})
-        base = dict(PINNED_HOST if self.pinned else NOVA_HOST,
-                    **topology.get('defaults', {}))
-        return {host: dict(base, **topology.get('per-host', {}).get(host, {}))
-                for host in self.hosts}
+        base = (PINNED_HOST if self.pinned else NOVA_HOST).replace(
+            **topology.get('defaults', {}))
+        return {host: base.replace(**topology.get('per-host', {}).get(
+            host, {})) for host in self.hosts}
 
     @property
     def backends(self):
@@ -91,7 +88,7 @@ class Scenario:
     @property
     def dedicated_cpus(self):
         """Whether hosts have dedicated pCPUs (pinning is reported)."""
-        return any(shape['cpu_dedicated_set']
+        return any(shape.cpu_dedicated_set
                    for shape in self.host_shapes().values())
 
     def expectations(self, variant):
@@ -402,41 +399,39 @@ def _check_topology(scenario):
         return ['topology', 'pinned']
 
     for host, shape in shapes.items():
-        cpus = (shape['cpu_nodes'] * shape['cpu_sockets'] *
-                shape['cpu_cores'] * shape['cpu_threads'])
+        cpus = shape.cpus
         size = ('cpu_nodes %(cpu_nodes)d x cpu_sockets %(cpu_sockets)d x '
                 'cpu_cores %(cpu_cores)d x cpu_threads %(cpu_threads)d'
-                % shape)
+                % shape.as_dict())
         if cpus > MAX_CPUS:
             _fail(scenario, ['topology'], 'host %s has %d CPUs (%s); the '
                   'embedded Nova allows at most %d' % (host, cpus, size,
                                                        MAX_CPUS))
         sets = {}
-        for key in CPU_SETS:
-            if shape[key] is None:
-                continue
-            _check_cpu_spec(scenario, where(host, key), shape[key], cpus,
+        for key, spec in shape.cpu_sets().items():
+            _check_cpu_spec(scenario, where(host, key), spec, cpus,
                             host, size)
             try:
-                sets[key] = hardware.parse_cpu_spec(shape[key])
+                sets[key] = hardware.parse_cpu_spec(spec)
             except nova_exception.Invalid as exc:
                 _fail(scenario, where(host, key), str(exc))
             outside = sorted(sets[key] - set(range(cpus)))
             if outside:
                 _fail(scenario, where(host, key), '%r names CPU %s, which '
                       'host %s does not have: its CPUs are 0-%d (%s)' % (
-                          shape[key], ', '.join(map(str, outside)), host,
+                          spec, ', '.join(map(str, outside)), host,
                           cpus - 1, size))
             if not sets[key]:
                 _fail(scenario, where(host, key), '%r leaves no CPU'
-                      % shape[key])
+                      % spec)
         if len(sets) == 2 and sets[CPU_SETS[0]] & sets[CPU_SETS[1]]:
             _fail(scenario, where(host, CPU_SETS[1]), 'host %s: CPUs %s are '
                   'in both cpu_dedicated_set and cpu_shared_set; Nova '
                   'refuses to start with overlapping sets' % (
                       host, sorted(sets[CPU_SETS[0]] & sets[CPU_SETS[1]])))
     for key in CPU_SETS:
-        having = [h for h, shape in shapes.items() if shape[key]]
+        having = [h for h, shape in shapes.items()
+                  if getattr(shape, key)]
         if having and len(having) < len(shapes):
             missing = [h for h in shapes if h not in having]
             _fail(scenario, where(having[0], key), '%s is set for %s but '

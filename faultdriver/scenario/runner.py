@@ -411,18 +411,16 @@ def run(path, variant, mode):
     report = {'scenario': scenario.name, 'variant': variant, 'mode': mode,
               'expect': scenario.variants[variant].get('expect', 'ok'),
               'patches': scenario.patches(variant), 'timeline': [],
-              'topology': scenario.host_shapes(),
+              'topology': {host: shape.as_dict() for host, shape in
+                           scenario.host_shapes().items()},
               'step_failed': None, '_t0': time.monotonic()}
     progress(variant, 'starting embedded Nova (%s mode, fixes: %s)'
              % (mode, ', '.join(report['patches']) or 'none (stock)'))
 
-    from faultdriver.harness import topology
-
     class ScenarioCase(embedded.EmbeddedNova):
         PINNED = scenario.pinned
         HOSTS = tuple(scenario.hosts)
-        TOPOLOGY = {host: topology.HostShape(**shape)
-                    for host, shape in scenario.host_shapes().items()}
+        TOPOLOGY = scenario.host_shapes()
         IDLE_WAKEUP = 0.2       # restarts and teardown wait <= 0.2 s
         RULES = scenario.data.get('rules', {})
         PATCHES = tuple(scenario.patches(variant))

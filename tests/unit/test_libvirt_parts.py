@@ -12,33 +12,32 @@ import types
 
 import pytest
 
+from faultdriver import hostshape
 from faultdriver.process import config
 from faultdriver.process import libvirt_host
 from faultdriver.process import runner
 from faultdriver.scenario import expect
 from faultdriver.scenario import model
 
-SHAPE = {'cpu_nodes': 1, 'cpu_sockets': 1, 'cpu_cores': 4, 'cpu_threads': 1,
-         'memory_mb': 16384, 'cpu_dedicated_set': '0-3',
-         'cpu_shared_set': None}
+SHAPE = hostshape.PINNED_HOST.replace(memory_mb=16384)
 
 
 def test_cpu_sets_the_machine_lacks_become_every_cpu():
     settings, shape = runner.libvirt_host_settings(SHAPE, [0, 1])
     assert settings == {'compute': {'cpu_dedicated_set': '0-1'}}
-    assert (shape['cpu_nodes'], shape['cpu_cores'],
-            shape['cpu_dedicated_set']) == (1, 2, '0-1')
+    assert (shape.cpu_nodes, shape.cpu_cores,
+            shape.cpu_dedicated_set) == (1, 2, '0-1')
 
 
 def test_cpu_sets_that_fit_are_kept_as_written():
-    shape = dict(SHAPE, cpu_dedicated_set='1', cpu_shared_set='0')
+    shape = SHAPE.replace(cpu_dedicated_set='1', cpu_shared_set='0')
     settings, _ = runner.libvirt_host_settings(shape, [0, 1])
     assert settings == {'compute': {'cpu_dedicated_set': '1',
                                     'cpu_shared_set': '0'}}
 
 
 def test_no_cpu_sets_leave_nova_defaults():
-    shape = dict(SHAPE, cpu_dedicated_set=None)
+    shape = SHAPE.replace(cpu_dedicated_set=None)
     assert runner.libvirt_host_settings(shape, [0, 1])[0] == {}
 
 

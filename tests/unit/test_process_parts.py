@@ -48,5 +48,7 @@ def test_seed_topology_becomes_fake_numa_settings():
     settings = runner.host_settings(scenario.host_shapes()['dest'])
     assert settings == {
         'fake_numa': {'cells': 1, 'cores_per_cell': 4,
-                      'threads_per_core': 1, 'memory_mb_per_cell': 16384},
+                      'threads_per_core': 1,
+                      # fakelibvirt's memory, as on the embedded Nova
+                      'memory_mb_per_cell': 16386},
         'compute': {'cpu_dedicated_set': '0-3'}}

@@ -127,19 +127,30 @@ def test_host_shapes():
         'cpu_nodes': 2, 'cpu_cores': 3, 'cpu_dedicated_set': '1-2,4-5'}})
     shapes = model.validate(data, 'tiny.yaml').host_shapes()
     assert shapes['src'] == model.PINNED_HOST
-    assert shapes['dest'] == dict(model.PINNED_HOST, cpu_nodes=2,
-                                  cpu_cores=3, cpu_dedicated_set='1-2,4-5')
+    assert shapes['dest'] == model.PINNED_HOST.replace(
+        cpu_nodes=2, cpu_cores=3, cpu_dedicated_set='1-2,4-5')
     unpinned = changed(['topology'], {})
     assert model.validate(unpinned).host_shapes() == {
         'src': model.NOVA_HOST, 'dest': model.NOVA_HOST}
     assert not model.validate(unpinned).dedicated_cpus
 
 
-def test_shapes_are_the_harness_shapes():
-    """The model's defaults are what the embedded harness builds."""
+def test_one_host_shape_type_for_every_tier():
+    """The model, the embedded harness and the process tier share one
+    shape type and one default memory (fakelibvirt's)."""
+    from nova.tests.fixtures import libvirt as fakelibvirt
+
+    from faultdriver import hostshape
     from faultdriver.harness import topology
-    assert topology.HostShape() == topology.HostShape(**model.NOVA_HOST)
-    assert topology.PINNED == topology.HostShape(**model.PINNED_HOST)
+    from faultdriver.process import runner
+    assert topology.HostShape is hostshape.HostShape
+    assert topology.PINNED == model.PINNED_HOST
+    assert model.NOVA_HOST == hostshape.HostShape()
+    default_kb = fakelibvirt.HostInfo().kB_mem
+    assert hostshape.DEFAULT_MEMORY_MB == default_kb // 1024
+    settings = runner.host_settings(model.NOVA_HOST)['fake_numa']
+    assert settings['memory_mb_per_cell'] * settings['cells'] == \
+        hostshape.DEFAULT_MEMORY_MB
 
 
 def test_unreadable_yaml_names_the_file(tmp_path):
@@ -181,5 +192,5 @@ def test_readme_example_is_valid():
         block.append(line)
     scenario = model.validate(yaml.safe_load(textwrap.dedent(
         '\n'.join(block))), 'README.rst')
-    assert scenario.host_shapes()['dest']['cpu_nodes'] == 2
+    assert scenario.host_shapes()['dest'].cpu_nodes == 2
     assert scenario.patches('fix') == ['stale_migration_context']
