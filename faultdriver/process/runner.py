@@ -15,6 +15,7 @@ import sys
 import time
 import traceback
 
+from faultdriver import novacompat
 from faultdriver.process import nova as process_nova
 from faultdriver.process import stack as stack_module
 from faultdriver.scenario import model
@@ -86,6 +87,10 @@ def host_faults(scenario, variant, host, hypervisor='fake_numa'):
 
 def run(path, variant, mode, keep=False, hypervisor='fake_numa'):
     scenario = model.load(path)
+    # What the process tier reads of Nova (its log lines, the tracker
+    # FaultDriver hooks in the computes) is checked before anything
+    # starts; a broken assumption is an error naming the Nova symbol.
+    novacompat.verify(novacompat.PROCESS_GROUPS)
     report = {'scenario': scenario.name, 'variant': variant, 'mode': mode,
               'backend': 'libvirt' if hypervisor == 'libvirt' else 'process',
               'expect': scenario.variants[variant].get('expect', 'ok'),
