@@ -171,9 +171,20 @@ class FaultDriver(generated_class()):
         if self._fault_control_path and self._fault_control is None:
             self._fault_control = control_server.ControlServer(
                 self._fault_control_path, self._fault_engine,
-                self._fault_catalogue,
-                conf.RuleType(self._fault_catalogue, actions.load_all()),
-            ).start()
+                self._fault_catalogue, self._control_rule).start()
+
+    def _control_rule(self, text):
+        """A rule from ``faultdriver ctl add``, parsed as nova.conf's;
+        a tracker point is refused where no tracker is hooked (the driver
+        runs outside a compute manager): it would never fire."""
+        rule = conf.RuleType(self._fault_catalogue, actions.load_all())(text)
+        if rule.point.startswith('tracker.') and self._fault_tracker is None:
+            raise ValueError(
+                'rule %r: %s is a resource-tracker point and this service '
+                'has no resource tracker hooked (FaultDriver runs outside a '
+                'compute manager), so it would never fire' % (text,
+                                                              rule.point))
+        return rule
 
     def _stop_control(self):
         if self._fault_control is not None:

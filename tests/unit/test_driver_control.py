@@ -52,6 +52,17 @@ class TestControlSocket(test_driver.DriverTestBase):
         self.assertFalse(os.path.exists(self.path))
         self.assertIsNone(wrapped.control_socket)
 
+    def test_tracker_rule_refused_where_no_tracker_is_hooked(self):
+        # FakeVirtAPI has no compute manager: no tracker to hook.
+        wrapped = self.start()
+        client = client_module.Client(self.path)
+        exc = self.assertRaises(
+            protocol.ControlError, client.add,
+            'tracker.update_available_resource: log(x)')
+        self.assertIn('no resource tracker hooked', str(exc))
+        self.assertEqual([], client.rules())
+        self.assertIsNotNone(wrapped.control_socket)
+
     def test_rule_added_at_run_time_fires_on_the_real_driver(self):
         wrapped = self.start()
         client = client_module.Client(self.path)
