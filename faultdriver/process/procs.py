@@ -143,6 +143,23 @@ def session_of(pid):
         return int(f.read().rsplit(b')', 1)[1].split()[3])
 
 
+def alive_in_sessions(sessions):
+    """Pids of live processes (not zombies waiting for their parent) in
+    any of ``sessions``."""
+    found = []
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open('/proc/%s/stat' % entry, 'rb') as f:
+                fields = f.read().rsplit(b')', 1)[1].split()
+            if fields[0] != b'Z' and int(fields[3]) in sessions:
+                found.append(int(entry))
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
 def reap(marker_value):
     """SIGKILL every process whose environment carries our marker, or
     that runs in the session of a child started with it.

@@ -59,17 +59,8 @@ def leftovers(stack_dir, sessions=()):
     """What of a stack is still on the machine: processes carrying its
     marker or in the sessions of its children, cgroups, mounts, its
     directory."""
-    found = []
-    needle = ('%s=%s' % (procs.MARKER, stack_dir)).encode()
-    for entry in os.listdir('/proc'):
-        if entry.isdigit() and int(entry) != os.getpid():
-            try:
-                with open('/proc/%s/environ' % entry, 'rb') as f:
-                    if needle in f.read().split(b'\0') or \
-                            procs.session_of(entry) in sessions:
-                        found.append('process %s' % entry)
-            except (OSError, IndexError, ValueError):
-                pass
+    found = ['process %d' % pid for pid in sorted(
+        set(procs.alive_in_sessions(set(sessions))) | marked(stack_dir))]
     name = os.path.basename(stack_dir)
     for controller in libvirt_host.CGROUP_CONTROLLERS:
         folder = os.path.join(libvirt_host.CGROUP_ROOT, controller)
@@ -81,6 +72,22 @@ def leftovers(stack_dir, sessions=()):
                   if stack_dir in line]
     if os.path.exists(stack_dir):
         found.append('directory ' + stack_dir)
+    return found
+
+
+def marked(stack_dir):
+    """Pids of the processes whose environment carries the stack's
+    marker."""
+    needle = ('%s=%s' % (procs.MARKER, stack_dir)).encode()
+    found = set()
+    for entry in os.listdir('/proc'):
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                with open('/proc/%s/environ' % entry, 'rb') as f:
+                    if needle in f.read().split(b'\0'):
+                        found.add(int(entry))
+            except OSError:
+                pass
     return found
 
 
@@ -161,8 +168,7 @@ def test_killed_runner_leaves_nothing():
         sessions = procs.sessions_of_stack(stack_dir)
         # nova-conductor's forked worker hides the marker (setproctitle)
         # and outlives its parent: only its session finds it.
-        assert len(leftovers(stack_dir, sessions)) > len(
-            leftovers(stack_dir))
+        assert set(procs.alive_in_sessions(sessions)) - marked(stack_dir)
     finally:
         os.killpg(runner.pid, signal.SIGKILL)
         runner.wait(30)
