@@ -25,9 +25,9 @@ import os
 import shutil
 import signal
 import socket
-import time
 import uuid
 
+from faultdriver import waiting
 from faultdriver.process import procs
 
 PACKAGES = {'libvirtd': 'libvirt-daemon-system',
@@ -42,6 +42,9 @@ CGROUP_ROOT = '/sys/fs/cgroup'
 CGROUP_CONTROLLERS = ('cpu', 'cpuacct', 'cpuset', 'memory', 'devices',
                       'freezer', 'blkio', 'pids', 'unified')
 CGROUP_PREFIX = 'faultdriver-'
+#: libvirt's domain states (VIR_DOMAIN_<STATE>), named as scenarios do.
+GUEST_STATES = ('NOSTATE', 'RUNNING', 'BLOCKED', 'PAUSED', 'SHUTDOWN',
+                'SHUTOFF', 'CRASHED', 'PMSUSPENDED')
 LIBVIRTD_CONF = '''
 # --- faultdriver host %(name)s ---
 listen_tls = 0
@@ -102,14 +105,33 @@ def cgroup_name(stack_dir, host):
     return '%s%s-%s' % (CGROUP_PREFIX, os.path.basename(stack_dir), host)
 
 
-def kill_cgroups(stack_dir):
-    """SIGKILL every process in the stack's cgroup subtrees, then remove
-    them; returns the pids killed."""
-    pattern = '%s%s-*' % (CGROUP_PREFIX, os.path.basename(stack_dir))
+def kill_cgroups(stack_dir, host='*'):
+    """SIGKILL every process in the stack's cgroup subtrees (of one host,
+    or of all), then remove them; returns the pids killed."""
     tops = [path for controller in CGROUP_CONTROLLERS
-            for path in glob.glob(os.path.join(CGROUP_ROOT, controller,
-                                               pattern))]
-    return _kill_in(tops)
+            for path in glob.glob(os.path.join(
+                CGROUP_ROOT, controller, cgroup_name(stack_dir, host)))]
+    killed = set()
+
+    def emptied():
+        pids = {pid for top in tops for folder, _dirs, _files in os.walk(top)
+                for pid in _read_pids(os.path.join(folder, 'cgroup.procs'))}
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed.add(pid)
+            except ProcessLookupError:
+                pass
+        return not pids
+    waiting.until(emptied, 5, 'cgroups of %s emptied' % stack_dir,
+                  interval=0.1, fail=False)
+    for top in tops:
+        for folder, _dirs, _files in sorted(os.walk(top), reverse=True):
+            try:
+                os.rmdir(folder)
+            except OSError:
+                pass
+    return sorted(killed)
 
 
 def _read_pids(path):
@@ -232,7 +254,7 @@ class LibvirtHost:
                 os.kill(int(stream.read().strip()), signal.SIGKILL)
         except (OSError, ValueError):
             pass
-        kill_cgroups_of(self.stack_dir, self.name)
+        kill_cgroups(self.stack_dir, self.name)
 
     # -- what the hypervisor has ---------------------------------------------
 
@@ -240,46 +262,11 @@ class LibvirtHost:
         """``{instance uuid: state name}`` of the domains libvirt has,
         running or defined."""
         import libvirt
-        names = {getattr(libvirt, name): name[len('VIR_DOMAIN_'):].lower()
-                 for name in dir(libvirt)
-                 if name.startswith('VIR_DOMAIN_') and name[11:] in (
-                     'NOSTATE', 'RUNNING', 'BLOCKED', 'PAUSED', 'SHUTDOWN',
-                     'SHUTOFF', 'CRASHED', 'PMSUSPENDED')}
+        names = {getattr(libvirt, 'VIR_DOMAIN_' + state): state.lower()
+                 for state in GUEST_STATES}
         conn = libvirt.open(self.uri)
         try:
             return {domain.UUIDString(): names.get(domain.state()[0], '?')
                     for domain in conn.listAllDomains()}
         finally:
             conn.close()
-
-
-def kill_cgroups_of(stack_dir, host):
-    """:func:`kill_cgroups` for one host of the stack."""
-    folder = cgroup_name(stack_dir, host)
-    tops = [os.path.join(CGROUP_ROOT, c, folder) for c in CGROUP_CONTROLLERS]
-    return _kill_in(tops)
-
-
-def _kill_in(tops):
-    killed = set()
-    for _ in range(50):
-        pids = set()
-        for top in tops:
-            for folder, _dirs, _files in os.walk(top):
-                pids.update(_read_pids(os.path.join(folder, 'cgroup.procs')))
-        if not pids:
-            break
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                killed.add(pid)
-            except ProcessLookupError:
-                pass
-        time.sleep(0.1)
-    for top in tops:
-        for folder, _dirs, _files in sorted(os.walk(top), reverse=True):
-            try:
-                os.rmdir(folder)
-            except OSError:
-                pass
-    return sorted(killed)
