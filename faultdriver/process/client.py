@@ -122,25 +122,9 @@ class Client:
         return self.wait(check, 'server %s %s' % (server_id, expected),
                          timeout)
 
-    def live_migrate(self, server_id, host):
-        self.post('/servers/%s/action' % server_id, {'os-migrateLive': {
-            'host': host, 'block_migration': 'auto'}})
-
-    def reset_state(self, server_id, state='active'):
-        self.post('/servers/%s/action' % server_id,
-                  {'os-resetState': {'state': state}})
-
     def migrations(self, server_id):
         found = self.get('/os-migrations?instance_uuid=%s' % server_id)
         return sorted(found['migrations'], key=lambda m: m['id'])
-
-    def wait_for_migration(self, server_id, status, index=-1, timeout=90):
-        def check():
-            migrations = self.migrations(server_id)
-            return (migrations and migrations[index]['status'] == status
-                    and migrations[index])
-        return self.wait(check, 'migration of %s %s' % (server_id, status),
-                         timeout)
 
     # -- placement --------------------------------------------------------
 
