@@ -10,6 +10,7 @@ workflow hands over to ``recover``.
 import copy
 
 from faultdriver import points as points_module
+from faultdriver.scenario import model
 
 TRACE_MESSAGE = 'trace'
 
@@ -34,17 +35,19 @@ def trace_scenario(workflow):
 
 
 def steps_hit(report, operation=None):
-    """``[(point, host, phase)]`` in the order first hit, before the
-    ``recover`` step; with ``operation``, only points whose catalogue
-    facts say that move reaches them (or that do not say: tracker points
-    and points on every path)."""
+    """``[(point, host, phase)]`` in the order first hit, from the
+    workflow's first move up to its ``recover`` step (what happens before
+    is its setup, after is the operator's); with ``operation``, only
+    points whose catalogue facts say that move reaches them (or that do
+    not say: tracker points and points on every path)."""
     catalogue = points_module.catalogue()
-    cutoff = _recover_started(report)
+    start, end = _window(report)
     seen = []
     for entry in report['state']['faults']:
         if entry.get('action') != 'log' or entry.get('point') is None:
             continue
-        if cutoff is not None and entry['time'] >= cutoff:
+        if (start is not None and entry['time'] < start) or \
+                (end is not None and entry['time'] >= end):
             continue
         point = catalogue.get(entry['point'])
         if point is None:
@@ -58,9 +61,13 @@ def steps_hit(report, operation=None):
     return seen
 
 
-def _recover_started(report):
+def _window(report):
+    """Wall-clock times of the first move step and of ``recover``."""
     origin = report.get('steps_started_at')
+    if origin is None:
+        return None, None
+    starts = {}
     for entry in report.get('timeline', ()):
-        if entry['kind'] == 'recover' and origin is not None:
-            return origin + entry['start']
-    return None
+        kind = 'move' if entry['kind'] in model.MOVES else entry['kind']
+        starts.setdefault(kind, origin + entry['start'])
+    return starts.get('move'), starts.get('recover')

@@ -67,12 +67,16 @@ def test_same_pcpu_numbers_on_different_hosts_are_not_shared():
 
 REPORT = {
     'steps_started_at': 1000.0,
-    'timeline': [{'kind': 'boot', 'start': 0}, {'kind': 'settle',
-                                                'start': 5},
+    'timeline': [{'kind': 'boot', 'start': 0},
+                 {'kind': 'live-migrate', 'start': 4},
+                 {'kind': 'settle', 'start': 5},
                  {'kind': 'recover', 'start': 9}],
     'state': {'faults': [
+        # Setup (the boot, before the first move): not swept.
         {'time': 1001, 'host': 'src', 'point': 'spawn', 'phase': 'before',
          'action': 'log'},
+        {'time': 1001.5, 'host': 'src', 'point': 'get_info',
+         'phase': 'before', 'action': 'log'},
         {'time': 1006, 'host': 'dest', 'point': 'pre_live_migration',
          'phase': 'before', 'action': 'log'},
         {'time': 1006.5, 'host': 'dest', 'point': 'pre_live_migration',
