@@ -28,6 +28,9 @@ class Case:
     host: str
     phase: str
     action: str
+    #: Hits of the point the workflow's setup makes before its move (in
+    #: the clean run): the fault lets them pass (``N*off -> 1*action``).
+    skip: int = 0
 
     @property
     def id(self):
@@ -47,7 +50,14 @@ class Case:
         return '%s-%s' % (name[:55].rstrip('-'), digest)
 
     def rule(self, backend='embedded'):
-        """The rule term of this case (``None``: no such fault here)."""
+        """The rule of this case (``None``: no such fault here)."""
+        term = self._term(backend)
+        if term is None or not self.skip:
+            return term
+        where, chain = term.split(': ', 1)
+        return '%s: %d*off -> %s' % (where, self.skip, chain)
+
+    def _term(self, backend):
         point = points_module.catalogue()[self.point]
         where = '%s.%s' % (self.point, self.phase)
         if self.action == 'crash':
@@ -69,8 +79,9 @@ class Case:
 def generate(steps, actions=DEFAULT_ACTIONS, backend='embedded'):
     """Every (step, action) with a rule, sorted by id (a stable order the
     shards and the resume rely on)."""
-    cases = [Case(point, host, phase, action)
-             for point, host, phase in steps for action in actions]
+    cases = [Case(step[0], step[1], step[2], action,
+                  step[3] if len(step) > 3 else 0)
+             for step in steps for action in actions]
     return sorted((c for c in cases if c.rule(backend)), key=lambda c: c.id)
 
 

@@ -39,12 +39,13 @@ def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
         workflow.name, backend, mode, folder))
     steps = traced_steps(workflow, folder, mode, backend)
     if points:
-        unknown = sorted(set(points) - {p for p, _h, _ph in steps})
+        hit = {step[0] for step in steps}
+        unknown = sorted(set(points) - hit)
         if unknown:
             raise exception.ScenarioError(
                 '--points %s: not hit by workflow %s; its steps: %s' % (
                     ', '.join(unknown), workflow.name,
-                    ', '.join(sorted({p for p, _h, _ph in steps}))))
+                    ', '.join(sorted(hit))))
         steps = [s for s in steps if s[0] in points]
     if hosts:
         steps = [s for s in steps if s[1] in hosts]
@@ -66,8 +67,8 @@ def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
     doc = {'workflow': workflow.name, 'backend': backend, 'mode': mode,
            'patches': list(patches), 'shard': '%d/%d' % shard,
            'results': folder,
-           'trace': [{'point': p, 'host': h, 'phase': ph}
-                     for p, h, ph in steps],
+           'trace': [{'point': p, 'host': h, 'phase': ph, 'skip': skip}
+                     for p, h, ph, skip in steps],
            'cases': results, 'findings': findings,
            'wall_seconds': round(time.monotonic() - began, 1)}
     merge.write_meta(folder, doc)

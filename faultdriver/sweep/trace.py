@@ -35,11 +35,13 @@ def trace_scenario(workflow):
 
 
 def steps_hit(report, operation=None):
-    """``[(point, host, phase)]`` in the order first hit, from the
+    """``[(point, host, phase, skip)]`` in the order first hit, from the
     workflow's first move up to its ``recover`` step (what happens before
-    is its setup, after is the operator's); with ``operation``, only
-    points whose catalogue facts say that move reaches them (or that do
-    not say: tracker points and points on every path)."""
+    is its setup, after is the operator's); ``skip`` is how many hits of
+    that point the setup made first (a case's fault skips them); with
+    ``operation``, only points whose catalogue facts say that move
+    reaches them (or that do not say: tracker points and points on every
+    path)."""
     catalogue = points_module.catalogue()
     start, end = _window(report)
     seen = []
@@ -56,8 +58,8 @@ def steps_hit(report, operation=None):
                 operation not in point.operations:
             continue
         key = (entry['point'], entry['host'], entry.get('phase', 'before'))
-        if key not in seen:
-            seen.append(key)
+        if key not in [step[:3] for step in seen]:
+            seen.append(key + (entry.get('hit', 1) - 1,))
     return seen
 
 

@@ -77,15 +77,18 @@ REPORT = {
          'action': 'log'},
         {'time': 1001.5, 'host': 'src', 'point': 'get_info',
          'phase': 'before', 'action': 'log'},
+        {'time': 1002, 'host': 'src',
+         'point': 'tracker.update_available_resource', 'phase': 'before',
+         'action': 'log', 'hit': 1},
         {'time': 1006, 'host': 'dest', 'point': 'pre_live_migration',
-         'phase': 'before', 'action': 'log'},
+         'phase': 'before', 'action': 'log', 'hit': 1},
         {'time': 1006.5, 'host': 'dest', 'point': 'pre_live_migration',
-         'phase': 'after', 'action': 'log'},
+         'phase': 'after', 'action': 'log', 'hit': 1},
         {'time': 1007, 'host': 'dest', 'point': 'pre_live_migration',
-         'phase': 'before', 'action': 'log'},
+         'phase': 'before', 'action': 'log', 'hit': 2},
         {'time': 1007.5, 'host': 'src',
          'point': 'tracker.update_available_resource', 'phase': 'before',
-         'action': 'log'},
+         'action': 'log', 'hit': 2},
         # During recovery: not a step of the workflow.
         {'time': 1010, 'host': 'src', 'point': 'post_live_migration',
          'phase': 'before', 'action': 'log'},
@@ -95,9 +98,24 @@ REPORT = {
 
 def test_trace_keeps_the_workflow_steps_in_first_hit_order():
     steps = trace.steps_hit(REPORT, 'live-migration')
-    assert steps == [('pre_live_migration', 'dest', 'before'),
-                     ('pre_live_migration', 'dest', 'after'),
-                     ('tracker.update_available_resource', 'src', 'before')]
+    # The periodic ran once during the setup: its case skips that hit.
+    assert steps == [('pre_live_migration', 'dest', 'before', 0),
+                     ('pre_live_migration', 'dest', 'after', 0),
+                     ('tracker.update_available_resource', 'src', 'before',
+                      1)]
+
+
+def test_a_case_lets_the_setup_hits_pass():
+    case = cases.Case('tracker.update_available_resource', 'src', 'before',
+                      'crash', skip=3)
+    assert case.rule() == ('tracker.update_available_resource.before: '
+                           '3*off -> 1*crash')
+    from faultdriver import conf
+    from faultdriver import actions
+    from faultdriver import points
+    parsed = conf.RuleType(points.catalogue(), actions.load_all())(
+        case.rule())
+    assert str(parsed).startswith('tracker.update_available_resource')
 
 
 def test_trace_rules_are_valid_in_a_scenario():
