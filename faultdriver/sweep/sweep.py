@@ -2,6 +2,7 @@
 run them, group the findings; the document ``faultdriver sweep`` prints.
 """
 
+import json
 import os
 import sys
 import tempfile
@@ -77,7 +78,12 @@ def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
 
 def traced_steps(workflow, folder, mode, backend):
     """The workflow's steps from a clean, traced run (kept in the
-    results directory: a resumed sweep does not trace again)."""
+    results directory as ``trace/steps.json``: a resumed sweep does not
+    trace again, and an interrupted one tells how many cases it has)."""
+    saved = os.path.join(folder, 'trace', 'steps.json')
+    if os.path.exists(saved):
+        with open(saved, encoding='utf-8') as stream:
+            return [tuple(step) for step in json.load(stream)]
     path = execute.write_scenario(os.path.join(folder, 'trace'),
                                   trace.trace_scenario(workflow))
     report = execute.run_scenario(path, 'trace', mode, backend,
@@ -88,7 +94,10 @@ def traced_steps(workflow, folder, mode, backend):
             '(verdict %s); see %s' % (workflow.name, report.get('verdict'),
                                       os.path.join(folder, 'trace',
                                                    'run.log')))
-    return trace.steps_hit(report, OPERATIONS.get(workflow.name))
+    steps = trace.steps_hit(report, OPERATIONS.get(workflow.name))
+    with open(saved, 'w', encoding='utf-8') as out:
+        json.dump(steps, out)
+    return steps
 
 
 def _case_progress(progress):
