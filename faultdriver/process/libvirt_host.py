@@ -83,7 +83,10 @@ def free_addresses(count):
     address is added (or left behind); each stack takes its own block so
     that stacks run side by side (one per scenario variant).
     """
-    for third in range(1, 255):
+    # Stacks starting at the same time (sweep workers) begin their search
+    # in different places, so they do not both pick a block not yet bound.
+    first = os.getpid() % 254
+    for third in [1 + (first + i) % 254 for i in range(254)]:
         for base in range(2, 250, count):
             block = ['127.0.%d.%d' % (third, base + i) for i in range(count)]
             if not any(procs.port_open(LIBVIRT_PORT, a) for a in block) \
