@@ -68,12 +68,16 @@ def cpu_set(spec):
     return set(hardware.parse_cpu_spec(spec))
 
 
-def host_faults(scenario, variant, host, hypervisor='fake_numa'):
+def machine_cpus():
+    """The CPUs this machine gives the runner (real libvirt's hosts)."""
+    return sorted(os.sched_getaffinity(0))
+
+
+def host_faults(scenario, variant, host, hypervisor='fake_numa', cpus=None):
     rules = scenario.data.get('rules', {})
     shape = scenario.host_shapes()[host]
     if hypervisor == 'libvirt':
-        extra, _shape = libvirt_host_settings(shape, sorted(
-            os.sched_getaffinity(0)))
+        extra, _shape = libvirt_host_settings(shape, cpus or machine_cpus())
     else:
         extra = host_settings(shape)
     return {
@@ -100,10 +104,10 @@ def run(path, variant, mode, keep=False, hypervisor='fake_numa'):
                     'fixes: %s)' % (hypervisor, mode,
                                     ', '.join(report['patches']) or
                                     'none (stock)'))
-    faults = {host: host_faults(scenario, variant, host, hypervisor)
+    cpus = machine_cpus()
+    faults = {host: host_faults(scenario, variant, host, hypervisor, cpus)
               for host in scenario.hosts}
     if hypervisor == 'libvirt':
-        cpus = sorted(os.sched_getaffinity(0))
         report['topology'] = {
             host: libvirt_host_settings(shape, cpus)[1].as_dict()
             for host, shape in scenario.host_shapes().items()}

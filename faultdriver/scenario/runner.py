@@ -18,10 +18,10 @@ import traceback
 import unittest
 import warnings
 
+from faultdriver import waiting
 from faultdriver.scenario import backend
 from faultdriver.scenario import expect
 from faultdriver.scenario import model
-from faultdriver import waiting
 
 MODES = {'eventlet': 'False', 'threading': 'True'}
 PERIODIC_ERROR = 'Error updating resources for node %s'
@@ -247,7 +247,6 @@ class Steps:
     def _decide_resizes(self, decision, timeout):
         """Confirm or revert every server waiting in VERIFY_RESIZE, as
         its user would, and wait (bounded) for that to end."""
-        from faultdriver.scenario import expect
         done = []
         for alias, server in self.servers.items():
             if self.test.api.get_server(server['id'])['status'] != \
@@ -274,7 +273,6 @@ class Steps:
         """Wait (bounded, without failing) until every move asked for has
         a migration and each ended or waits for someone (a confirm, the
         evacuated host)."""
-        from faultdriver.scenario import expect
         over = expect.TERMINAL + expect.WAITING
 
         def settled():

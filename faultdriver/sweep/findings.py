@@ -4,9 +4,11 @@ bug`` with the broken invariant expected broken, so ``scenario run``
 says BUG REPRODUCED while Nova behaves so)."""
 
 import copy
+import os
 
 import yaml
 
+from faultdriver.sweep import cases
 from faultdriver.sweep import execute
 
 
@@ -35,7 +37,6 @@ def group(results):
 
 
 def _finding_name(finding):
-    from faultdriver.sweep import cases
     case = cases.Case(finding['point'], finding['host'], finding['phase'],
                       finding['action'])
     return case.name(finding['invariant'])
@@ -67,7 +68,6 @@ def confirm(findings, backend, mode, folder, progress=None):
     ``confirmed`` is True where it shows the same broken invariant there,
     False where it does not (an artifact of the in-process harness, never
     to be reported as a Nova bug), None where the replay could not run."""
-    import os
     for finding in findings:
         if not finding['scenario'] or finding['invariant'] == 'step-failed':
             continue
