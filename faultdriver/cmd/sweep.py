@@ -91,11 +91,15 @@ class Sweep(command.Command):
             doc = one(parsed_args.patches, results)
         else:
             import os
+            import tempfile
             from faultdriver.sweep import compare
             stock = one(parsed_args.patches, results and os.path.join(
                 results, 'a'))
-            fixed = one(parsed_args.patches + parsed_args.ab,
-                        results and os.path.join(results, 'b'))
+            # The same cases with the fix: B sweeps A's trace.
+            later = os.path.join(results, 'b') if results else \
+                tempfile.mkdtemp(prefix='faultdriver-sweep-')
+            sweep.share_trace(stock['results'], later)
+            fixed = one(parsed_args.patches + parsed_args.ab, later)
             doc = {'a': stock, 'b': fixed,
                    'ab': compare.compare(stock, fixed)}
         write_html(self.app, doc, parsed_args.html)

@@ -36,6 +36,7 @@ silently never happened.
 """
 
 import os
+import time
 
 import fixtures
 
@@ -138,6 +139,11 @@ class FaultInjection(fixtures.Fixture):
         """Add a rule to the running ``host``; returns its index."""
         return self.engine(host).add_rule(self.parse(text))
 
+    def remove_rule(self, host, index):
+        """Remove rule ``index`` (as add_rule returned it) from the running
+        ``host``; False if it has no such rule."""
+        return self.engine(host).remove_rule(index)
+
     def engine(self, host):
         try:
             return self.drivers[host].engine
@@ -224,6 +230,25 @@ class FaultInjection(fixtures.Fixture):
             timeout, lambda: '%s%s message queued for %s; queued: %s' % (
                 'expired ' if expired else '', method, host,
                 self.queued(host)), interval=0.1)
+
+    def wait_callers_gave_up(self, host, timeout=30.0):
+        """Wait (bounded, never failing) until no caller still waits for
+        crashed ``host``: for one whole RPC timeout, no call queued for it
+        that has not expired.  The whole timeout, because a caller may
+        send its next call after the first failed (a live migration's
+        rollback asks the dead destination to drop its claim).  What an
+        operator who restarts a dead compute minutes later gets; one who
+        restarts it at once lets it answer those calls."""
+        quiet_since = [time.monotonic()]
+
+        def quiet():
+            now = time.monotonic()
+            if any(kind == 'call' and not expired
+                   for _t, _m, kind, expired in self.queued(host)):
+                quiet_since[0] = now
+            return now - quiet_since[0] >= self.crash.rpc_timeout
+        waiting.until(quiet, timeout, 'callers of %s gave up' % host,
+                      interval=0.1, fail=False)
 
     def is_crashed(self, host):
         return self.crash is not None and self.crash.is_crashed(host)

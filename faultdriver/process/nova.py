@@ -59,7 +59,12 @@ class Faults:
         return control_client.Client(self.nova.stack.control_socket(host))
 
     def add_rule(self, host, rule):
-        return self.control(host).add(rule)
+        """Returns the rule's index, as the embedded tier's does."""
+        return self.control(host).add(rule)['index']
+
+    def remove_rule(self, host, index):
+        self.control(host).remove(index)
+        return True
 
     def set_rules(self, host, rules):
         control = self.control(host)
@@ -89,6 +94,14 @@ class Faults:
                        'messages queued for %s' % host, timeout)
         if expired:
             time.sleep(config.TIMINGS['rpc_response_timeout'] + 1)
+
+    def wait_callers_gave_up(self, host, timeout=30):
+        """One RPC timeout and a second: by then every call sent to the
+        dead ``host`` expired (a caller's next call, sent after the
+        first failed, too; the broker cannot be asked which calls wait,
+        see wait_for_queued).  What an operator who restarts a dead
+        compute minutes later gets."""
+        time.sleep(min(timeout, config.TIMINGS['rpc_response_timeout'] + 1))
 
     def is_crashed(self, host):
         """Whether the host's nova-compute process has exited."""

@@ -1,6 +1,16 @@
 """Expectations: each kind checks the state a variant ended in and says
 what it found, met or not (see schema.yaml for the kinds)."""
 
+import re
+
+#: Same text as the scenario runner's (expect must not import it).
+PERIODIC_ERROR = 'Error updating resources for node %s'
+#: The last line of a logged traceback, ``nova.exception.Name: message``
+#: (oslo.log prefixes each traceback line with time, pid and logger).
+EXCEPTION_LINE = re.compile(
+    r'(?:^|\s)(?:[a-z_]\w*\.)*([A-Z]\w*(?:Error|Exception|Invalid|'
+    r'NotFound|Failed|Timeout|Conflict)): ', re.M)
+
 
 def _counted(args, actual):
     """(met, expected text) of a count/min/max expectation."""
@@ -132,23 +142,88 @@ def _not_shared(steps, state):
         actual or 'none shared'
 
 
+#: Where a live migration's source runs its periodic during a follow-up
+#: move: the source's driver call, after the destination's claim gave
+#: the server its new migration context (the window of the stale
+#: migration-context class, findings F1).
+WINDOW_RULE = 'live_migration.before: 1*periodic'
+
+
 def _moves_again(steps, state, timeout=60):
     """Invariant: the cloud is usable, not only consistent: every ACTIVE
-    server live-migrates again (the scheduler picks the host)."""
+    server the scenario moved (every ACTIVE server if it moved none)
+    live-migrates away (the scheduler picks the host) and back, and each
+    move's source runs its periodic while the move is under way (what
+    periodics-clean then checks)."""
     failed = []
+    moved = [alias for alias in steps.servers if steps.moves.get(alias)]
     for alias, server in steps.servers.items():
-        if state['servers'].get(alias, {}).get('status') != 'ACTIVE':
+        home = state['servers'].get(alias, {})
+        if home.get('status') != 'ACTIVE' or (moved and alias not in moved):
             continue
-        count = len(steps.test.migrations(server)) + 1
-        try:
-            steps.test.api.post_server_action(server['id'], {
-                'os-migrateLive': {'host': None, 'block_migration': 'auto'}})
-            steps.test.wait_newest_migration(server, 'completed', count,
-                                             timeout=timeout)
-        except Exception as exc:
-            failed.append('%s: %s' % (alias, str(exc)[:200]))
-    return not failed, 'every ACTIVE server live-migrates again', \
+        for leg, target in (('away', None), ('back', home['host'])):
+            try:
+                _live_migrate(steps, server, target, timeout)
+            except Exception as exc:
+                failed.append('%s (%s): %s' % (alias, leg, str(exc)[:200]))
+                break
+    return not failed, 'every ACTIVE server live-migrates away and back', \
         failed or 'all moved'
+
+
+def _live_migrate(steps, server, host, timeout):
+    test = steps.test
+    source = test.api.get_server(server['id'])['OS-EXT-SRV-ATTR:host']
+    count = len(test.migrations(server)) + 1
+    index = test.faults.add_rule(source, WINDOW_RULE)
+    try:
+        test.api.post_server_action(server['id'], {
+            'os-migrateLive': {'host': host, 'block_migration': 'auto'}})
+        test.wait_newest_migration(server, 'completed', count,
+                                   timeout=timeout)
+        test.wait_for_server(server, timeout=timeout, status='ACTIVE',
+                             task_state=None)
+    finally:
+        # Not hit when the move failed early: it must not fire later.
+        test.faults.remove_rule(source, index)
+
+
+def _periodics_clean(steps, state):
+    """Invariant: no periodic failed since ``recover`` began (its own
+    periodics, the accounting check's and those moves-again runs inside
+    each follow-up move).  The actual value names the exceptions and, as
+    evidence, the context of a migration in a terminal status the
+    tracker applied (Nova's line ``Migration status is error``)."""
+    marks = steps.recovery_marks or {}
+    now = steps.log_counts()
+    text = steps.log_text()
+    actual = []
+    for host in steps.scenario.hosts:
+        new = now[('error', host)] - marks.get(('error', host), 0)
+        if new:
+            names = _exceptions_after(text, PERIODIC_ERROR % host, new)
+            actual.append('%s: %d periodic error(s) (%s)' % (
+                host, new, ', '.join(names) or 'exception not logged'))
+    if actual:
+        actual += ["the tracker applied the migration context of a "
+                   "migration in status '%s'" % status
+                   for status in TERMINAL
+                   if now[('applied', status)] >
+                   marks.get(('applied', status), 0)]
+    return not actual, 'no periodic failed after recovery began', \
+        actual or 'none failed'
+
+
+def _exceptions_after(text, marker, last):
+    """The exception class names in the tracebacks that follow the
+    ``last`` occurrences of ``marker``."""
+    starts = [m.start() for m in re.finditer(re.escape(marker), text)]
+    names = []
+    for start in starts[-last:]:
+        found = EXCEPTION_LINE.search(text, start, start + 20000)
+        if found and found.group(1) not in names:
+            names.append(found.group(1))
+    return names
 
 
 def _accounting(steps, state, hosts=None):
@@ -179,18 +254,22 @@ KINDS = {
     'servers-settled': _settled,
     'pcpus-not-shared': _not_shared,
     'moves-again': _moves_again,
+    'periodics-clean': _periodics_clean,
     'accounting-matches-placement': _accounting,
 }
 #: The cloud's invariants (the sweep checks them after every case); each
 #: also takes ``broken: true``.
 INVARIANTS = ('migrations-terminal', 'servers-settled', 'pcpus-not-shared',
-              'accounting-matches-placement', 'moves-again')
-#: Checked after the others: they change the state (run periodics).
-LAST = ('accounting-matches-placement', 'moves-again')
+              'accounting-matches-placement', 'moves-again',
+              'periodics-clean')
+#: Checked after the others, in this order: they change the state (run
+#: periodics, move servers), and periodics-clean looks at what they ran.
+LAST = ('accounting-matches-placement', 'moves-again', 'periodics-clean')
 
 
 def evaluate(steps, expectations, state):
-    ordered = sorted(expectations, key=lambda e: next(iter(e)) in LAST)
+    ordered = sorted(expectations, key=lambda e: LAST.index(next(iter(e)))
+                     + 1 if next(iter(e)) in LAST else 0)
     verdicts = []
     for expectation in ordered:
         [(kind, args)] = expectation.items()

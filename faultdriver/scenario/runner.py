@@ -24,7 +24,11 @@ from faultdriver.scenario import expect
 from faultdriver.scenario import model
 
 MODES = {'eventlet': 'False', 'threading': 'True'}
-PERIODIC_ERROR = 'Error updating resources for node %s'
+PERIODIC_ERROR = expect.PERIODIC_ERROR
+#: The resource tracker's line when its periodic applies an instance's
+#: migration context for a migration to this host
+#: (``ResourceTracker._update_available_resource``).
+APPLIED_CONTEXT = 'Migration status is %s'
 #: Loggers whose records log expectations count, and their levels.
 CAPTURED = (('nova.compute', logging.DEBUG), ('faultdriver', logging.INFO))
 
@@ -45,6 +49,22 @@ class Steps:
         self.moves = {}             # alias -> moves started
         self.flavors = {}           # name -> flavor id
         self.periodics = []         # (host, error logged)
+        #: Log counts when ``recover`` began (see :meth:`log_counts`):
+        #: the periodics-clean invariant looks at what came after.
+        self.recovery_marks = None
+
+    def log_counts(self):
+        """How often the log has each host's periodic error line and
+        the tracker's line for each status of a migration whose context
+        it applied (counts, not positions: the process tier's log is
+        several files)."""
+        text = self.log_text()
+        counts = {('error', host): text.count(PERIODIC_ERROR % host)
+                  for host in self.scenario.hosts}
+        for status in expect.TERMINAL:
+            counts[('applied', status)] = text.count(
+                APPLIED_CONTEXT % status)
+        return counts
 
     def log_text(self):
         return ''.join(capture.output for capture in self.test.scenario_logs)
@@ -216,6 +236,7 @@ class Steps:
 
     def do_recover(self, timeout=60, resize=None):
         """See schema.yaml's ``recover``; returns what it did."""
+        self.recovery_marks = self.log_counts()
         done = []
         faults = self.test.faults
         for host in self.scenario.hosts:
@@ -226,6 +247,9 @@ class Steps:
         self._settle(timeout)
         for host in self.scenario.hosts:
             if faults.is_crashed(host):
+                # The operator restarts it later, not at once (see
+                # schema.yaml's recover).
+                faults.wait_callers_gave_up(host, timeout)
                 faults.restart(host)
                 self.test.wait_service_state(host, 'up', timeout)
                 done.append('restarted %s' % host)

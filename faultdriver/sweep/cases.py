@@ -8,6 +8,7 @@ import hashlib
 import re
 
 from faultdriver import points as points_module
+from faultdriver.scenario import expect
 
 #: Action classes: the rule term each becomes at a point.
 ACTIONS = ('crash', 'raise', 'raise-generic', 'periodic', 'delay')
@@ -17,9 +18,7 @@ GENERIC_EXCEPTION = 'InternalError'
 #: processes): the caller gives up while the step goes on.
 DELAY_SECONDS = {'embedded': 3, 'process': 9, 'libvirt': 9}
 #: The cloud's invariants, as scenario expectations (expect.py).
-INVARIANTS = ({'migrations-terminal': {}}, {'servers-settled': {}},
-              {'pcpus-not-shared': {}}, {'accounting-matches-placement': {}},
-              {'moves-again': {}})
+INVARIANTS = tuple({kind: {}} for kind in expect.INVARIANTS)
 
 
 @dataclasses.dataclass(frozen=True)

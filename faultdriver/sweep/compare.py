@@ -14,7 +14,8 @@ def compare(stock, fixed):
     keys = ('invariant', 'point', 'host', 'phase', 'action')
 
     def listed(signatures):
-        return [dict(zip(keys, s)) for s in sorted(signatures)]
+        return [dict(zip(keys, s), known=(before.get(s) or after[s])['known'])
+                for s in sorted(signatures)]
     return {'patches': fixed['patches'],
             'removed': listed(set(before) - set(after)),
             'kept': listed(set(before) & set(after)),
@@ -27,7 +28,8 @@ def text(diff):
         len(diff['kept']), len(diff['added']))]
     for kind in ('removed', 'kept', 'added'):
         for f in diff[kind]:
-            lines.append('  %-8s %s at %s.%s@%s (%s)' % (
+            lines.append('  %-8s %s at %s.%s@%s (%s)%s' % (
                 kind, f['invariant'], f['point'], f['phase'], f['host'],
-                f['action']))
+                f['action'], ' known: %s' % f['known'] if f['known']
+                else ''))
     return '\n'.join(lines) + '\n'

@@ -8,8 +8,15 @@ import os
 
 import yaml
 
+from faultdriver.scenario import model
 from faultdriver.sweep import cases
 from faultdriver.sweep import execute
+
+
+def findings_of(results, folder):
+    """The findings of a sweep's results: grouped, known ones named,
+    each with its reproducing scenario written to ``folder``."""
+    return write_reproducers(recognise(group(results)), folder)
 
 
 def group(results):
@@ -26,7 +33,8 @@ def group(results):
                 'invariant': invariant, 'point': result['point'],
                 'host': result['host'], 'phase': result['phase'],
                 'action': result['action'], 'cases': [],
-                'case_scenario': result['scenario'], 'scenario': None,
+                'case_scenario': result['scenario'],
+                'case_broken': list(result['broken']), 'scenario': None,
                 'known': None, 'confirmed': None,
                 'actual': next((d['actual'] for d in result['details']
                                 if d['kind'] == invariant), None)})
@@ -34,6 +42,29 @@ def group(results):
     return sorted(found.values(), key=lambda f: (f['point'], f['host'],
                                                  f['phase'], f['action'],
                                                  f['invariant']))
+
+
+def known_signatures():
+    """``[(scenario name, invariant, evidence)]``: what the bundled
+    scenarios say they describe (their ``recognises``)."""
+    found = []
+    for name in model.bundled():
+        for sign in model.load(name).data.get('recognises', ()):
+            found.append((name, sign['invariant'], sign['evidence']))
+    return found
+
+
+def recognise(findings, signatures=None):
+    """Name each finding a bundled scenario describes (``known``): same
+    invariant, and the scenario's evidence in what the invariant saw."""
+    signatures = known_signatures() if signatures is None else signatures
+    for finding in findings:
+        seen = str(finding['actual'])
+        finding['known'] = next((name for name, invariant, evidence in
+                                 signatures
+                                 if invariant == finding['invariant'] and
+                                 evidence in seen), None)
+    return findings
 
 
 def _finding_name(finding):
@@ -58,7 +89,13 @@ def write_reproducers(findings, folder):
         [variant] = data['variants'].values()
         variant['expect'] = 'bug'
         data['variants'] = {'stock': variant}
-        data['expectations'] = [{finding['invariant']: {'broken': True}}]
+        # The case's outcome: the invariants it broke expected broken,
+        # the others holding (periodics-clean needs moves-again to run).
+        data['expectations'] = [
+            {kind: dict(args or {}, broken=True)
+             if kind in finding['case_broken'] else args}
+            for kind, args in (next(iter(e.items()))
+                               for e in data['expectations'])]
         finding['scenario'] = execute.write_scenario(folder, data)
     return findings
 
@@ -67,17 +104,24 @@ def confirm(findings, backend, mode, folder, progress=None):
     """Replay each finding's reproducer on ``backend`` (real processes):
     ``confirmed`` is True where it shows the same broken invariant there,
     False where it does not (an artifact of the in-process harness, never
-    to be reported as a Nova bug), None where the replay could not run."""
+    to be reported as a Nova bug), None where the replay could not run.
+    Findings of the same case share one replay (the same steps)."""
+    replays = {}
     for finding in findings:
         if not finding['scenario'] or finding['invariant'] == 'step-failed':
             continue
-        log = os.path.join(folder, 'confirm-%s.log' % os.path.basename(
-            finding['scenario'])[:-5])
-        report = execute.run_scenario(finding['scenario'], 'stock', mode,
-                                      backend, log)
+        if finding['case_scenario'] not in replays:
+            log = os.path.join(folder, 'confirm-%s.log' % os.path.basename(
+                finding['scenario'])[:-5])
+            replays[finding['case_scenario']] = execute.run_scenario(
+                finding['scenario'], 'stock', mode, backend, log)
+        report = replays[finding['case_scenario']]
         verdict = report.get('verdict')
-        finding['confirmed'] = {'bug reproduced': True,
-                                'bug not reproduced': False}.get(verdict)
+        # This finding's invariant, whatever the others did there.
+        seen = [e['met'] for e in report.get('expectations', ())
+                if e['kind'] == finding['invariant']]
+        finding['confirmed'] = seen[0] if seen and not report.get(
+            'internal_error') else None
         finding['confirmed_on'] = backend
         if progress:
             progress('confirm on %s: %s at %s.%s@%s (%s): %s' % (

@@ -40,9 +40,8 @@ def merge(folders):
                 '%s: a shard of another sweep (%s differ from %s)' % (
                     folder, ', '.join(differs), folders[0]))
     cases = sorted(results.values(), key=lambda r: r['id'])
-    findings = findings_module.write_reproducers(
-        findings_module.group(cases), os.path.join(folders[0],
-                                                   'findings'))
+    findings = findings_module.findings_of(
+        cases, os.path.join(folders[0], 'findings'))
     return dict({k: first[k] for k in SWEEP_KEYS}, trace=first['trace'],
                 shard='merged %s' % ', '.join(m['shard'] for m in metas),
                 results=', '.join(folders), cases=cases,

@@ -4,6 +4,7 @@ run them, group the findings; the document ``faultdriver sweep`` prints.
 
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -60,8 +61,8 @@ def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
 
     results = execute.run_cases(chosen, scenario_of, folder, mode, backend,
                                 workers, _case_progress(progress))
-    findings = findings_module.write_reproducers(
-        findings_module.group(results), os.path.join(folder, 'findings'))
+    findings = findings_module.findings_of(
+        results, os.path.join(folder, 'findings'))
     if confirm:
         findings_module.confirm(findings, confirm, mode, os.path.join(
             folder, 'findings'), progress)
@@ -74,6 +75,14 @@ def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
            'wall_seconds': round(time.monotonic() - began, 1)}
     merge.write_meta(folder, doc)
     return doc
+
+
+def share_trace(folder, other):
+    """Let the sweep in ``other`` run the cases of the one in ``folder``
+    (an A/B compares the same cases; a second trace could differ)."""
+    os.makedirs(os.path.join(other, 'trace'), exist_ok=True)
+    shutil.copyfile(os.path.join(folder, 'trace', 'steps.json'),
+                    os.path.join(other, 'trace', 'steps.json'))
 
 
 def traced_steps(workflow, folder, mode, backend):

@@ -1,12 +1,12 @@
-"""A reduced sweep, as a user runs it: ``faultdriver sweep live-migration
---points live_migration --hosts src --actions raise``.
+"""Reduced sweeps, as a user runs them (``faultdriver sweep
+live-migration --points ... --hosts ... --actions ...``).
 
 Invariant: the sweep traces the workflow, runs one case per traced phase
 of the step, and reports what breaks an invariant with a reproducer that
-``scenario run`` replays.  What it finds here is a Nova bug
-(doc/findings.rst F4): ``live_migration`` raising MigrationError on the
-source before the transfer leaves the move's PCPU allocation on dest
-(placement 4 PCPU, 2 pinned, after recovery and periodics).
+``scenario run`` replays.  What they find are Nova bugs: F4
+(``live_migration`` raising MigrationError on the source before the
+transfer leaves the move's PCPU allocation on dest) and the seed, F1,
+recognised by name and removed by its candidate fix (``--ab``).
 """
 
 import json
@@ -46,6 +46,38 @@ def test_reduced_sweep_finds_the_leaked_allocation(tmp_path):
 
     replay = faultdriver('scenario', 'run', finding['scenario'], '-f',
                          'json')
+    assert replay.returncode == 0, replay.stderr[-3000:]
+    assert json.loads(replay.stdout)['verdicts'] == {
+        'stock': 'bug reproduced'}
+
+
+def test_reduced_sweep_finds_the_seed_and_the_fix_removes_it(tmp_path):
+    """The issue's done-when: a crash of dest at ``pre_live_migration``
+    leaves an ``error`` migration; after recovery the follow-up round
+    trip (moves-again) has dest's periodic apply the next move's context
+    for it and fail (CPUPinningInvalid): the stale migration-context bug
+    (doc/findings.rst F1), named by its bundled scenario.  With the
+    candidate fix the same cases keep every invariant."""
+    done = faultdriver('sweep', 'live-migration', '--points',
+                       'pre_live_migration', '--hosts', 'dest', '--actions',
+                       'crash', '--ab', 'stale_migration_context',
+                       '--results', str(tmp_path), '-f', 'json')
+    assert done.returncode == 0, done.stderr[-3000:]
+    doc = json.loads(done.stdout)
+    stock = {(f['invariant'], f['phase']): f for f in doc['a']['findings']}
+    seed = stock[('periodics-clean', 'before')]
+    assert seed['known'] == 'stale-error-migration-context'
+    assert seed['actual'][0] == 'dest: 1 periodic error(s) (CPUPinningInvalid)'
+    assert doc['b']['patches'] == ['stale_migration_context']
+    assert [c['id'] for c in doc['b']['cases']] == \
+        [c['id'] for c in doc['a']['cases']]
+    assert doc['b']['findings'] == []
+    assert {(f['invariant'], f['phase'], f['known'])
+            for f in doc['ab']['removed']} >= {
+        ('periodics-clean', 'before', 'stale-error-migration-context')}
+    assert doc['ab']['added'] == []
+
+    replay = faultdriver('scenario', 'run', seed['scenario'], '-f', 'json')
     assert replay.returncode == 0, replay.stderr[-3000:]
     assert json.loads(replay.stdout)['verdicts'] == {
         'stock': 'bug reproduced'}
