@@ -432,6 +432,8 @@ def _no_disk_copy(self, context, instance, dest, flavor, network_info,
 def run(path, variant, mode):
     """Run ``variant`` of the scenario at ``path``; returns the report."""
     os.environ['OS_NOVA_DISABLE_EVENTLET_PATCHING'] = MODES[mode]
+    # A previous run in this process (serve) left logging disabled.
+    logging.disable(logging.NOTSET)
     # Nova decides eventlet patching on this first import (before the
     # loader checks rules, which imports Nova's driver module).
     from faultdriver.harness import embedded
@@ -500,8 +502,37 @@ def main(argv=None, run_variant=None, backend='embedded'):
     return 0
 
 
+def serve(mode):
+    """``--serve MODE``: run one scenario variant after another in this
+    process (the sweep's workers: Nova's imports and its cached database
+    schema are paid once, each run still gets a fresh embedded Nova).
+
+    Reads one JSON request per line on stdin, ``{"path", "variant",
+    "out", "log"}``; the run's output goes to ``log``, its report to
+    ``out``, then the line ``done`` on the original stdout.
+    """
+    warnings.simplefilter('ignore')
+    replies = os.fdopen(os.dup(1), 'w')
+    for line in sys.stdin:
+        request = json.loads(line)
+        with open(request['log'], 'a', encoding='utf-8') as log:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(log.fileno(), 1)
+            os.dup2(log.fileno(), 2)
+            main([request['path'], request['variant'], mode,
+                  request['out']])
+            sys.stdout.flush()
+            sys.stderr.flush()
+        replies.write('done\n')
+        replies.flush()
+
+
 if __name__ == '__main__':
-    main()
+    if sys.argv[1:2] == ['--serve']:
+        serve(sys.argv[2])
+    else:
+        main()
     # The report is written; Nova's leftover threads and pools (whose
     # shutdown logs after the test's logging fixtures are gone) need not
     # be waited for.

@@ -1,6 +1,8 @@
-"""Run sweep cases in parallel, each a scenario run of its own, with the
-results appended to a directory as they finish (an interrupted sweep
-resumes: finished cases are not run again)."""
+"""Run sweep cases in parallel, each a scenario run of its own (on the
+embedded Nova in a worker's long-lived runner process, see served.py;
+on the process tiers a stack per case), with the results appended to a
+directory as they finish (an interrupted sweep resumes: finished cases
+are not run again)."""
 
 import concurrent.futures
 import json
@@ -12,6 +14,7 @@ import yaml
 
 from faultdriver.scenario import launch
 from faultdriver.scenario import model
+from faultdriver.sweep import served
 
 RESULTS = 'results.jsonl'
 
@@ -84,11 +87,22 @@ def run_cases(cases, scenario_of, folder, mode='threading',
     started = time.monotonic()
     counts = {'done': len(cases) - len(todo), 'total': len(cases)}
 
+    local, runners = threading.local(), []
+
+    def run(path, log):
+        if backend != 'embedded':       # a stack of processes per case
+            return run_scenario(path, 'case', mode, backend, log)
+        if not hasattr(local, 'runner'):
+            local.runner = served.Runner(mode)
+            with lock:
+                runners.append(local.runner)
+        return local.runner.run(path, 'case', log)
+
     def one(case):
         path = write_scenario(os.path.join(folder, 'cases'),
                               scenario_of(case))
         began = time.monotonic()
-        report = run_scenario(path, 'case', mode, backend, os.path.join(
+        report = run(path, os.path.join(
             folder, 'logs', os.path.basename(path)[:-5] + '.log'))
         result = summarize(case, report, path, time.monotonic() - began)
         with lock:
@@ -103,9 +117,13 @@ def run_cases(cases, scenario_of, folder, mode='threading',
                     len(todo)))
         return result
 
-    with concurrent.futures.ThreadPoolExecutor(max(1, workers)) as pool:
-        for future in [pool.submit(one, case) for case in todo]:
-            future.result()
+    try:
+        with concurrent.futures.ThreadPoolExecutor(max(1, workers)) as pool:
+            for future in [pool.submit(one, case) for case in todo]:
+                future.result()
+    finally:
+        for each in runners:
+            each.close()
     return [results[case.id] for case in cases]
 
 

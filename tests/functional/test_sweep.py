@@ -23,9 +23,12 @@ def faultdriver(*args, timeout=900):
 
 
 def test_reduced_sweep_finds_the_leaked_allocation(tmp_path):
+    # One worker: its runner process runs both cases, one after the
+    # other, each on a fresh embedded Nova (sweep/served.py).
     done = faultdriver('sweep', 'live-migration', '--points',
                        'live_migration', '--hosts', 'src', '--actions',
-                       'raise', '--results', str(tmp_path), '-f', 'json')
+                       'raise', '--workers', '1', '--results', str(tmp_path),
+                       '-f', 'json')
     assert done.returncode == 0, done.stderr[-3000:]
     doc = json.loads(done.stdout)
     assert {(c['point'], c['host'], c['phase'], c['action'])

@@ -1,0 +1,88 @@
+"""The sweep's embedded-Nova runner processes, each running one case
+after another (``python -m faultdriver.scenario.runner --serve MODE``):
+the imports and Nova's cached database schema are paid once per worker
+instead of once per case; every case still gets a fresh embedded Nova
+(a new database, new services, its own rules and log capture).
+
+A runner whose case failed a step or hit an internal error is replaced
+before the next case, and every runner after ``RUNS`` cases, so what one
+case leaves behind (a thread still unwinding) cannot reach many others.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+from faultdriver.scenario import launch
+from faultdriver.scenario import runner as scenario_runner
+
+#: Cases one runner process runs before it is replaced.
+RUNS = 20
+
+
+class Runner:
+    """One served runner process, started when first needed."""
+
+    def __init__(self, mode):
+        self.mode = mode
+        self.process = None
+        self.runs = 0
+
+    def run(self, path, variant, log):
+        """The report of ``variant`` of the scenario at ``path`` (with its
+        verdict); the run's output is appended to ``log``."""
+        if self.process is None or self.process.poll() is not None or \
+                self.runs >= RUNS:
+            self._start()
+        out = os.path.splitext(log)[0] + '.report.json'
+        self.runs += 1
+        began = time.monotonic()
+        self.process.stdin.write(json.dumps({
+            'path': path, 'variant': variant, 'out': out, 'log': log}) + '\n')
+        self.process.stdin.flush()
+        answered = self.process.stdout.readline() == 'done\n'
+        try:
+            with open(out, encoding='utf-8') as stream:
+                report = json.load(stream)
+            os.unlink(out)
+        except (OSError, ValueError):
+            report = {'variant': variant, 'mode': self.mode,
+                      'internal_error': 'the runner process %s without a '
+                      'report' % ('answered' if answered else 'died')}
+        report['verdict'] = launch.verdict(report)
+        with open(log, 'a', encoding='utf-8') as stream:
+            stream.write('[%s] done in %.1fs: %s\n' % (
+                variant, time.monotonic() - began,
+                report['verdict'].upper()))
+        if not answered or report['verdict'] in ('internal error',
+                                                 'step failed'):
+            self.close()
+        return report
+
+    def _start(self):
+        self.close()
+        env = dict(os.environ, PYTHONWARNINGS='ignore',
+                   OS_NOVA_DISABLE_EVENTLET_PATCHING=scenario_runner.MODES[
+                       self.mode])
+        self.process = subprocess.Popen(
+            [sys.executable, '-m', 'faultdriver.scenario.runner', '--serve',
+             self.mode], env=env, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.runs = 0
+
+    def close(self):
+        """End the process (it exits at the end of its input)."""
+        if self.process is None:
+            return
+        process, self.process = self.process, None
+        try:
+            process.stdin.close()
+        except OSError:
+            pass
+        try:
+            process.wait(60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
