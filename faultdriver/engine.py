@@ -38,6 +38,7 @@ class Hit:
     instance: str | None = None
     migration: str | None = None
     operation: str | None = None
+    in_periodic: bool = False  # the hit runs in its host's resource periodic
     target: object = None  # the driver or tracker the point belongs to
     engine: object = None
     token: object = None   # what the action's prepare() kept for this hit
@@ -225,6 +226,7 @@ class Engine:
                               instance=context.get('instance'),
                               migration=context.get('migration'),
                               operation=context.get('operation'),
+                              in_periodic=bool(context.get('in_periodic')),
                               target=target, engine=self)
                     action = state.actions[term]
                     action.prepare(hit)
@@ -258,7 +260,8 @@ class Engine:
                 'rule_index': hit.rule_index, 'hit': hit.hit,
                 'action': action.name, 'role': hit.role,
                 'instance': hit.instance, 'migration': hit.migration,
-                'operation': hit.operation})
+                'operation': hit.operation,
+                'in_periodic': hit.in_periodic})
 
     def wait_for_hit(self, point, count=1, timeout=60.0, phase='before'):
         """Block until ``point.phase`` was hit ``count`` times.

@@ -11,6 +11,7 @@ up the instance's unfinished migration through this host.
 
 import functools
 import inspect
+import sys
 
 from nova.compute import task_states
 
@@ -64,6 +65,30 @@ def arguments(point_name, args, kwargs):
     return bound
 
 
+@functools.lru_cache(maxsize=None)
+def _periodic_code():
+    """The code of the compute manager's resource periodic: its entry
+    and the per-node update Nova 34 runs on another thread."""
+    from nova.compute import manager
+    return frozenset(
+        inspect.unwrap(getattr(manager.ComputeManager, name)).__code__
+        for name in ('update_available_resource',
+                     '_update_available_resource_for_node'))
+
+
+def in_resource_periodic():
+    """Whether the calling thread runs inside its host's resource
+    periodic (a real nova-compute runs one at a time, so the ``periodic``
+    action cannot start another one there)."""
+    codes = _periodic_code()
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code in codes:
+            return True
+        frame = frame.f_back
+    return False
+
+
 def describe(point, host, instance=None, migration=None):
     """The context dict of a hit, from the objects involved."""
     task_state = _loaded(instance, 'task_state')
@@ -81,7 +106,8 @@ def describe(point, host, instance=None, migration=None):
             role = 'source'
     return {'instance': _loaded(instance, 'uuid'),
             'migration': _loaded(migration, 'uuid'),
-            'operation': operation, 'role': role}
+            'operation': operation, 'role': role,
+            'in_periodic': in_resource_periodic()}
 
 
 def _unfinished_migration(ctxt, instance, host):

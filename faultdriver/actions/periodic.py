@@ -43,6 +43,9 @@ class Periodic(base.Action):
         from nova import context as nova_context
         from faultdriver import points
 
+        if hit.in_periodic:
+            self._skip(hit)
+            return
         manager = _manager_of(hit.target)
         point = points.catalogue()[hit.point]
         started = threading.Event()
@@ -74,6 +77,18 @@ class Periodic(base.Action):
         started.wait()
         if not point.tracker_lock:
             thread.join(self.args.get('timeout', 60.0))
+
+    @staticmethod
+    def _skip(hit):
+        reason = "the hit is in %s's own resource periodic" % hit.host
+        LOG.warning('faultdriver periodic at %s on %s not run: %s',
+                    hit.describe(), hit.host, reason)
+        if hit.engine.journal is not None:
+            hit.engine.journal.record({
+                'event': 'periodic', 'time': time.time(), 'host': hit.host,
+                'point': hit.point, 'phase': hit.phase,
+                'rule_index': hit.rule_index, 'hit': hit.hit,
+                'skipped': reason})
 
     @staticmethod
     def _report(hit, outcome, duration):

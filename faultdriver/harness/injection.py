@@ -250,6 +250,11 @@ class FaultInjection(fixtures.Fixture):
         waiting.until(quiet, timeout, 'callers of %s gave up' % host,
                       interval=0.1, fail=False)
 
+    @property
+    def rpc_timeout(self):
+        """Seconds a caller waits for an RPC reply in this Nova."""
+        return CONF.rpc_response_timeout
+
     def is_crashed(self, host):
         return self.crash is not None and self.crash.is_crashed(host)
 

@@ -98,7 +98,12 @@ ASSUMPTIONS = [
     A(MANAGER + '.__init__', s.Assigns('self.rt'),
       'FaultDriver reaches the resource tracker (manager.rt): ' + _HOOKS),
     A(MANAGER + '.update_available_resource', s.Params('self', 'context'),
-      'the periodic action and the periodic scenario step'),
+      'the periodic action and the periodic scenario step; a hit in its '
+      'code is in the host\'s periodic (faultdriver.hitcontext)'),
+    A(MANAGER + '._update_available_resource_for_node',
+      s.Params('self', 'context', 'nodename'),
+      "a hit in its code (the per-node update's thread) is in the host's "
+      'periodic (faultdriver.hitcontext)'),
     A(TRACKER, s.Exists(type), _HOOKS),
     A(RT + '.COMPUTE_RESOURCE_SEMAPHORE', s.Exists(str),
       'tracker points fire under the tracker lock; the periodic action '

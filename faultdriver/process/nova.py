@@ -103,6 +103,9 @@ class Faults:
         compute minutes later gets."""
         time.sleep(min(timeout, config.TIMINGS['rpc_response_timeout'] + 1))
 
+    #: Seconds a caller waits for an RPC reply in this Nova.
+    rpc_timeout = config.TIMINGS['rpc_response_timeout']
+
     def is_crashed(self, host):
         """Whether the host's nova-compute process has exited."""
         process = self.nova.stack.computes.get(host)

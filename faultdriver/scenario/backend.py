@@ -23,7 +23,8 @@ class NovaBackend(typing.Protocol):
     api: typing.Any
     admin_api: typing.Any
     #: Fault control: add_rule, set_rules, release, wait_for_hit,
-    #: wait_for_queued, crash_host, is_crashed, restart, history.
+    #: wait_for_queued, crash_host, is_crashed, restart, history, and
+    #: rpc_timeout (seconds a caller waits for a reply).
     faults: typing.Any
 
     def create_flavor(self, vcpus, extra_specs=None):

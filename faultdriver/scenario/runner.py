@@ -25,6 +25,11 @@ from faultdriver.scenario import model
 
 MODES = {'eventlet': 'False', 'threading': 'True'}
 PERIODIC_ERROR = expect.PERIODIC_ERROR
+#: A move that shows no change (migration statuses, server status, task
+#: state, host) for this many RPC timeouts is stuck: by then every call
+#: its hosts made timed out, and the caller's error handling (which may
+#: call a dead host once more) timed out too.
+QUIET_RPC_TIMEOUTS = 3
 #: The resource tracker's line when its periodic applies an instance's
 #: migration context for a migration to this host
 #: (``ResourceTracker._update_available_resource``).
@@ -253,7 +258,9 @@ class Steps:
                 faults.restart(host)
                 self.test.wait_service_state(host, 'up', timeout)
                 done.append('restarted %s' % host)
-        self._settle(timeout)
+        stuck = self._settle(timeout)
+        if stuck:
+            done.append(stuck)
         if resize:
             done += self._decide_resizes(resize, timeout)
         for _ in range(2):
@@ -296,19 +303,47 @@ class Steps:
     def _settle(self, timeout):
         """Wait (bounded, without failing) until every move asked for has
         a migration and each ended or waits for someone (a confirm, the
-        evacuated host)."""
+        evacuated host), or until nothing moved for ``QUIET_RPC_TIMEOUTS``
+        RPC timeouts: a move stuck for good (its host died and every call
+        to it timed out long ago) is not waited for to the deadline.
+        Returns the moves still going, as ``alias: [statuses]``, or ''."""
         over = expect.TERMINAL + expect.WAITING
+        quiet = QUIET_RPC_TIMEOUTS * self.test.faults.rpc_timeout
+        last = {'state': None, 'since': time.monotonic()}
 
         def settled():
-            # A move just asked for may have no migration record yet.
-            for alias, server in self.servers.items():
-                found = self.test.migrations(server)
-                if len(found) < self.moves.get(alias, 0) or any(
-                        m['status'] not in over for m in found):
-                    return False
-            return True
-        waiting.until(settled, timeout, 'moves settled', interval=0.5,
-                      fail=False)
+            state = self._move_state()
+            now = time.monotonic()
+            if state != last['state']:
+                last.update(state=state, since=now)
+            going = [(alias, statuses) for alias, (statuses, _server, moves)
+                     in state.items() if len(statuses) < moves or any(
+                         status not in over for status in statuses)]
+            if not going:
+                return 'settled'
+            if now - last['since'] >= quiet:
+                return 'stuck ' + ', '.join(
+                    '%s: %s' % (alias, list(statuses))
+                    for alias, statuses in going)
+            return None
+        outcome = waiting.until(settled, timeout, 'moves settled',
+                                interval=0.5, fail=False)
+        return '' if outcome == 'settled' else (outcome or 'not settled')
+
+    def _move_state(self):
+        """Per server: its migrations' statuses (oldest first), its
+        status, task state and host, and the moves asked of it (a move
+        just asked for may have no migration record yet)."""
+        state = {}
+        for alias, server in self.servers.items():
+            found = sorted(self.test.migrations(server), key=lambda m: m['id'])
+            fields = self.test.api.get_server(server['id'])
+            state[alias] = (tuple(m['status'] for m in found),
+                            (fields['status'],
+                             fields['OS-EXT-STS:task_state'],
+                             fields.get('OS-EXT-SRV-ATTR:host')),
+                            self.moves.get(alias, 0))
+        return state
 
     def do_sleep(self, seconds):
         time.sleep(seconds)
@@ -341,7 +376,7 @@ def collect_state(steps):
                        'pinned_cpus': pinned, 'placement_pcpu': pcpus,
                        'matches': len(pinned) == pcpus}
     keys = ('time', 'host', 'point', 'phase', 'hit', 'action', 'event',
-            'rule', 'error', 'waited_for_lock')
+            'rule', 'error', 'waited_for_lock', 'in_periodic', 'skipped')
     faults = [{k: e[k] for k in keys if k in e}
               for e in test.faults.history()]
     servers = {}

@@ -113,7 +113,9 @@ def _fault(fault, t0):
     if fault.get('event') == 'periodic':
         bad = bool(fault.get('error'))
         text = 'periodic at %s on %s: %s' % (
-            where, host, ('error: %s' % fault['error']) if bad else 'no error')
+            where, host, ('error: %s' % fault['error']) if bad else
+            ('not run: %s' % fault['skipped']) if fault.get('skipped') else
+            'no error')
         if fault.get('waited_for_lock'):
             text += ', waited for the tracker lock'
         return Event(at=fault['time'] - t0, kind='periodic', lane=host,

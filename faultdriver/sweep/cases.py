@@ -30,6 +30,9 @@ class Case:
     #: Hits of the point the workflow's setup makes before its move (in
     #: the clean run): the fault lets them pass (``N*off -> 1*action``).
     skip: int = 0
+    #: The hit the fault takes runs in the host's resource periodic: no
+    #: ``periodic`` case there (nova-compute runs one periodic at a time).
+    in_periodic: bool = False
 
     @property
     def id(self):
@@ -62,7 +65,7 @@ class Case:
         if self.action == 'crash':
             return '%s: 1*crash' % where
         if self.action == 'periodic':
-            return '%s: 1*periodic' % where
+            return None if self.in_periodic else '%s: 1*periodic' % where
         if self.action == 'delay':
             return '%s: 1*delay(%d)' % (where, DELAY_SECONDS[backend])
         if self.action == 'raise':
@@ -78,8 +81,7 @@ class Case:
 def generate(steps, actions=DEFAULT_ACTIONS, backend='embedded'):
     """Every (step, action) with a rule, sorted by id (a stable order the
     shards and the resume rely on)."""
-    cases = [Case(step[0], step[1], step[2], action,
-                  step[3] if len(step) > 3 else 0)
+    cases = [Case(*step[:3], action, *step[3:5])
              for step in steps for action in actions]
     return sorted((c for c in cases if c.rule(backend)), key=lambda c: c.id)
 

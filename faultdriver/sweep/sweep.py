@@ -23,6 +23,8 @@ OPERATIONS = {'live-migration': 'live-migration',
               'cold-migration-revert': 'migration',
               'resize-confirm': 'resize', 'resize-revert': 'resize',
               'evacuation': 'evacuation'}
+#: What the sweep document says of each traced step.
+TRACE_KEYS = ('point', 'host', 'phase', 'skip', 'in_periodic')
 
 
 def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
@@ -69,8 +71,7 @@ def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
     doc = {'workflow': workflow.name, 'backend': backend, 'mode': mode,
            'patches': list(patches), 'shard': '%d/%d' % shard,
            'results': folder,
-           'trace': [{'point': p, 'host': h, 'phase': ph, 'skip': skip}
-                     for p, h, ph, skip in steps],
+           'trace': [dict(zip(TRACE_KEYS, step)) for step in steps],
            'cases': results, 'findings': findings,
            'wall_seconds': round(time.monotonic() - began, 1)}
     merge.write_meta(folder, doc)

@@ -35,13 +35,14 @@ def trace_scenario(workflow):
 
 
 def steps_hit(report, operation=None):
-    """``[(point, host, phase, skip)]`` in the order first hit, from the
-    workflow's first move up to its ``recover`` step (what happens before
-    is its setup, after is the operator's); ``skip`` is how many hits of
-    that point the setup made first (a case's fault skips them); with
-    ``operation``, only points whose catalogue facts say that move
-    reaches them (or that do not say: tracker points and points on every
-    path)."""
+    """``[(point, host, phase, skip, in_periodic)]`` in the order first
+    hit, from the workflow's first move up to its ``recover`` step (what
+    happens before is its setup, after is the operator's); ``skip`` is
+    how many hits of that point the setup made first (a case's fault
+    skips them), ``in_periodic`` whether the hit a case's fault takes
+    runs in its host's resource periodic; with ``operation``, only points
+    whose catalogue facts say that move reaches them (or that do not say:
+    tracker points and points on every path)."""
     catalogue = points_module.catalogue()
     start, end = _window(report)
     seen = []
@@ -59,7 +60,8 @@ def steps_hit(report, operation=None):
             continue
         key = (entry['point'], entry['host'], entry.get('phase', 'before'))
         if key not in [step[:3] for step in seen]:
-            seen.append(key + (entry.get('hit', 1) - 1,))
+            seen.append(key + (entry.get('hit', 1) - 1,
+                               bool(entry.get('in_periodic'))))
     return seen
 
 

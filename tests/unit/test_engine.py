@@ -320,7 +320,7 @@ def test_each_fired_fault_logs_one_warning_and_one_journal_entry(caplog):
         {'host': 'h1', 'point': 'spawn', 'phase': 'before',
          'rule': 'spawn@dest: 1*off -> 1*record', 'rule_index': 0, 'hit': n,
          'action': action, 'role': 'dest', 'instance': 'i1',
-         'migration': 'm1', 'operation': 'resize'}
+         'migration': 'm1', 'operation': 'resize', 'in_periodic': False}
         for n, action in ((1, 'off'), (2, 'record'))]
     assert all(isinstance(e['time'], float) for e in entries)
 

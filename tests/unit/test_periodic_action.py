@@ -72,3 +72,44 @@ class TestPeriodicLockReport(test.NoDBTestCase):
         entry = self.fire('tracker.drop_move_claim_at_source', False)
         self.assertFalse(entry['waited_for_lock'], entry)
         self.assertIsNone(entry['error'])
+
+
+class TestInTheHostsOwnPeriodic(test.NoDBTestCase):
+    """A hit inside the host's resource periodic starts no second one:
+    nova-compute runs one periodic at a time (a nested one would wait for
+    the per-node executor the outer one occupies)."""
+
+    def test_hit_in_the_periodic_is_told_so_and_runs_nothing(self):
+        from nova.compute import manager as compute_manager
+        from nova import exception as nova_exception
+        from faultdriver import hitcontext
+
+        seen = []
+
+        def get_available_nodes():
+            seen.append(hitcontext.in_resource_periodic())
+            raise nova_exception.VirtDriverNotReady()
+
+        stand_in = types.SimpleNamespace(driver=types.SimpleNamespace(
+            get_available_nodes=get_available_nodes))
+        # Nova's own periodic code, on a stand-in manager whose driver is
+        # not ready (the periodic returns at once).
+        compute_manager.ComputeManager.update_available_resource(
+            stand_in, None)
+        self.assertEqual([True], seen)
+        self.assertFalse(hitcontext.in_resource_periodic())
+
+        manager = RecordingManager()
+        journal = journal_module.Journal()
+        rule = rules.parse('get_available_nodes: periodic')
+        hit = engine_module.Hit(
+            point='get_available_nodes', phase='before', host='h1',
+            rule=rule, rule_index=0, hit=1, fired=1, in_periodic=seen[0],
+            target=types.SimpleNamespace(
+                virtapi=types.SimpleNamespace(_compute=manager)),
+            engine=types.SimpleNamespace(journal=journal))
+        periodic.Periodic(rule.terms[0])(hit)
+        self.assertFalse(manager.ran.is_set())
+        [entry] = journal.entries()
+        self.assertEqual("the hit is in h1's own resource periodic",
+                         entry['skipped'])

@@ -159,7 +159,7 @@ REPORT = {
          'phase': 'before', 'action': 'log', 'hit': 2},
         {'time': 1007.5, 'host': 'src',
          'point': 'tracker.update_available_resource', 'phase': 'before',
-         'action': 'log', 'hit': 2},
+         'action': 'log', 'hit': 2, 'in_periodic': True},
         # During recovery: not a step of the workflow.
         {'time': 1010, 'host': 'src', 'point': 'post_live_migration',
          'phase': 'before', 'action': 'log'},
@@ -170,10 +170,18 @@ REPORT = {
 def test_trace_keeps_the_workflow_steps_in_first_hit_order():
     steps = trace.steps_hit(REPORT, 'live-migration')
     # The periodic ran once during the setup: its case skips that hit.
-    assert steps == [('pre_live_migration', 'dest', 'before', 0),
-                     ('pre_live_migration', 'dest', 'after', 0),
+    # It runs in src's periodic: no periodic case there.
+    assert steps == [('pre_live_migration', 'dest', 'before', 0, False),
+                     ('pre_live_migration', 'dest', 'after', 0, False),
                      ('tracker.update_available_resource', 'src', 'before',
-                      1)]
+                      1, True)]
+    generated = cases.generate(steps, ('crash', 'periodic'))
+    assert [c.id for c in generated] == [
+        'pre_live_migration.after@dest:crash',
+        'pre_live_migration.after@dest:periodic',
+        'pre_live_migration.before@dest:crash',
+        'pre_live_migration.before@dest:periodic',
+        'tracker.update_available_resource.before@src:crash']
 
 
 def test_a_case_lets_the_setup_hits_pass():
@@ -339,3 +347,42 @@ def test_html_report_escapes_and_links_reproducers(tmp_path):
         in page
     assert '<td class="good"><a href="cases/case-x.yaml">ok</a>' in page
     assert '&lt;s1&gt; MIGRATING' in page and '<s1>' not in page
+
+
+class _Cloud:
+    """A backend whose one migration goes through ``statuses`` (one per
+    look) and then keeps the last."""
+
+    def __init__(self, statuses):
+        self.statuses = list(statuses)
+        self.faults = __import__('types').SimpleNamespace(rpc_timeout=0.02)
+        self.api = self
+
+    def migrations(self, server):
+        status = self.statuses.pop(0) if len(self.statuses) > 1 else \
+            self.statuses[0]
+        return [{'id': 1, 'status': status}]
+
+    def get_server(self, server_id):
+        return {'status': 'MIGRATING', 'OS-EXT-STS:task_state': 'migrating',
+                'OS-EXT-SRV-ATTR:host': 'src'}
+
+
+def _settling(statuses):
+    from faultdriver.scenario import runner
+    steps = runner.Steps(_Cloud(statuses), model.load('live-migration'),
+                         'stock')
+    steps.servers = {'s1': {'id': 'u1'}}
+    steps.moves = {'s1': 1}
+    return steps
+
+
+def test_settle_waits_for_a_move_that_ends():
+    steps = _settling(['queued', 'preparing', 'running', 'completed'])
+    assert steps._settle(timeout=60) == ''
+
+
+def test_settle_names_a_move_that_stopped_changing_as_stuck():
+    # Long before the deadline: nothing changed for three RPC timeouts.
+    steps = _settling(['preparing', 'running'])
+    assert steps._settle(timeout=600) == "stuck s1: ['running']"
