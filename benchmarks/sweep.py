@@ -1,15 +1,20 @@
 """How fast a sweep runs, and where a case's time goes.
 
 Runs ``faultdriver sweep WORKFLOW`` (whole, or reduced with the extra
-arguments) and reports, from its JSON: cases per minute, the wall time,
-and per case the medians of Nova's start-up, the workflow's steps, its
-settle and recover steps, and what is left (expectations: the
-invariants, which run periodics and a follow-up move).  The issue's
-target: the whole live-migration sweep in under 10 minutes on 2 cores.
+arguments), or reads the JSON of one that ran (``--from FILE``), and
+reports: cases per minute, the wall time, per case the medians of Nova's
+start-up, the workflow's steps, its settle and recover steps, and what
+is left (expectations: the invariants, which run periodics and a
+follow-up round trip; teardown), then the case-seconds each action class
+and each recovery kind adds up to (the wall time is about their sum
+divided by the workers) and the slowest cases.  The issue's target: the
+whole live-migration sweep in under 10 minutes on 2 cores.
 
     python benchmarks/sweep.py live-migration [--workers 2] [SWEEP ARGS...]
+    python benchmarks/sweep.py --from sweep.json
 """
 
+import collections
 import json
 import statistics
 import subprocess
@@ -17,8 +22,7 @@ import sys
 import tempfile
 
 
-def main(argv):
-    workflow, *extra = argv or ['live-migration']
+def run_sweep(workflow, extra):
     with tempfile.TemporaryDirectory(prefix='faultdriver-bench-') as tmp:
         done = subprocess.run(
             [sys.executable, '-m', 'faultdriver.cmd.main', 'sweep',
@@ -26,27 +30,67 @@ def main(argv):
             capture_output=True, text=True)
     if done.returncode != 0:
         sys.stderr.write(done.stderr[-3000:])
-        return done.returncode
-    doc = json.loads(done.stdout)
+        return None
+    return json.loads(done.stdout)
+
+
+def median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else float('nan')
+
+
+def recovery_kind(case):
+    text = '; '.join(case['recovery'])
+    if 'stuck' in text:
+        return 'a move stuck'
+    if 'restarted' in text:
+        return 'restarted a compute'
+    return 'no restart'
+
+
+def report(doc):
     cases = [c for c in doc['cases'] if not c['internal_error']]
     wall = doc['wall_seconds']
-
-    def median(values):
-        values = [v for v in values if v is not None]
-        return statistics.median(values) if values else float('nan')
     per_case = median(c['seconds'] for c in cases)
     setup = median(c['setup_seconds'] for c in cases)
     steps = median(c['steps_seconds'] for c in cases)
     settle = median(c['step_seconds'].get('settle') for c in cases)
     recover = median(c['step_seconds'].get('recover') for c in cases)
     print('sweep %s: %d cases (%d traced steps), %d findings, wall %.0f s '
-          '= %.1f cases/min' % (workflow, len(doc['cases']),
+          '= %.1f cases/min' % (doc['workflow'], len(doc['cases']),
                                 len(doc['trace']), len(doc['findings']),
                                 wall, len(doc['cases']) / wall * 60))
     print('per case (median): %.1f s = Nova up %.1f + steps %.1f (of which '
           'settle %.1f, recover %.1f) + expectations and teardown %.1f' % (
               per_case, setup, steps, settle, recover,
               per_case - setup - steps))
+    total = sum(c['seconds'] for c in cases)
+    print('case-seconds: %.0f in all' % total)
+    for title, key in (('action', lambda c: c['action']),
+                       ('recovery', recovery_kind)):
+        groups = collections.defaultdict(list)
+        for case in cases:
+            groups[key(case)].append(case['seconds'])
+        for name, seconds in sorted(groups.items()):
+            print('  %-8s %-20s %3d cases  %6.0f s  median %5.1f s' % (
+                title, name, len(seconds), sum(seconds),
+                statistics.median(seconds)))
+    print('slowest:')
+    for case in sorted(cases, key=lambda c: -c['seconds'])[:5]:
+        print('  %5.1f s  %s  (%s)' % (case['seconds'], case['id'],
+                                       '; '.join(case['recovery'])))
+
+
+def main(argv):
+    if argv[:1] == ['--from']:
+        with open(argv[1], encoding='utf-8') as stream:
+            doc = json.load(stream)
+    else:
+        workflow, *extra = argv or ['live-migration']
+        doc = run_sweep(workflow, extra)
+        if doc is None:
+            return 1
+    report(doc)
     return 0
 
 

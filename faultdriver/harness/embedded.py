@@ -188,6 +188,12 @@ class EmbeddedNova(base.ServersTestBase,
             '/os-migrations?instance_uuid=%s' % server['id']
         ).body['migrations']
 
+    def move_state(self, server):
+        fields = self.observe.server_fields(server['id'])
+        return (tuple(status for _id, status in
+                      self.observe.migration_statuses(server['id'])),
+                fields['status'], fields['task_state'], fields['host'])
+
     def migration(self, server, migration_id):
         """The API's view of one of the server's migrations."""
         [found] = [m for m in self.migrations(server)

@@ -261,6 +261,13 @@ class ProcessNova:
     def migrations(self, server):
         return self.client.migrations(server['id'])
 
+    def move_state(self, server):
+        found = self.client.server(server['id'])
+        return (tuple(m['status'] for m in sorted(
+            self.migrations(server), key=lambda m: m['id'])),
+            found['status'], found['OS-EXT-STS:task_state'],
+            found['OS-EXT-SRV-ATTR:host'])
+
     def wait_newest_migration(self, server, status, count, timeout=30,
                               fail_on=('error', 'failed')):
         def reached():

@@ -44,6 +44,10 @@ class NovaBackend(typing.Protocol):
     def migrations(self, server):
         """The server's migrations (API dicts)."""
 
+    def move_state(self, server):
+        """``(migration statuses oldest first, status, task_state,
+        host)``: what shows a move's progress, cheap enough to poll."""
+
     def wait_newest_migration(self, server, status, count, timeout=30,
                               fail_on=('error', 'failed')):
         """Wait until migration number ``count`` has ``status``."""

@@ -331,17 +331,13 @@ class Steps:
         return '' if outcome == 'settled' else (outcome or 'not settled')
 
     def _move_state(self):
-        """Per server: its migrations' statuses (oldest first), its
-        status, task state and host, and the moves asked of it (a move
-        just asked for may have no migration record yet)."""
+        """Per server: its migrations' statuses (oldest first), status,
+        task state and host (``move_state``), and the moves asked of it
+        (a move just asked for may have no migration record yet)."""
         state = {}
         for alias, server in self.servers.items():
-            found = sorted(self.test.migrations(server), key=lambda m: m['id'])
-            fields = self.test.api.get_server(server['id'])
-            state[alias] = (tuple(m['status'] for m in found),
-                            (fields['status'],
-                             fields['OS-EXT-STS:task_state'],
-                             fields.get('OS-EXT-SRV-ATTR:host')),
+            statuses, *fields = self.test.move_state(server)
+            state[alias] = (statuses, tuple(fields),
                             self.moves.get(alias, 0))
         return state
 

@@ -56,6 +56,7 @@ def summarize(case, report, path, seconds):
         broken.append('step-failed')
     return {'id': case.id, 'point': case.point, 'host': case.host,
             'phase': case.phase, 'action': case.action,
+            'in_periodic': case.in_periodic,
             'verdict': report.get('verdict'), 'broken': broken,
             'details': [{'kind': e['kind'], 'actual': e['actual']}
                         for e in report.get('expectations', ())

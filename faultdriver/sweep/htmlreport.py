@@ -57,7 +57,7 @@ def _findings(doc, base):
                        escape(f['invariant']), escape(f['point']),
                        escape(f['phase']), escape(f['host']),
                        escape(f['action']), len(f['cases']),
-                       escape(report.CONFIRMED[f.get('confirmed')]),
+                       escape(report.confirmation(f)),
                        escape(str(f.get('actual'))[:300]),
                        _link(f['scenario'], os.path.basename(
                            f['scenario'] or ''), base)))

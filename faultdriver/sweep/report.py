@@ -7,6 +7,17 @@ import prettytable
 CONFIRMED = {True: 'confirmed', False: 'harness-only', None: '-'}
 
 
+def confirmation(finding):
+    """What the process-tier replay said of a finding, in words."""
+    if finding.get('not_replayed'):
+        return 'not replayed on %s (a periodic\'s hit)' % (
+            finding['confirmed_on'])
+    text = CONFIRMED[finding.get('confirmed')]
+    if finding.get('confirmed_on'):
+        text += ' on %s' % finding['confirmed_on']
+    return text
+
+
 def text(doc):
     actions = sorted({case['action'] for case in doc['cases']})
     rows = {}
@@ -25,10 +36,7 @@ def text(doc):
     for f in doc['findings']:
         found.add_row([f['invariant'], '%s.%s@%s' % (f['point'], f['phase'],
                                                      f['host']),
-                       f['action'], len(f['cases']), CONFIRMED[
-                           f.get('confirmed')] + (' on %s' % f['confirmed_on']
-                                                  if f.get('confirmed_on')
-                                                  else ''),
+                       f['action'], len(f['cases']), confirmation(f),
                        f['scenario']])
     return ('Sweep of %s on %s (%s mode%s), shard %s: %d cases, %d '
             'findings, %.0fs; results in %s\n\n%s\n\nFindings\n%s\n' % (

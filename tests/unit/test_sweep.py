@@ -356,16 +356,11 @@ class _Cloud:
     def __init__(self, statuses):
         self.statuses = list(statuses)
         self.faults = __import__('types').SimpleNamespace(rpc_timeout=0.02)
-        self.api = self
 
-    def migrations(self, server):
+    def move_state(self, server):
         status = self.statuses.pop(0) if len(self.statuses) > 1 else \
             self.statuses[0]
-        return [{'id': 1, 'status': status}]
-
-    def get_server(self, server_id):
-        return {'status': 'MIGRATING', 'OS-EXT-STS:task_state': 'migrating',
-                'OS-EXT-SRV-ATTR:host': 'src'}
+        return ((status,), 'MIGRATING', 'migrating', 'src')
 
 
 def _settling(statuses):
@@ -386,3 +381,19 @@ def test_settle_names_a_move_that_stopped_changing_as_stuck():
     # Long before the deadline: nothing changed for three RPC timeouts.
     steps = _settling(['preparing', 'running'])
     assert steps._settle(timeout=600) == "stuck s1: ['running']"
+
+
+def test_a_finding_at_a_periodics_hit_is_not_replayed_on_processes(tmp_path):
+    from faultdriver.sweep import report
+    finding = {'invariant': 'migrations-terminal',
+               'point': 'get_available_resource', 'host': 'src',
+               'phase': 'before', 'action': 'crash', 'in_periodic': True,
+               'scenario': str(tmp_path / 'reproducer.yaml'),
+               'case_scenario': str(tmp_path / 'case.yaml'),
+               'confirmed': None}
+    [after] = findings.confirm([finding], 'process', 'threading',
+                               str(tmp_path))
+    assert after['confirmed'] is None
+    assert report.confirmation(after) == (
+        "not replayed on process (a periodic's hit)")
+    assert list(tmp_path.iterdir()) == []      # no replay, no log
