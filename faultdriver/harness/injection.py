@@ -175,6 +175,10 @@ class FaultInjection(fixtures.Fixture):
         """Release threads held by ``hang`` on ``host`` (barrier ``name``)."""
         return self.engine(host).release(name)
 
+    def held(self, host):
+        """``{barrier: threads held}`` on ``host``."""
+        return self.engine(host).held()
+
     def journal(self, host=None):
         """Fired faults (and periodic reports), of one host or all."""
         hosts = [host] if host else list(self.drivers)

@@ -75,6 +75,10 @@ class Faults:
     def release(self, host, barrier=None):
         return self.control(host).release(barrier)
 
+    def held(self, host):
+        """``{barrier: threads held}`` on ``host``."""
+        return self.control(host).status()['held']
+
     def wait_for_hit(self, host, point, count=1, timeout=30, phase='before'):
         return self.control(host).wait(point, count, timeout, phase)
 

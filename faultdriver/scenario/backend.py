@@ -22,7 +22,7 @@ class NovaBackend(typing.Protocol):
     #: functional API client, or the process tier's equivalent).
     api: typing.Any
     admin_api: typing.Any
-    #: Fault control: add_rule, set_rules, release, wait_for_hit,
+    #: Fault control: add_rule, set_rules, release, held, wait_for_hit,
     #: wait_for_queued, crash_host, is_crashed, restart, history, and
     #: rpc_timeout (seconds a caller waits for a reply).
     faults: typing.Any

@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import sys
+import threading
 import time
 import traceback
 import unittest
@@ -244,11 +245,23 @@ class Steps:
         self.recovery_marks = self.log_counts()
         done = []
         faults = self.test.faults
-        for host in self.scenario.hosts:
-            if not faults.is_crashed(host):
-                released = faults.release(host)
-                if released:
-                    done.append('released %s on %s' % (released, host))
+        live = [h for h in self.scenario.hosts if not faults.is_crashed(h)]
+        waiting_periodics = []
+        if any(faults.held(host) for host in live):
+            # A hang lasts until the move stopped changing and every
+            # host's periodic ran (or waits for a lock the held thread
+            # has: it runs once released, as in nova-compute).
+            self._settle(timeout)
+            waiting_periodics = self._periodics_while_held(live)
+            done.append('periodics while held: %s' % ', '.join(
+                '%s %s' % (host, 'waited' if thread.is_alive() else 'ran')
+                for host, thread in waiting_periodics))
+        for host in live:
+            released = faults.release(host)
+            if released:
+                done.append('released %s on %s' % (released, host))
+        for _host, thread in waiting_periodics:
+            thread.join(timeout)
         self._settle(timeout)
         for host in self.scenario.hosts:
             if faults.is_crashed(host):
@@ -274,6 +287,22 @@ class Steps:
                 done.append('reset-state %s (was %s/%s)' % (
                     alias, fields['status'], fields['OS-EXT-STS:task_state']))
         return '; '.join(done) or 'nothing to do'
+
+    def _periodics_while_held(self, hosts):
+        """Start every host's periodic; give each up to the quiet time of
+        ``_settle`` to end.  ``[(host, thread)]``: a thread still alive
+        waits for what the held thread holds."""
+        quiet = QUIET_RPC_TIMEOUTS * self.test.faults.rpc_timeout
+        started = []
+        for host in hosts:
+            thread = threading.Thread(target=self.do_periodic, args=(host,),
+                                      name='recover-periodic-%s' % host,
+                                      daemon=True)
+            thread.start()
+            started.append((host, thread))
+        for _host, thread in started:
+            thread.join(quiet)
+        return started
 
     def _decide_resizes(self, decision, timeout):
         """Confirm or revert every server waiting in VERIFY_RESIZE, as

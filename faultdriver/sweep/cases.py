@@ -11,7 +11,7 @@ from faultdriver import points as points_module
 from faultdriver.scenario import expect
 
 #: Action classes: the rule term each becomes at a point.
-ACTIONS = ('crash', 'raise', 'raise-generic', 'periodic', 'delay')
+ACTIONS = ('crash', 'raise', 'raise-generic', 'periodic', 'delay', 'hang')
 DEFAULT_ACTIONS = ('crash', 'raise', 'periodic')
 GENERIC_EXCEPTION = 'InternalError'
 #: Longer than the RPC timeout of each backend (2 s embedded, 8 s on
@@ -66,6 +66,9 @@ class Case:
             return '%s: 1*crash' % where
         if self.action == 'periodic':
             return None if self.in_periodic else '%s: 1*periodic' % where
+        if self.action == 'hang':
+            # Held until recover released it after the periodics ran.
+            return '%s: 1*hang' % where
         if self.action == 'delay':
             return '%s: 1*delay(%d)' % (where, DELAY_SECONDS[backend])
         if self.action == 'raise':

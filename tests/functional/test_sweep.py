@@ -84,3 +84,23 @@ def test_reduced_sweep_finds_the_seed_and_the_fix_removes_it(tmp_path):
     assert replay.returncode == 0, replay.stderr[-3000:]
     assert json.loads(replay.stdout)['verdicts'] == {
         'stock': 'bug reproduced'}
+
+
+def test_a_hang_is_released_after_every_hosts_periodic(tmp_path):
+    """``hang`` cases: recover lets the held move stop changing, runs
+    every host's periodic while the thread is held, then releases it and
+    goes on as for any case; the sweep records what it did."""
+    done = faultdriver('sweep', 'live-migration', '--points',
+                       'pre_live_migration', '--hosts', 'dest', '--actions',
+                       'hang', '--workers', '1', '--results', str(tmp_path),
+                       '-f', 'json')
+    assert done.returncode == 0, done.stderr[-3000:]
+    doc = json.loads(done.stdout)
+    assert [c['id'] for c in doc['cases']] == [
+        'pre_live_migration.after@dest:hang',
+        'pre_live_migration.before@dest:hang']
+    for case in doc['cases']:
+        assert not case['internal_error'], case
+        [recovery] = case['recovery']
+        assert recovery.startswith('periodics while held: src '), recovery
+        assert 'released 1 on dest' in recovery, recovery

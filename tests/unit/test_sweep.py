@@ -220,6 +220,17 @@ def test_cases_cover_every_step_and_action_with_a_rule():
     assert crash.slug == 'pre-live-migration-before-dest-crash'
 
 
+def test_a_hang_case_holds_until_recover_releases_it():
+    case = cases.Case('pre_live_migration', 'dest', 'after', 'hang', skip=1)
+    assert case.rule() == 'pre_live_migration.after: 1*off -> 1*hang'
+    from faultdriver import actions
+    from faultdriver import conf
+    from faultdriver import points
+    parsed = conf.RuleType(points.catalogue(), actions.load_all())(
+        case.rule())
+    assert str(parsed).startswith('pre_live_migration.after')
+
+
 def test_shards_split_the_cases_without_overlap():
     generated = cases.generate(STEPS, cases.ACTIONS)
     parts = [cases.shard(generated, k, 3) for k in (1, 2, 3)]
