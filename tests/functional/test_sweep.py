@@ -22,15 +22,21 @@ def faultdriver(*args, timeout=900):
         env=dict(os.environ, PYTHONWARNINGS='ignore'))
 
 
+def reduced_sweep(results, point, host, action, *more):
+    """``faultdriver sweep live-migration`` of one step's two phases
+    with one action; its JSON document."""
+    done = faultdriver('sweep', 'live-migration', '--points', point,
+                       '--hosts', host, '--actions', action, '--results',
+                       str(results), '-f', 'json', *more)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
 def test_reduced_sweep_finds_the_leaked_allocation(tmp_path):
     # One worker: its runner process runs both cases, one after the
     # other, each on a fresh embedded Nova (sweep/served.py).
-    done = faultdriver('sweep', 'live-migration', '--points',
-                       'live_migration', '--hosts', 'src', '--actions',
-                       'raise', '--workers', '1', '--results', str(tmp_path),
-                       '-f', 'json')
-    assert done.returncode == 0, done.stderr[-3000:]
-    doc = json.loads(done.stdout)
+    doc = reduced_sweep(tmp_path, 'live_migration', 'src', 'raise',
+                        '--workers', '1')
     assert {(c['point'], c['host'], c['phase'], c['action'])
             for c in doc['cases']} == {
         ('live_migration', 'src', 'before', 'raise'),
@@ -41,11 +47,8 @@ def test_reduced_sweep_finds_the_leaked_allocation(tmp_path):
     assert finding['actual']['dest'] == '2 pinned / 4 PCPU'
 
     # Resuming the same results directory runs nothing again.
-    again = faultdriver('sweep', 'live-migration', '--points',
-                        'live_migration', '--hosts', 'src', '--actions',
-                        'raise', '--results', str(tmp_path), '-f', 'json')
-    assert again.returncode == 0, again.stderr[-3000:]
-    assert json.loads(again.stdout)['cases'] == doc['cases']
+    again = reduced_sweep(tmp_path, 'live_migration', 'src', 'raise')
+    assert again['cases'] == doc['cases']
 
     replay = faultdriver('scenario', 'run', finding['scenario'], '-f',
                          'json')
@@ -61,12 +64,8 @@ def test_reduced_sweep_finds_the_seed_and_the_fix_removes_it(tmp_path):
     for it and fail (CPUPinningInvalid): the stale migration-context bug
     (doc/findings.rst F1), named by its bundled scenario.  With the
     candidate fix the same cases keep every invariant."""
-    done = faultdriver('sweep', 'live-migration', '--points',
-                       'pre_live_migration', '--hosts', 'dest', '--actions',
-                       'crash', '--ab', 'stale_migration_context',
-                       '--results', str(tmp_path), '-f', 'json')
-    assert done.returncode == 0, done.stderr[-3000:]
-    doc = json.loads(done.stdout)
+    doc = reduced_sweep(tmp_path, 'pre_live_migration', 'dest', 'crash',
+                        '--ab', 'stale_migration_context')
     stock = {(f['invariant'], f['phase']): f for f in doc['a']['findings']}
     seed = stock[('periodics-clean', 'before')]
     assert seed['known'] == 'stale-error-migration-context'
@@ -90,12 +89,8 @@ def test_a_hang_is_released_after_every_hosts_periodic(tmp_path):
     """``hang`` cases: recover lets the held move stop changing, runs
     every host's periodic while the thread is held, then releases it and
     goes on as for any case; the sweep records what it did."""
-    done = faultdriver('sweep', 'live-migration', '--points',
-                       'pre_live_migration', '--hosts', 'dest', '--actions',
-                       'hang', '--workers', '1', '--results', str(tmp_path),
-                       '-f', 'json')
-    assert done.returncode == 0, done.stderr[-3000:]
-    doc = json.loads(done.stdout)
+    doc = reduced_sweep(tmp_path, 'pre_live_migration', 'dest', 'hang',
+                        '--workers', '1')
     assert [c['id'] for c in doc['cases']] == [
         'pre_live_migration.after@dest:hang',
         'pre_live_migration.before@dest:hang']
