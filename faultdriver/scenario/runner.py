@@ -475,6 +475,10 @@ def scenario_test(scenario, variant, report, steps_class=None):
         report['state'] = collect_state(steps)
         report['expectations'] = expect.evaluate(
             steps, scenario.expectations(variant), report['state'])
+        if report['step_failed'] or not all(
+                e['met'] for e in report['expectations']):
+            # What the computes logged (CAPTURED), to tell why.
+            report['compute_log'] = steps.log_text()
         for verdict in report['expectations']:
             progress(variant, '%s %s (actual: %s)' % (
                 'met    ' if verdict['met'] else 'NOT MET',

@@ -103,8 +103,15 @@ def run_cases(cases, scenario_of, folder, mode='threading',
         path = write_scenario(os.path.join(folder, 'cases'),
                               scenario_of(case))
         began = time.monotonic()
-        report = run(path, os.path.join(
-            folder, 'logs', os.path.basename(path)[:-5] + '.log'))
+        log = os.path.join(folder, 'logs',
+                           os.path.basename(path)[:-5] + '.log')
+        report = run(path, log)
+        compute_log = report.pop('compute_log', None)
+        if compute_log:
+            # Kept where an invariant broke: why, for whoever looks.
+            with open(log[:-4] + '.compute.log', 'w',
+                      encoding='utf-8') as out:
+                out.write(compute_log)
         result = summarize(case, report, path, time.monotonic() - began)
         with lock:
             with open(os.path.join(folder, RESULTS), 'a',

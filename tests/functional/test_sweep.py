@@ -45,6 +45,11 @@ def test_reduced_sweep_finds_the_leaked_allocation(tmp_path):
     found = {(f['invariant'], f['phase']): f for f in doc['findings']}
     finding = found[('accounting-matches-placement', 'before')]
     assert finding['actual']['dest'] == '2 pinned / 4 PCPU'
+    # The computes' log of a case that broke an invariant is kept.
+    with open(tmp_path / 'logs' /
+              'case-live-migration-before-src-raise.compute.log') as log:
+        assert 'FAULTDRIVER-INJECT point=live_migration.before host=src' \
+            in log.read()
 
     # Resuming the same results directory runs nothing again.
     again = reduced_sweep(tmp_path, 'live_migration', 'src', 'raise')
