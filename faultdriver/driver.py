@@ -16,6 +16,7 @@ from nova import conf as nova_conf
 from oslo_config import cfg
 
 from faultdriver import actions
+from faultdriver.actions import periodic as periodic_action
 from faultdriver import conf
 from faultdriver import confcheck
 from faultdriver import hitcontext
@@ -171,7 +172,17 @@ class FaultDriver(generated_class()):
         if self._fault_control_path and self._fault_control is None:
             self._fault_control = control_server.ControlServer(
                 self._fault_control_path, self._fault_engine,
-                self._fault_catalogue, self._control_rule).start()
+                self._fault_catalogue, self._control_rule,
+                periodic=(self._periodic_now if self._fault_tracker
+                          is not None else None)).start()
+
+    def _periodic_now(self):
+        """This host's resource-tracker periodic, run now (``faultdriver
+        ctl periodic``): the process tier's ``periodic`` step runs exactly
+        one, where a timer's would run whenever it comes."""
+        from nova import context as nova_context
+        periodic_action.manager_of(self).update_available_resource(
+            nova_context.get_admin_context())
 
     def _control_rule(self, text):
         """A rule from ``faultdriver ctl add``, parsed as nova.conf's;

@@ -11,7 +11,7 @@ from faultdriver.actions import base
 LOG = logging.getLogger(__name__)
 
 
-def _manager_of(target):
+def manager_of(target):
     """The ComputeManager behind a FaultDriver or a ResourceTracker."""
     driver = getattr(target, 'driver', target)
     return driver.virtapi._compute
@@ -46,7 +46,7 @@ class Periodic(base.Action):
         if hit.in_periodic:
             self._skip(hit)
             return
-        manager = _manager_of(hit.target)
+        manager = manager_of(hit.target)
         point = points.catalogue()[hit.point]
         started = threading.Event()
         outcome = {}

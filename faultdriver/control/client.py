@@ -109,3 +109,9 @@ class Client:
 
     def journal(self, last=None):
         return self.request('journal', last=last)
+
+    def periodic(self, timeout=60.0):
+        """Run the host's resource-tracker periodic now; returns when it
+        ended: ``{host, seconds, error}``."""
+        return self.request('periodic', io_timeout=timeout + WAIT_MARGIN,
+                            timeout=timeout)

@@ -7,11 +7,15 @@ takes the request's arguments and returns a JSON-able result or raises
 changes the engine unless the whole request is valid.
 """
 
+import logging
 import os
+import threading
 import time
 
 from faultdriver.control import protocol
 from faultdriver import rules as rules_module
+
+LOG = logging.getLogger(__name__)
 
 _REQUIRED = object()
 #: How long one engine wait lasts before the server checks it is not
@@ -51,13 +55,17 @@ class Operations:
             'add': ('rule',), 'remove': ('index',), 'clear': (),
             'enable': (), 'disable': (), 'release': ('name',),
             'wait': ('point', 'count', 'phase', 'timeout'),
-            'journal': ('last',)}
+            'journal': ('last',), 'periodic': ('timeout',)}
 
-    def __init__(self, engine, catalogue, parse_rule, stopping):
+    def __init__(self, engine, catalogue, parse_rule, stopping,
+                 periodic=None):
         self.engine = engine
         self.catalogue = catalogue
         self.parse_rule = parse_rule
         self.stopping = stopping
+        #: Runs the host's resource-tracker periodic once (None where
+        #: FaultDriver runs outside a compute manager).
+        self.periodic = periodic
 
     def handle(self, request):
         """The result of one decoded request."""
@@ -196,3 +204,42 @@ class Operations:
                     'point %s.%s on host %s was hit %d times, not %d, '
                     'within %ss' % (point, phase, self.engine.host, seen,
                                     count, timeout))
+
+    # -- running ------------------------------------------------------------
+
+    def op_periodic(self, request):
+        """Run the host's resource-tracker periodic now, in a thread of
+        its own, and answer when it ended (Nova logs a failing node's
+        error itself and goes on, as its timer run does).  A periodic that
+        does not end within ``timeout`` (the tracker lock is held, e.g. by
+        a thread a ``hang`` holds) is answered ``timeout`` and left to
+        finish when the lock is free."""
+        timeout = _arg(request, 'timeout', (int, float), 60.0,
+                       lambda t: 0 < t <= 86400)
+        if self.periodic is None:
+            raise protocol.RequestRejected(
+                'FaultDriver on %s runs outside a compute manager: it has '
+                'no resource-tracker periodic to run' % self.engine.host)
+        outcome = {}
+
+        def run():
+            try:
+                self.periodic()
+            except Exception as exc:
+                outcome['error'] = '%s: %s' % (type(exc).__name__, exc)
+                LOG.exception('faultdriver periodic on %s (control request) '
+                              'failed', self.engine.host)
+        started = time.monotonic()
+        thread = threading.Thread(
+            target=run, daemon=True,
+            name='faultdriver-ctl-periodic-%s' % self.engine.host)
+        thread.start()
+        thread.join(timeout)
+        if thread.is_alive():
+            raise protocol.WaitTimeout(
+                'the resource-tracker periodic on %s did not end within %ss '
+                '(is the tracker lock held, e.g. by a held thread?); it '
+                'runs on and ends when it can' % (self.engine.host, timeout))
+        return {'host': self.engine.host,
+                'seconds': round(time.monotonic() - started, 3),
+                'error': outcome.get('error')}

@@ -31,14 +31,17 @@ disable     -                                             {enabled}
 release     name (barrier; null for every barrier)       {released}
 wait        point, count=1, phase="before", timeout=60   {point, hits}
 journal     last (newest entries only; null for all)     list of entries
+periodic    timeout=60 (the resource-tracker periodic    {host, seconds,
+            runs now; answered when it ended)             error}
 ==========  ===========================================  =================
 
 Error kinds: ``bad-rule`` (the rule does not parse or validate; nothing
 changed), ``bad-request`` (unknown op, missing or wrong argument, unknown
-point or rule index), ``timeout`` (``wait`` ran out of time),
-``stopped`` (the server is stopping: a pending ``wait`` gets this
-answer too), ``busy`` (the server already has :data:`MAX_CONNECTIONS`
-connections; the new one is closed after this answer) and ``internal``.
+point or rule index), ``timeout`` (``wait`` ran out of time, or a
+``periodic`` did not end in time), ``stopped`` (the server is stopping:
+a pending ``wait`` gets this answer too), ``busy`` (the server already
+has :data:`MAX_CONNECTIONS` connections; the new one is closed after
+this answer) and ``internal``.
 A failed request never ends the server or the connection.  A connection
 with no request for :data:`IDLE_TIMEOUT` seconds is closed.
 """

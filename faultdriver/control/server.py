@@ -35,19 +35,20 @@ class ControlServer:
 
     ``catalogue`` maps point names to points; ``parse_rule`` parses and
     validates one rule as nova.conf does (:class:`faultdriver.conf.
-    RuleType`).
+    RuleType`); ``periodic`` runs the host's resource-tracker periodic
+    once (the ``periodic`` op; None where there is no compute manager).
     """
 
     def __init__(self, path, engine, catalogue, parse_rule,
                  max_connections=protocol.MAX_CONNECTIONS,
-                 idle_timeout=protocol.IDLE_TIMEOUT):
+                 idle_timeout=protocol.IDLE_TIMEOUT, periodic=None):
         self.path = os.path.abspath(path)
         self.engine = engine
         self.max_connections = max_connections
         self.idle_timeout = idle_timeout
         self._stopping = threading.Event()
         self._ops = ops_module.Operations(engine, catalogue, parse_rule,
-                                          self._stopping)
+                                          self._stopping, periodic)
         self._listener = None
         self._identity = None
         self._thread = None

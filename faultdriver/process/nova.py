@@ -18,10 +18,8 @@ from faultdriver.control import protocol
 from faultdriver.process import backing
 from faultdriver.process import config
 from faultdriver.process import standins
-from faultdriver.scenario import runner
 from faultdriver import waiting
 
-PERIODIC_POINT = 'tracker.update_available_resource'
 POLL = 0.25
 
 
@@ -325,29 +323,11 @@ class ProcessNova:
         return found[0]
 
     def run_periodic(self, host):
-        """Wait for one whole resource-tracker periodic on ``host`` that
-        starts after this call: it runs every few seconds by itself, and a
-        process cannot be asked to run it from outside.  The periodic ends
-        at the tracker point's ``after`` phase, or with Nova's error line
-        when it raised."""
-        control = self.faults.control(host)
-        counters = control.counters()
-        for phase in ('before', 'after'):
-            if '%s.%s' % (PERIODIC_POINT, phase) not in counters:
-                try:        # arms the point: counting starts now
-                    control.wait(PERIODIC_POINT, 10 ** 9, 0, phase)
-                except protocol.ControlError:
-                    pass
-        started = control.counters().get(PERIODIC_POINT + '.before', 0)
-        marker = runner.PERIODIC_ERROR % host
-        errors = self.log_text(host).count(marker)
-        control.wait(PERIODIC_POINT, started + 1, 60, 'before')
-
-        def ended():
-            done = control.counters().get(PERIODIC_POINT + '.after', 0)
-            return done > started or \
-                self.log_text(host).count(marker) > errors
-        self.wait(ended, 'periodic on %s' % host, 60)
+        """Run one whole resource-tracker periodic on ``host`` now, as the
+        embedded Nova does: the compute runs it when its control socket
+        asks (``faultdriver ctl periodic``), beside the timer's runs
+        (none with the scenario's ``periodic-timer: false``)."""
+        self.faults.control(host).periodic(timeout=60)
 
     # -- accounting -------------------------------------------------------
 

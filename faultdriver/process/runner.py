@@ -80,6 +80,8 @@ def host_faults(scenario, variant, host, hypervisor='fake_numa', cpus=None):
         extra, _shape = libvirt_host_settings(shape, cpus or machine_cpus())
     else:
         extra = host_settings(shape)
+    if not scenario.periodic_timer:
+        extra['DEFAULT'] = {'update_resources_interval': -1}
     return {
         'inner_driver': hypervisor,
         'enabled': True,

@@ -71,6 +71,13 @@ class Scenario:
     def pinned(self):
         return bool(self.data.get('topology', {}).get('pinned', False))
 
+    @property
+    def periodic_timer(self):
+        """Whether nova-compute also runs the tracker periodic on its
+        timer (process tiers; the embedded Nova has none)."""
+        return bool(self.data.get('topology', {}).get('periodic-timer',
+                                                      True))
+
     def host_shapes(self):
         """``{host: HostShape}`` (faultdriver.hostshape)."""
         topology = self.data.get('topology', {})

@@ -13,11 +13,6 @@ from faultdriver.sweep import cases
 from faultdriver.sweep import execute
 
 
-#: Why a finding at a periodic's hit is not confirmed on processes.
-NOT_REPLAYED = ("the fault takes a hit of the host's resource periodic, "
-                'which real processes also run on a timer')
-
-
 def findings_of(results, folder):
     """The findings of a sweep's results: grouped, known ones named,
     each with its reproducing scenario written to ``folder``."""
@@ -111,23 +106,13 @@ def confirm(findings, backend, mode, folder, progress=None):
     ``confirmed`` is True where it shows the same broken invariant there,
     False where it does not (an artifact of the in-process harness, never
     to be reported as a Nova bug), None where the replay could not run.
-    Findings of the same case share one replay (the same steps).  A fault
-    at a hit of a host's resource periodic is not replayed (None): real
-    processes also run the periodic on a timer, so the reproducer's
-    ``N*off`` lands on another hit there."""
+    Findings of the same case share one replay (the same steps).  A
+    case's scenario turns the timer periodic off (``periodic-timer:
+    false``), so a fault at a hit of a host's resource periodic takes the
+    same hit on processes as in the embedded Nova."""
     replays = {}
     for finding in findings:
         if not finding['scenario'] or finding['invariant'] == 'step-failed':
-            continue
-        if finding.get('in_periodic'):
-            finding['confirmed_on'] = backend
-            finding['not_replayed'] = NOT_REPLAYED
-            if progress:
-                progress('confirm on %s: %s at %s.%s@%s (%s): not replayed '
-                         '(%s)' % (backend, finding['invariant'],
-                                   finding['point'], finding['phase'],
-                                   finding['host'], finding['action'],
-                                   NOT_REPLAYED))
             continue
         if finding['case_scenario'] not in replays:
             log = os.path.join(folder, 'confirm-%s.log' % os.path.basename(

@@ -9,9 +9,6 @@ CONFIRMED = {True: 'confirmed', False: 'harness-only', None: '-'}
 
 def confirmation(finding):
     """What the process-tier replay said of a finding, in words."""
-    if finding.get('not_replayed'):
-        return 'not replayed on %s (a periodic\'s hit)' % (
-            finding['confirmed_on'])
     text = CONFIRMED[finding.get('confirmed')]
     if finding.get('confirmed_on'):
         text += ' on %s' % finding['confirmed_on']

@@ -9,8 +9,11 @@ migration complete on ``dest``.  A restarted ``dest`` serves its socket
 again, without the run-time rule.
 """
 
+import logging
 import os
 import stat
+
+import fixtures
 
 from tests.functional import base
 
@@ -58,3 +61,27 @@ class TestControlSocketHoldsLiveMigration(base.LiveMigrationTestBase):
         self.assertEqual(0o600, stat.S_IMODE(os.lstat(path).st_mode))
         self.assertEqual(([], 'dest'), (dest.rules(),
                                         dest.status()['host']))
+
+    def test_periodic_through_the_socket_runs_the_real_tracker(self):
+        # A rule on the tracker's periodic point shows that the request
+        # ran Nova's update_available_resource on dest and on no other
+        # host: the rule fires there once, Nova logs the node's error,
+        # and src's log has none.
+        nova_log = self.useFixture(fixtures.FakeLogger(
+            name='nova.compute', level=logging.INFO))
+        dest = self.faults.control('dest')
+        dest.add('tracker.update_available_resource: 1*raise(InternalError)')
+        result = dest.periodic(timeout=30)
+        self.assertEqual(('dest', None), (result['host'], result['error']))
+        self.assertEqual(1, dest.rules()[0]['fired'])
+        self.assertIn('Error updating resources for node dest',
+                      nova_log.output)
+        self.assertNotIn('Error updating resources for node src',
+                         nova_log.output)
+
+        # Once more: the rule is spent, the periodic runs clean.
+        dest.periodic(timeout=30)
+        self.assertEqual(1, nova_log.output.count(
+            'Error updating resources for node dest'))
+        self.assertEqual(2, dest.counters()[
+            'tracker.update_available_resource.before'])

@@ -401,3 +401,58 @@ def test_unreachable_socket(sock_dir):
     with pytest.raises(protocol.Unreachable,
                        match='no faultdriver control server at %s' % path):
         client_module.Client(path).status()
+
+
+def test_periodic_runs_once_per_request_and_answers_when_it_ended(
+        sock_dir, engine):
+    runs = []
+    server = server_module.ControlServer(
+        os.path.join(sock_dir, 'c.sock'), engine, fakes.CATALOGUE,
+        fakes.rule, periodic=lambda: runs.append(1)).start()
+    try:
+        result = client_module.Client(server.path).periodic(timeout=5)
+    finally:
+        server.stop()
+    assert (runs, result['host'], result['error']) == ([1], 'h1', None)
+
+
+def test_periodic_that_does_not_end_is_answered_timeout(sock_dir, engine):
+    free = threading.Event()
+    server = server_module.ControlServer(
+        os.path.join(sock_dir, 'c.sock'), engine, fakes.CATALOGUE,
+        fakes.rule, periodic=lambda: free.wait(JOIN)).start()
+    client = client_module.Client(server.path)
+    try:
+        with pytest.raises(protocol.WaitTimeout) as caught:
+            client.periodic(timeout=0.2)
+        assert client.status()['host'] == 'h1'        # serves on
+    finally:
+        free.set()
+        server.stop()
+    assert caught.value.kind == protocol.TIMEOUT
+    assert str(caught.value) == (
+        'the resource-tracker periodic on h1 did not end within 0.2s (is '
+        'the tracker lock held, e.g. by a held thread?); it runs on and '
+        'ends when it can')
+
+
+def test_periodic_error_is_answered_and_logged(sock_dir, engine, caplog):
+    def broken():
+        raise RuntimeError('no node')
+    server = server_module.ControlServer(
+        os.path.join(sock_dir, 'c.sock'), engine, fakes.CATALOGUE,
+        fakes.rule, periodic=broken).start()
+    try:
+        result = client_module.Client(server.path).periodic(timeout=5)
+    finally:
+        server.stop()
+    assert result['error'] == 'RuntimeError: no node'
+    assert 'faultdriver periodic on h1 (control request) failed' in \
+        caplog.text
+
+
+def test_periodic_without_a_compute_manager_is_refused(served):
+    _server, client = served
+    with pytest.raises(protocol.RequestRejected) as caught:
+        client.periodic()
+    assert 'runs outside a compute manager' in str(caught.value)

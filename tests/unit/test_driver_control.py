@@ -63,6 +63,15 @@ class TestControlSocket(test_driver.DriverTestBase):
         self.assertEqual([], client.rules())
         self.assertIsNotNone(wrapped.control_socket)
 
+    def test_periodic_refused_where_there_is_no_compute_manager(self):
+        # FakeVirtAPI has no compute manager: no periodic to run.
+        self.start()
+        client = client_module.Client(self.path)
+        exc = self.assertRaises(protocol.RequestRejected, client.periodic)
+        self.assertEqual(
+            'FaultDriver on hostA runs outside a compute manager: it has '
+            'no resource-tracker periodic to run', str(exc))
+
     def test_rule_added_at_run_time_fires_on_the_real_driver(self):
         wrapped = self.start()
         client = client_module.Client(self.path)
