@@ -288,11 +288,17 @@ class Steps:
                     alias, fields['status'], fields['OS-EXT-STS:task_state']))
         return '; '.join(done) or 'nothing to do'
 
+    @property
+    def _quiet_seconds(self):
+        """How long a move that changes nothing is given before it counts
+        as stuck: ``QUIET_RPC_TIMEOUTS`` of the backend's RPC timeouts."""
+        return QUIET_RPC_TIMEOUTS * self.test.faults.rpc_timeout
+
     def _periodics_while_held(self, hosts):
         """Start every host's periodic; give each up to the quiet time of
         ``_settle`` to end.  ``[(host, thread)]``: a thread still alive
         waits for what the held thread holds."""
-        quiet = QUIET_RPC_TIMEOUTS * self.test.faults.rpc_timeout
+        quiet = self._quiet_seconds
         started = []
         for host in hosts:
             thread = threading.Thread(target=self.do_periodic, args=(host,),
@@ -337,7 +343,7 @@ class Steps:
         to it timed out long ago) is not waited for to the deadline.
         Returns the moves still going, as ``alias: [statuses]``, or ''."""
         over = expect.TERMINAL + expect.WAITING
-        quiet = QUIET_RPC_TIMEOUTS * self.test.faults.rpc_timeout
+        quiet = self._quiet_seconds
         last = {'state': None, 'since': time.monotonic()}
 
         def settled():
