@@ -67,6 +67,25 @@ def test_compute_conf_of_a_libvirt_host(tmp_path):
     assert ('inner_driver', 'libvirt') in sections['fault_injection']
 
 
+@pytest.mark.parametrize('name, interval', [
+    ('stale-error-migration-context', -1),      # periodic-timer: false
+    ('numa-live-migration-per-host-cpus', 0)])  # the timer, Nova's default
+def test_periodic_timer_reaches_the_compute_conf(tmp_path, name, interval):
+    # What nova-compute reads (real oslo.config, Nova's own option) from
+    # the compute conf the process tier writes for the scenario.
+    from nova.conf import compute as nova_compute_conf
+    from oslo_config import cfg
+    scenario = model.load(name)
+    stack = types.SimpleNamespace(dir=str(tmp_path), libvirt={})
+    sections = config.compute(stack, 'dest', runner.host_faults(
+        scenario, next(iter(scenario.variants)), 'dest'))
+    path = config.write(str(tmp_path / 'compute.conf'), sections)
+    conf = cfg.ConfigOpts()
+    nova_compute_conf.register_opts(conf)
+    conf([], project='nova', default_config_files=[path])
+    assert conf.update_resources_interval == interval
+
+
 def test_address_blocks_skip_one_in_use():
     first = libvirt_host.free_addresses(2)
     with socket.socket() as busy:
