@@ -9,6 +9,7 @@ real call.  ``capabilities`` is the wrapped driver's live dict (libvirt
 mutates it in ``init_host``); any other attribute reads through.
 """
 
+import functools
 import inspect
 import logging
 
@@ -173,16 +174,11 @@ class FaultDriver(generated_class()):
             self._fault_control = control_server.ControlServer(
                 self._fault_control_path, self._fault_engine,
                 self._fault_catalogue, self._control_rule,
-                periodic=(self._periodic_now if self._fault_tracker
-                          is not None else None)).start()
-
-    def _periodic_now(self):
-        """This host's resource-tracker periodic, run now (``faultdriver
-        ctl periodic``): the process tier's ``periodic`` step runs exactly
-        one, where a timer's would run whenever it comes."""
-        from nova import context as nova_context
-        periodic_action.manager_of(self).update_available_resource(
-            nova_context.get_admin_context())
+                # ``ctl periodic``: the process tier's ``periodic`` step
+                # runs exactly one, where a timer's comes whenever.
+                periodic=(functools.partial(periodic_action.run_now, self)
+                          if self._fault_tracker is not None else None)
+            ).start()
 
     def _control_rule(self, text):
         """A rule from ``faultdriver ctl add``, parsed as nova.conf's;

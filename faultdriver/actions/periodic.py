@@ -17,6 +17,14 @@ def manager_of(target):
     return driver.virtapi._compute
 
 
+def run_now(target):
+    """Run the resource-tracker periodic of ``target``'s compute manager
+    in this thread, as its timer does (the action and ``ctl periodic``)."""
+    from nova import context as nova_context
+    manager_of(target).update_available_resource(
+        nova_context.get_admin_context())
+
+
 class Periodic(base.Action):
     """periodic(timeout=60): run update_available_resource on this host now.
 
@@ -40,19 +48,16 @@ class Periodic(base.Action):
 
     def __call__(self, hit):
         from nova.compute import resource_tracker
-        from nova import context as nova_context
         from faultdriver import points
 
         if hit.in_periodic:
             self._skip(hit)
             return
-        manager = manager_of(hit.target)
         point = points.catalogue()[hit.point]
         started = threading.Event()
         outcome = {}
 
         def run():
-            ctxt = nova_context.get_admin_context()
             name = resource_tracker.COMPUTE_RESOURCE_SEMAPHORE
             # Before the hit thread may go on (and release the lock if it
             # holds it): whether someone holds the lock as we ask for it.
@@ -63,7 +68,7 @@ class Periodic(base.Action):
             try:
                 with lockutils.lock(name, 'nova-', fair=True):
                     outcome['lock_wait'] = time.monotonic() - begin
-                manager.update_available_resource(ctxt)
+                run_now(hit.target)
             except Exception as exc:
                 outcome['error'] = '%s: %s' % (type(exc).__name__, exc)
                 LOG.exception('faultdriver periodic at %s on %s failed',

@@ -33,7 +33,6 @@ def group(results):
                 'invariant': invariant, 'point': result['point'],
                 'host': result['host'], 'phase': result['phase'],
                 'action': result['action'], 'cases': [],
-                'in_periodic': result.get('in_periodic', False),
                 'case_scenario': result['scenario'],
                 'case_broken': list(result['broken']), 'scenario': None,
                 'known': None, 'confirmed': None,
