@@ -7,14 +7,30 @@ Exit codes: 0 done; 1 ``wait`` timed out; 2 the request was refused
 3 internal error.
 """
 
+import argparse
 import datetime
 import json
+import math
 import os
 
 from cliff import lister
 from cliff import show
 
 ENV_SOCKET = 'FAULTDRIVER_SOCKET'
+
+
+def seconds(text):
+    """A ``--timeout``: finite seconds from 0 to a day (the server's own
+    range), refused by the parser (exit 2) otherwise, before a socket is
+    given a timeout it cannot take."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 <= value <= 86400:
+        raise argparse.ArgumentTypeError(
+            'expected seconds from 0 to 86400, not %r' % text)
+    return value
 
 
 class _Control:
@@ -181,7 +197,7 @@ class CtlPeriodic(_ShowResult):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument('--timeout', type=float, default=60.0,
+        parser.add_argument('--timeout', type=seconds, default=60.0,
                             help='seconds (default 60)')
         return parser
 
@@ -204,7 +220,7 @@ class CtlWait(_Control, show.ShowOne):
                             help='hits to wait for (default 1)')
         parser.add_argument('--phase', choices=('before', 'after'),
                             default='before')
-        parser.add_argument('--timeout', type=float, default=60.0,
+        parser.add_argument('--timeout', type=seconds, default=60.0,
                             help='seconds (default 60)')
         return parser
 

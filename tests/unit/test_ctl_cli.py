@@ -102,6 +102,17 @@ def test_wait_timeout_exits_1(served):
             'within 0.2s') in err
 
 
+@pytest.mark.parametrize('command', ['wait destroy', 'periodic'])
+@pytest.mark.parametrize('timeout', ['-20', 'nan', 'inf', '1e9', 'soon'])
+def test_timeout_out_of_range_exits_2_naming_it(served, command, timeout):
+    server, _engine = served
+    code, _out, err = ctl(server, *command.split(), '--timeout', timeout)
+    assert code == 2
+    assert ('argument --timeout: expected seconds from 0 to 86400, not %r'
+            % timeout) in err
+    assert 'Traceback' not in err
+
+
 def test_bad_rule_exits_2_and_changes_nothing(served):
     server, engine = served
     code, _out, err = ctl(server, 'add', 'pre_live_migraton@dest: crash')
