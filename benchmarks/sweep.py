@@ -66,6 +66,14 @@ def report(doc):
               per_case - setup - steps))
     total = sum(c['seconds'] for c in cases)
     print('case-seconds: %.0f in all' % total)
+    moves = median(c.get('expectation_seconds', {}).get('moves-again')
+                   for c in cases)
+    print('  of the expectations: moves-again %.1f s (median)' % moves)
+    phases = ('setup', 'steps', 'expectations', 'teardown')
+    cpu = {p: median(c.get('cpu_seconds', {}).get(p) for c in cases)
+           for p in phases}
+    print('CPU per case (median, every thread of the runner): %s' % ', '.join(
+        '%s %.1f s' % (p, cpu[p]) for p in phases))
     for title, key in (('action', lambda c: c['action']),
                        ('recovery', recovery_kind)):
         groups = collections.defaultdict(list)

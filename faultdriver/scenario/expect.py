@@ -2,6 +2,7 @@
 what it found, met or not (see schema.yaml for the kinds)."""
 
 import re
+import time
 
 #: Same text as the scenario runner's (expect must not import it).
 PERIODIC_ERROR = 'Error updating resources for node %s'
@@ -277,6 +278,7 @@ def evaluate(steps, expectations, state):
         # An invariant written ``broken: true``: the scenario shows it
         # broken (a sweep finding's reproducer).
         broken = kind in INVARIANTS and args.pop('broken', False)
+        began = time.monotonic()
         try:
             met, text, actual = KINDS[kind](steps, state, **args)
             if broken:
@@ -285,5 +287,6 @@ def evaluate(steps, expectations, state):
             met, text, actual = False, '%s %s' % (kind, args), \
                 'could not check: %s: %s' % (type(exc).__name__, exc)
         verdicts.append({'kind': kind, 'expectation': text, 'met': met,
-                         'actual': actual})
+                         'actual': actual,
+                         'seconds': round(time.monotonic() - began, 2)})
     return verdicts

@@ -71,7 +71,10 @@ def summarize(case, report, path, seconds):
             'steps_seconds': report.get('steps_seconds'),
             'step_seconds': {e['kind']: e['seconds']
                              for e in report.get('timeline', ())
-                             if e['kind'] in ('settle', 'recover')}}
+                             if e['kind'] in ('settle', 'recover')},
+            'expectation_seconds': {e['kind']: e.get('seconds')
+                                    for e in report.get('expectations', ())},
+            'cpu_seconds': report.get('cpu_seconds') or {}}
 
 
 def run_cases(cases, scenario_of, folder, mode='threading',

@@ -13,6 +13,7 @@ import importlib.util
 import inspect
 import itertools
 import json
+import os
 import sys
 import types
 
@@ -463,3 +464,58 @@ class TestWithoutTheHarnessExtras(test.NoDBTestCase):
         [result] = novacompat.check(declared=[assumption])
         self.assertFalse(result.ok)
         self.assertIn('is missing', result.problem)
+
+
+class TestOnlyTheLibvirtDriverReadsCpuSets(test.NoDBTestCase):
+    """The per-host CPU sets of the embedded Nova rely on LibvirtDriver's
+    methods being the only readers; the check reads a Nova tree made
+    here (its answers are cached per tree and per function)."""
+
+    DRIVER = ('class LibvirtDriver:\n'
+              '    def reads(self):\n'
+              '        return hardware.get_cpu_shared_set()\n'
+              '    def %s(self):\n'
+              '        return 1\n')
+
+    def tree(self, other_module=None):
+        """A LibvirtDriver class from a fake tree ``<tmp>/nova/...``."""
+        root = self.useFixture(fixtures.TempDir()).path + '/nova'
+        os.makedirs(root + '/virt/libvirt')
+        os.makedirs(root + '/compute')
+        name = 'fake_libvirt_driver_%d' % next(_copies)
+        path = root + '/virt/libvirt/driver.py'
+        with open(path, 'w', encoding='utf-8') as stream:
+            stream.write(self.DRIVER % 'other')
+        if other_module:
+            with open(root + '/compute/' + other_module, 'w',
+                      encoding='utf-8') as stream:
+                stream.write('x = hardware.get_cpu_dedicated_set()\n')
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        self.addCleanup(sys.modules.pop, name, None)
+        spec.loader.exec_module(module)
+        return module.LibvirtDriver
+
+    def test_the_installed_driver_is_the_only_reader(self):
+        novacompat.shapes.ReadsCpuSets().check(
+            importlib.import_module(
+                'nova.virt.libvirt.driver').LibvirtDriver)
+
+    def test_a_driver_reading_in_its_methods_passes(self):
+        cls = self.tree()
+        novacompat.shapes.ReadsCpuSets().check(cls)
+        self.assertEqual(['reads'], novacompat.shapes.cpu_set_readers(cls))
+
+    def test_another_module_calling_a_reader_is_refused(self):
+        cls = self.tree(other_module='claims.py')
+        with self.assertRaises(novacompat.Broken) as caught:
+            novacompat.shapes.ReadsCpuSets().check(cls)
+        self.assertIn('nova/compute/claims.py', str(caught.exception))
+
+    def test_a_driver_without_reading_methods_is_refused(self):
+        cls = self.tree()
+        del cls.reads
+        with self.assertRaises(novacompat.Broken) as caught:
+            novacompat.shapes.ReadsCpuSets().check(cls)
+        self.assertIn('has no method that reads', str(caught.exception))
