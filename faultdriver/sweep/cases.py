@@ -33,6 +33,10 @@ class Case:
     #: The hit the fault takes runs in the host's resource periodic: no
     #: ``periodic`` case there (nova-compute runs one periodic at a time).
     in_periodic: bool = False
+    #: The hit is in the service the workflow's ``restart``-th restart
+    #: step of the host started (0: the first one); that step installs
+    #: the rule (a restart starts a service with the step's rules only).
+    restart: int = 0
 
     @property
     def id(self):
@@ -84,7 +88,7 @@ class Case:
 def generate(steps, actions=DEFAULT_ACTIONS, backend='embedded'):
     """Every (step, action) with a rule, sorted by id (a stable order the
     shards and the resume rely on)."""
-    cases = [Case(*step[:3], action, *step[3:5])
+    cases = [Case(*step[:3], action, *step[3:6])
              for step in steps for action in actions]
     return sorted((c for c in cases if c.rule(backend)), key=lambda c: c.id)
 
@@ -98,9 +102,13 @@ def case_scenario(workflow, case, backend='embedded', patches=()):
     """The scenario data of one case: it replays the fault and checks
     the invariants after the workflow's ``recover``."""
     data = copy.deepcopy(workflow.data)
-    rules = dict(data.get('rules', {}))
-    rules[case.host] = list(rules.get(case.host, ())) + [case.rule(backend)]
-    data['rules'] = rules
+    if case.restart:
+        _restart_step(data, case)['rules'].append(case.rule(backend))
+    else:
+        rules = dict(data.get('rules', {}))
+        rules[case.host] = list(rules.get(case.host, ())) + [
+            case.rule(backend)]
+        data['rules'] = rules
     # Only the periodics the steps run, on every backend (the embedded
     # Nova has no timer): the trace's hit counts hold on processes too,
     # so the rule's N*off takes the same hit there.
@@ -121,3 +129,17 @@ def case_scenario(workflow, case, backend='embedded', patches=()):
         steps.append({'recover': {}})
     data['steps'] = steps
     return data
+
+
+def _restart_step(data, case):
+    """The arguments of the workflow's ``case.restart``-th ``restart``
+    step of ``case.host`` (its ``rules`` list made present)."""
+    found = [step['restart'] for step in data['steps']
+             if 'restart' in step and step['restart']['host'] == case.host]
+    if len(found) < case.restart:
+        raise ValueError('case %s: the workflow has %d restart step(s) of '
+                         '%s, not %d' % (case.id, len(found), case.host,
+                                         case.restart))
+    args = found[case.restart - 1]
+    args['rules'] = list(args.get('rules', ()))
+    return args

@@ -24,7 +24,7 @@ OPERATIONS = {'live-migration': 'live-migration',
               'resize-confirm': 'resize', 'resize-revert': 'resize',
               'evacuation': 'evacuation'}
 #: What the sweep document says of each traced step.
-TRACE_KEYS = ('point', 'host', 'phase', 'skip', 'in_periodic')
+TRACE_KEYS = ('point', 'host', 'phase', 'skip', 'in_periodic', 'restart')
 
 
 def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,

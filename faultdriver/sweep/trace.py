@@ -35,16 +35,21 @@ def trace_scenario(workflow):
 
 
 def steps_hit(report, operation=None):
-    """``[(point, host, phase, skip, in_periodic)]`` in the order first
-    hit, from the workflow's first move up to its ``recover`` step (what
-    happens before is its setup, after is the operator's); ``skip`` is
-    how many hits of that point the setup made first (a case's fault
-    skips them), ``in_periodic`` whether the hit a case's fault takes
-    runs in its host's resource periodic; with ``operation``, only points
+    """``[(point, host, phase, skip, in_periodic, restart)]`` in the
+    order first hit, from the workflow's first move up to its ``recover``
+    step (what happens before is its setup, after is the operator's);
+    ``skip`` is how many hits of that point the host's service made
+    first (a case's fault skips them), ``in_periodic`` whether the hit a
+    case's fault takes runs in its host's resource periodic, ``restart``
+    after how many of the workflow's ``restart`` steps of that host it
+    came (0: in the service the scenario started; k: in the one the k-th
+    restart started, whose hits are counted from 1 again and whose rules
+    that step gives); with ``operation``, only points
     whose catalogue facts say that move reaches them (or that do not say:
     tracker points and points on every path)."""
     catalogue = points_module.catalogue()
     start, end = _window(report)
+    restarts = _restarts(report)
     seen = []
     for entry in report['state']['faults']:
         if entry.get('action') != 'log' or entry.get('point') is None:
@@ -61,8 +66,21 @@ def steps_hit(report, operation=None):
         key = (entry['point'], entry['host'], entry.get('phase', 'before'))
         if key not in [step[:3] for step in seen]:
             seen.append(key + (entry.get('hit', 1) - 1,
-                               bool(entry.get('in_periodic'))))
+                               bool(entry.get('in_periodic')),
+                               sum(1 for when in restarts.get(key[1], ())
+                                   if when <= entry['time'])))
     return seen
+
+
+def _restarts(report):
+    """``{host: [wall-clock start of each of its restart steps]}``."""
+    origin = report.get('steps_started_at')
+    found = {}
+    for entry in report.get('timeline', ()):
+        if origin is not None and entry['kind'] == 'restart':
+            found.setdefault(entry['args']['host'], []).append(
+                origin + entry['start'])
+    return found
 
 
 def _window(report):

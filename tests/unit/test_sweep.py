@@ -171,10 +171,10 @@ def test_trace_keeps_the_workflow_steps_in_first_hit_order():
     steps = trace.steps_hit(REPORT, 'live-migration')
     # The periodic ran once during the setup: its case skips that hit.
     # It runs in src's periodic: no periodic case there.
-    assert steps == [('pre_live_migration', 'dest', 'before', 0, False),
-                     ('pre_live_migration', 'dest', 'after', 0, False),
+    assert steps == [('pre_live_migration', 'dest', 'before', 0, False, 0),
+                     ('pre_live_migration', 'dest', 'after', 0, False, 0),
                      ('tracker.update_available_resource', 'src', 'before',
-                      1, True)]
+                      1, True, 0)]
     generated = cases.generate(steps, ('crash', 'periodic'))
     assert [c.id for c in generated] == [
         'pre_live_migration.after@dest:crash',
@@ -182,6 +182,56 @@ def test_trace_keeps_the_workflow_steps_in_first_hit_order():
         'pre_live_migration.before@dest:crash',
         'pre_live_migration.before@dest:periodic',
         'tracker.update_available_resource.before@src:crash']
+
+
+#: An evacuation: src stops, dest rebuilds, src restarts and cleans up.
+EVACUATION = {
+    'steps_started_at': 2000.0,
+    'timeline': [{'kind': 'boot', 'start': 0, 'args': {'server': 's1'}},
+                 {'kind': 'stop', 'start': 2, 'args': {'host': 'src'}},
+                 {'kind': 'evacuate', 'start': 4, 'args': {'server': 's1'}},
+                 {'kind': 'restart', 'start': 6, 'args': {'host': 'src'}},
+                 {'kind': 'recover', 'start': 9, 'args': {}}],
+    'state': {'faults': [
+        # The first src service starts, and boots s1: setup.
+        {'time': 2000.5, 'host': 'src', 'point': 'destroy',
+         'phase': 'before', 'action': 'log', 'hit': 1},
+        {'time': 2004.5, 'host': 'dest', 'point': 'spawn',
+         'phase': 'before', 'action': 'log', 'hit': 1},
+        # The restarted src service (its hits count from 1 again).
+        {'time': 2006.5, 'host': 'src', 'point': 'destroy',
+         'phase': 'before', 'action': 'log', 'hit': 1},
+    ]}}
+
+
+def test_a_hit_after_a_restart_belongs_to_the_restarted_service():
+    steps = trace.steps_hit(EVACUATION)
+    assert steps == [('spawn', 'dest', 'before', 0, False, 0),
+                     ('destroy', 'src', 'before', 0, False, 1)]
+
+
+def test_the_restart_step_installs_the_rule_of_a_restarted_services_hit():
+    workflow = model.load('evacuation')
+    case = cases.Case('destroy', 'src', 'before', 'crash', restart=1)
+    data = cases.case_scenario(workflow, case)
+    model.validate(data, 'case.yaml')
+    # Not at the scenario's start: the first src service's hits at the
+    # boot would take the fault, and the restart would drop the rule.
+    assert 'destroy.before: 1*crash' not in data.get('rules', {}).get(
+        'src', ())
+    [restart] = [step['restart'] for step in data['steps']
+                 if 'restart' in step]
+    assert restart == {'host': 'src', 'rules': ['destroy.before: 1*crash']}
+    # The workflow itself is left as it was.
+    assert all('rules' not in step.get('restart', {})
+               for step in workflow.data['steps'])
+
+
+def test_a_case_after_a_restart_the_workflow_lacks_is_refused():
+    workflow = model.load('live-migration')
+    case = cases.Case('destroy', 'src', 'before', 'crash', restart=1)
+    with pytest.raises(ValueError, match='0 restart step'):
+        cases.case_scenario(workflow, case)
 
 
 def test_a_case_lets_the_setup_hits_pass():
