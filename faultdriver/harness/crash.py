@@ -34,6 +34,13 @@ How, in Nova 34 terms:
   (which a dead process never runs either) change nothing, such a thread
   gets SimulatedCrash again at its first database statement, placement
   request or RPC message.
+* Every host of the embedded Nova shares one process, so one tracker lock
+  (``COMPUTE_RESOURCE_SEMAPHORE``, a lock in the process, not a file),
+  which a real dead nova-compute's siblings never share.  A crashed
+  thread holding it lets it go while it waits (the lock died with the
+  process; another host starting or running its periodic takes it), and
+  takes it back before it unwinds, so the unwinding releases what it
+  holds.
 """
 
 import collections
@@ -43,11 +50,13 @@ import weakref
 
 import fixtures
 import oslo_messaging
+from oslo_concurrency import lockutils
 from oslo_messaging._drivers import impl_fake
 from oslo_messaging.rpc import client as rpc_client
 import sqlalchemy
 from sqlalchemy.engine import Engine
 
+from nova.compute import resource_tracker
 import nova.conf
 import nova.service
 
@@ -71,6 +80,29 @@ _EFFECTS = tuple(
      for name in ('get', 'post', 'put', 'delete')] +
     ['oslo_messaging.rpc.client._BaseCallContext.' + name
      for name in ('cast', 'call')])
+
+
+def _tracker_lock():
+    return lockutils.internal_fair_lock(
+        resource_tracker.COMPUTE_RESOURCE_SEMAPHORE)
+
+
+def _let_go_of_tracker_lock():
+    """Release the tracker lock if this (crashing) thread holds it; how
+    many times it had entered it."""
+    lock, entries = _tracker_lock(), 0
+    while lock.is_writer(check_pending=False):
+        lock.release_write_lock()
+        entries += 1
+    return entries
+
+
+def _take_back_tracker_lock(entries):
+    """Enter the tracker lock ``entries`` times again (waiting for it):
+    the crashed thread's unwinding then releases it as it would have."""
+    lock = _tracker_lock()
+    for _ in range(entries):
+        lock.acquire_write_lock()
 
 
 class _CrashedService(nova.service.Service):
@@ -277,7 +309,9 @@ class InProcessCrash(fixtures.Fixture):
         ident = threading.get_ident()
         if not corpse.reaped:
             corpse.idents.add(ident)
+            held = _let_go_of_tracker_lock()
             corpse.released.wait()
+            _take_back_tracker_lock(held)
             self._zombies.add(ident)
         raise exception.SimulatedCrash(host)
 

@@ -118,6 +118,10 @@ ASSUMPTIONS = [
     A('fasteners.ReaderWriterLock.owner', s.Exists(property),
       'the periodic action tells whether the tracker lock was held when it '
       'asked (waited_for_lock)'),
+    *[A('fasteners.ReaderWriterLock.' + name, s.Params('self'),
+        _CRASH + ': a crashed thread lets go of the tracker lock the '
+        'other hosts in the process share', 'harness')
+      for name in ('is_writer', 'release_write_lock', 'acquire_write_lock')],
     *_tracker_points(),
     # -- the migration-context step of the periodic ------------------------
     A(PERIODIC, s.Params('self', 'context', 'resources', 'startup'),

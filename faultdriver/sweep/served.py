@@ -11,6 +11,7 @@ case leaves behind (a thread still unwinding) cannot reach many others.
 
 import json
 import os
+import select
 import subprocess
 import sys
 import time
@@ -20,6 +21,10 @@ from faultdriver.scenario import runner as scenario_runner
 
 #: Cases one runner process runs before it is replaced.
 RUNS = 20
+#: Seconds a case may take before its runner is killed: a case's own
+#: waits are bounded (a minute each at most), so a case past this is
+#: stuck for good (a deadlock), and the sweep goes on without it.
+CASE_TIMEOUT = 600
 
 
 class Runner:
@@ -42,7 +47,7 @@ class Runner:
         self.process.stdin.write(json.dumps({
             'path': path, 'variant': variant, 'out': out, 'log': log}) + '\n')
         self.process.stdin.flush()
-        answered = self.process.stdout.readline() == 'done\n'
+        answered = self._answer(CASE_TIMEOUT)
         try:
             with open(out, encoding='utf-8') as stream:
                 report = json.load(stream)
@@ -50,7 +55,9 @@ class Runner:
         except (OSError, ValueError):
             report = {'variant': variant, 'mode': self.mode,
                       'internal_error': 'the runner process %s without a '
-                      'report' % ('answered' if answered else 'died')}
+                      'report' % {True: 'answered', False: 'died',
+                                  None: 'was killed after %d s (the case was '
+                                  'stuck)' % CASE_TIMEOUT}[answered]}
         report['verdict'] = launch.verdict(report)
         with open(log, 'a', encoding='utf-8') as stream:
             stream.write('[%s] done in %.1fs: %s\n' % (
@@ -60,6 +67,16 @@ class Runner:
                                                  'step failed'):
             self.close()
         return report
+
+    def _answer(self, timeout):
+        """True once the runner said ``done``; False if it died first;
+        None if it said nothing for ``timeout`` seconds (it is killed)."""
+        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
+        if ready:
+            return self.process.stdout.readline() == 'done\n'
+        self.process.kill()
+        self.process.wait()
+        return None
 
     def _start(self):
         self.close()
