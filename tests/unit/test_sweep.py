@@ -184,6 +184,12 @@ def test_trace_keeps_the_workflow_steps_in_first_hit_order():
         'tracker.update_available_resource.before@src:crash']
 
 
+def _logged(time, host, point, hit=1):
+    """A trace rule's journal entry: the ``before`` phase of ``point``."""
+    return {'time': time, 'host': host, 'point': point, 'phase': 'before',
+            'action': 'log', 'hit': hit}
+
+
 #: An evacuation: src stops, dest rebuilds, src restarts and cleans up.
 EVACUATION = {
     'steps_started_at': 2000.0,
@@ -194,13 +200,10 @@ EVACUATION = {
                  {'kind': 'recover', 'start': 9, 'args': {}}],
     'state': {'faults': [
         # The first src service starts, and boots s1: setup.
-        {'time': 2000.5, 'host': 'src', 'point': 'destroy',
-         'phase': 'before', 'action': 'log', 'hit': 1},
-        {'time': 2004.5, 'host': 'dest', 'point': 'spawn',
-         'phase': 'before', 'action': 'log', 'hit': 1},
+        _logged(2000.5, 'src', 'destroy'),
+        _logged(2004.5, 'dest', 'spawn'),
         # The restarted src service (its hits count from 1 again).
-        {'time': 2006.5, 'host': 'src', 'point': 'destroy',
-         'phase': 'before', 'action': 'log', 'hit': 1},
+        _logged(2006.5, 'src', 'destroy'),
     ]}}
 
 
