@@ -10,27 +10,26 @@ Exit codes: 0 done; 1 ``wait`` timed out; 2 the request was refused
 import argparse
 import datetime
 import json
-import math
 import os
 
 from cliff import lister
 from cliff import show
 
+from faultdriver.actions import base as action_base
+
 ENV_SOCKET = 'FAULTDRIVER_SOCKET'
 
 
 def seconds(text):
-    """A ``--timeout``: finite seconds from 0 to a day (the server's own
-    range), refused by the parser (exit 2) otherwise, before a socket is
-    given a timeout it cannot take."""
+    """A ``--timeout``, written as a rule's seconds are
+    (:func:`faultdriver.actions.base.seconds`: digits, 0 to a day, the
+    server's own range), refused by the parser (exit 2) otherwise, before
+    a socket is given a timeout it cannot take."""
     try:
-        value = float(text)
+        return action_base.seconds(text)
     except ValueError:
-        value = math.nan
-    if not 0 <= value <= 86400:
         raise argparse.ArgumentTypeError(
-            'expected seconds from 0 to 86400, not %r' % text)
-    return value
+            'expected seconds from 0 to 86400, not %r' % text) from None
 
 
 class _Control:
