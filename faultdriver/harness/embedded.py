@@ -24,6 +24,7 @@ from nova import objects  # noqa: E402
 from nova.tests.functional import integrated_helpers  # noqa: E402
 from nova.tests.functional.libvirt import base  # noqa: E402
 
+from faultdriver.harness import dbpool  # noqa: E402
 from faultdriver.harness import injection  # noqa: E402
 from faultdriver.harness import observe  # noqa: E402
 from faultdriver.harness import topology  # noqa: E402
@@ -70,6 +71,8 @@ class EmbeddedNova(base.ServersTestBase,
         # Scenario steps and expectations count Nova's log lines too.
         novacompat.verify(novacompat.SCENARIO_GROUPS)
         self.flags(api_paste_config=API_PASTE, group='wsgi')
+        # Before Nova's database fixtures create their engines.
+        self.useFixture(dbpool.PooledSqliteConnections())
         control_dir = (self.useFixture(fixtures.TempDir()).path
                        if self.CONTROL else None)
         self.faults = self.useFixture(

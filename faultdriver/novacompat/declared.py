@@ -247,6 +247,14 @@ ASSUMPTIONS = [
       "installed api-paste.ini", 'harness'),
     A('futurist._thread.ThreadWorker.MAX_IDLE_FOR', s.Exists((int, float)),
       'EmbeddedNova.IDLE_WAKEUP (idle pool threads)', 'harness'),
+    A('oslo_db.sqlalchemy.engines._init_connection_args', s.Exists(),
+      'pooled SQLite connections in the embedded Nova '
+      '(faultdriver.harness.dbpool)', 'harness'),
+    A('oslo_db.sqlalchemy.engines.create_engine',
+      s.CallsInOrder('_init_connection_args(', '_engine_target('),
+      'pooled SQLite connections in the embedded Nova: oslo.db picks the '
+      'pool class before it creates the engine '
+      '(faultdriver.harness.dbpool)', 'harness'),
     # -- log lines scenario expectations count -----------------------------
     A(MANAGER + '._update_available_resource_for_node',
       s.LogText(PERIODIC_ERROR.split('%')[0]),
