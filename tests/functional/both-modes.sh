@@ -9,7 +9,7 @@
 #
 # Each mode runs its share (tests/functional/conftest.py): eventlet a
 # sample of the step matrices and the bundled scenarios, threading the
-# whole matrices; every other test runs in both.
+# whole matrices and the reduced sweeps; every other test runs in both.
 set -u
 cd "$(dirname "$0")/../.."
 out=$(mktemp -d)

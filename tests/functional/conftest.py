@@ -7,10 +7,12 @@ which steps exist.  ``FAULTDRIVER_CI_SHARE`` (set by tox's ``all`` env,
 see tests/functional/both-modes.sh) picks a mode's share:
 
 * ``eventlet``: the SAMPLE classes of each matrix (a source and a
-  destination crash of each flow, each action kind), every bundled
-  scenario and the reduced sweep;
-* ``threading``: every matrix test and the sweep workflows among the
-  bundled scenarios (the seed's A/B, test_scenario_cli, runs in both).
+  destination crash of each flow, each action kind) and every bundled
+  scenario;
+* ``threading``: every matrix test and the reduced sweeps (their cases
+  run in threading mode whatever the test's mode).
+
+The seed's A/B (test_scenario_cli) runs in both.
 
 Every other functional test runs in both modes.  Unset (``tox -e
 functional`` / ``functional-threading``), everything runs.
@@ -22,7 +24,7 @@ MATRICES = ('test_live_migration_steps.py', 'test_resize_steps.py',
             'test_evacuate_steps.py', 'test_live_migration_actions.py')
 BUNDLED = 'test_bundled_scenarios.py'
 #: Runs its cases as subprocesses in threading mode whatever the test's
-#: mode: once is enough (the eventlet share, the lighter one).
+#: mode: once is enough.
 SWEEP = 'test_sweep.py'
 SAMPLE = {
     # live migration: a crash on each side, one NUMA-claim window
@@ -38,22 +40,14 @@ SAMPLE = {
 }
 
 
-def _workflow(item):
-    """Whether a bundled-scenario test runs a sweep workflow."""
-    from faultdriver.sweep import sweep
-    callspec = getattr(item, 'callspec', None)
-    return callspec is not None and \
-        callspec.params.get('name') in sweep.OPERATIONS
-
-
 def _dropped(share, item):
     name = os.path.basename(str(item.path))
     if share == 'threading':
-        return name == SWEEP or (name == BUNDLED and not _workflow(item))
+        return name == BUNDLED
     if share == 'eventlet':
-        return (name in MATRICES and (item.cls is None or
-                                      item.cls.__name__ not in SAMPLE)) or (
-            name == BUNDLED and _workflow(item))
+        return name == SWEEP or (
+            name in MATRICES and (item.cls is None or
+                                  item.cls.__name__ not in SAMPLE))
     raise ValueError('FAULTDRIVER_CI_SHARE=%r: expected eventlet or '
                      'threading' % share)
 
