@@ -27,6 +27,11 @@ class SimulatedCrash(BaseException):
     """
 
 
+class StartFailed(FaultDriverError):
+    """A fault a host's rules inject ended its nova-compute's start (the
+    host is down, as nova-compute exits when its start fails)."""
+
+
 class ScenarioError(FaultDriverError):
     """A scenario file is wrong: names the file, the key path and what
     was expected."""

@@ -282,6 +282,13 @@ class InProcessCrash(fixtures.Fixture):
         ``block_current_thread=False``.
         """
         corpse = self._corpses.get(host)
+        if corpse is None and host not in self.test.computes:
+            # Its start is under way: Nova's Service.start runs init_host
+            # and pre_start_hook (where every such hit is) before it starts
+            # its RPC servers and timers, so nothing of this service runs
+            # yet.  The dying start unwinds, running none of Nova's
+            # handlers; faults.restart tells the start failed.
+            raise exception.SimulatedCrash(host)
         if corpse is None:
             service = self.test.computes[host]
             corpse = self._corpses[host] = _Corpse(service)

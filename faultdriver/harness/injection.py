@@ -44,6 +44,7 @@ from nova import conf as nova_conf
 from nova.virt import driver as nova_driver
 
 from faultdriver import conf
+from faultdriver import exception
 from faultdriver.control import client as control_client
 from faultdriver.harness import crash as crash_module
 from faultdriver import novacompat
@@ -78,6 +79,9 @@ class FaultInjection(fixtures.Fixture):
                                 report_interval=report_interval,
                                 service_down_time=service_down_time)
         self.crash = None
+        #: host -> (cell name, fake connection) of a host whose start a
+        #: fault ended: what starting it again needs.
+        self._failed_starts = {}
 
     def _setUp(self):
         novacompat.verify(novacompat.HARNESS_GROUPS)
@@ -260,20 +264,61 @@ class FaultInjection(fixtures.Fixture):
         return CONF.rpc_response_timeout
 
     def is_crashed(self, host):
-        return self.crash is not None and self.crash.is_crashed(host)
+        """Whether ``host``'s nova-compute is dead: crashed, or its start
+        failed (what recover restarts)."""
+        return host in self._failed_starts or (
+            self.crash is not None and self.crash.is_crashed(host))
 
     def restart(self, host, rules=()):
-        """Restart ``host`` (crashed or not) on the same fake hypervisor.
+        """Restart ``host`` (crashed, failed to start or running) on the
+        same fake hypervisor.
 
         The new service starts with ``rules`` (none by default: a fault that
-        already happened should not happen again unless asked).
+        already happened should not happen again unless asked).  A start
+        that a fault of these rules ends (a crash or an exception in
+        init_host or the first resource update) raises StartFailed and
+        leaves the host down, as nova-compute exits when its start fails;
+        a later restart starts it again.
         """
         self.set_rules(host, rules)
         self.drivers.pop(host).close()
-        if self.is_crashed(host):
-            return self.crash.restart(host)
-        if hasattr(self.test, 'start_compute'):
+        if not hasattr(self.test, 'start_compute'):   # Nova's plain base
+            service = self.test.restart_compute_service(
+                self.test.computes[host])
+            self.test.computes[host] = service
+            return service
+        again = self._failed_starts.pop(host, None)
+        if again is None:
+            # What Nova's restart_compute_service keeps: the cell, and
+            # the fake hypervisor (its guests).
+            old = self.test.computes[host]
+            keep = (self.test.host_mappings[host].cell_mapping.name,
+                    old.manager.driver._get_connection())
+        else:
+            keep = again
+        try:
+            if again is not None:
+                cell_name, connection = again
+                self.test.start_compute(host, cell_name=cell_name,
+                                        connection=connection)
+                return self.test.computes[host]
+            if self.is_crashed(host):
+                return self.crash.restart(host)
             return self.test.restart_compute_service(host)
-        service = self.test.restart_compute_service(self.test.computes[host])
-        self.test.computes[host] = service
-        return service
+        except (Exception, exception.SimulatedCrash) as exc:
+            fault = self._fault_in_start(host)
+            if fault is None:
+                raise
+            self._failed_starts[host] = keep
+            raise exception.StartFailed(
+                '%s failed to start: %s at %s (%s: %s)' % (
+                    host, fault['action'], fault['point'],
+                    type(exc).__name__, exc)) from exc
+
+    def _fault_in_start(self, host):
+        """The crash or raise the start of ``host`` just ran into (its
+        new driver's journal), or None."""
+        driver = self.drivers.get(host)
+        fired = [e for e in (driver.engine.journal.entries() if driver
+                             else ()) if e['action'] in ('crash', 'raise')]
+        return fired[-1] if fired else None

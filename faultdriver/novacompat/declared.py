@@ -245,6 +245,16 @@ ASSUMPTIONS = [
     A('nova.tests.fixtures.conf.ConfFixture.setUp', s.Params('self'),
       "Nova's functional tests on FaultDriver (tests/transparency): the "
       "installed api-paste.ini", 'harness'),
+    A('nova.tests.functional.libvirt.base.ServersTestBase.start_compute',
+      s.Params('self', 'hostname', 'host_info', 'pci_info', 'mdev_info',
+               'vdpa_info', 'libvirt_version', 'qemu_version', 'cell_name',
+               'connection'),
+      'a host whose start a fault ended is started again on its fake '
+      'hypervisor (faultdriver.harness.injection.restart)', 'harness'),
+    A('nova.virt.libvirt.driver.LibvirtDriver._get_connection',
+      s.Params('self'),
+      'a host whose start a fault ended keeps its fake hypervisor '
+      '(faultdriver.harness.injection.restart)', 'harness'),
     A('futurist._thread.ThreadWorker.MAX_IDLE_FOR', s.Exists((int, float)),
       'EmbeddedNova.IDLE_WAKEUP (idle pool threads)', 'harness'),
     A('oslo_db.sqlalchemy.engines._init_connection_args', s.Exists(),
