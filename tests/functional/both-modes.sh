@@ -12,25 +12,15 @@
 # whole matrices and the reduced sweeps; every other test runs in both.
 set -u
 cd "$(dirname "$0")/../.."
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
-run() {
-    local mode=$1; shift
-    start=$(date +%s)
+. tests/runs.sh
+pytest_in() {
     env "$@" python -m pytest -q -p no:cacheprovider --durations=10 \
-        tests/functional ${EXTRA[@]+"${EXTRA[@]}"} > "$out/$mode.log" 2>&1
-    echo $? > "$out/$mode.rc"
-    echo $(( $(date +%s) - start )) > "$out/$mode.seconds"
+        tests/functional ${EXTRA[@]+"${EXTRA[@]}"}
 }
 EXTRA=("$@")
-run eventlet OS_NOVA_DISABLE_EVENTLET_PATCHING=False FAULTDRIVER_CI_SHARE=eventlet &
-run threading OS_NOVA_DISABLE_EVENTLET_PATCHING=True FAULTDRIVER_CI_SHARE=threading &
+run "functional tests, eventlet mode" pytest_in \
+    OS_NOVA_DISABLE_EVENTLET_PATCHING=False FAULTDRIVER_CI_SHARE=eventlet &
+run "functional tests, threading mode" pytest_in \
+    OS_NOVA_DISABLE_EVENTLET_PATCHING=True FAULTDRIVER_CI_SHARE=threading &
 wait
-status=0
-for mode in eventlet threading; do
-    echo "===== functional tests, $mode mode: exit $(cat "$out/$mode.rc")," \
-         "$(cat "$out/$mode.seconds")s ====="
-    cat "$out/$mode.log"
-    [ "$status" -ne 0 ] || status=$(cat "$out/$mode.rc")
-done
-exit "$status"
+report "functional tests, eventlet mode" "functional tests, threading mode"
