@@ -288,14 +288,7 @@ class FaultInjection(fixtures.Fixture):
             self.test.computes[host] = service
             return service
         again = self._failed_starts.pop(host, None)
-        if again is None:
-            # What Nova's restart_compute_service keeps: the cell, and
-            # the fake hypervisor (its guests).
-            old = self.test.computes[host]
-            keep = (self.test.host_mappings[host].cell_mapping.name,
-                    old.manager.driver._get_connection())
-        else:
-            keep = again
+        keep = again or self._start_again_args(host)
         try:
             if again is not None:
                 cell_name, connection = again
@@ -314,6 +307,18 @@ class FaultInjection(fixtures.Fixture):
                 '%s failed to start: %s at %s (%s: %s)' % (
                     host, fault['action'], fault['point'],
                     type(exc).__name__, exc)) from exc
+
+    def _start_again_args(self, host):
+        """What starting running ``host`` again after a failed start
+        needs, as Nova's restart_compute_service keeps it: the cell, and
+        the fake libvirt connection (its guests; None for another inner
+        driver, which keeps its own state)."""
+        driver = self.test.computes[host].manager.driver
+        try:
+            connection = driver._get_connection()
+        except AttributeError:
+            connection = None
+        return self.test.host_mappings[host].cell_mapping.name, connection
 
     def _fault_in_start(self, host):
         """The crash or raise the start of ``host`` just ran into (its
