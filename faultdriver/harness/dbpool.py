@@ -43,6 +43,11 @@ class PooledSqliteConnections(fixtures.Fixture):
         fixture = self
 
         class CasePool(pool.QueuePool):
+            # SQLAlchemy names a pool's logger after its class's module:
+            # keep its records where a plain QueuePool's go, out of the
+            # faultdriver logs scenario reports capture.
+            __module__ = pool.QueuePool.__module__
+
             def __init__(self, *args, **kwargs):
                 super().__init__(*args, **kwargs)
                 fixture.pools.append(self)

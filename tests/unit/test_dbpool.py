@@ -36,6 +36,8 @@ def test_an_engine_made_under_the_fixture_reuses_its_connection(tmp_path):
         # At most one (oslo.db's test connection may have opened it).
         assert connections_opened(engine, 20) <= 1
         assert engine.pool.checkedin() == 1
+        # Its records go where SQLAlchemy's pools log, not faultdriver's.
+        assert engine.pool.logger.name.startswith('sqlalchemy.pool.')
     # The pooled connection is closed with the fixture.
     assert fixture.pools == [engine.pool]
     assert engine.pool.checkedin() == 0
