@@ -50,6 +50,12 @@ sys.exit(pytest.main(sys.argv[1:]))
 # timeout is said so loudly and run again, up to TRANSPARENCY_ATTEMPTS runs
 # in all (default 2); a test that fails is never rerun.
 attempts=${TRANSPARENCY_ATTEMPTS:-2}
+if ! [[ "$attempts" =~ ^[1-9][0-9]?$ ]]; then
+    # Anything else would run no test and pass.
+    echo "transparency: TRANSPARENCY_ATTEMPTS=$attempts: expected a whole" \
+         "number from 1 to 99" >&2
+    exit 2
+fi
 status=0
 for attempt in $(seq 1 "$attempts"); do
     status=0
