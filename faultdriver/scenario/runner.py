@@ -530,6 +530,7 @@ def run(path, variant, mode):
     # Nova decides eventlet patching on this first import (before the
     # loader checks rules, which imports Nova's driver module).
     from faultdriver.harness import embedded
+    from faultdriver.harness import heap
     import fixtures
 
     from faultdriver.novacompat import patchfixtures
@@ -569,6 +570,7 @@ def run(path, variant, mode):
         test_scenario = scenario_test(scenario, variant, report)
 
     result = unittest.TestResult()
+    heap.ready_for_case()
     ScenarioCase('test_scenario').run(result)
     report['wall_seconds'] = round(time.monotonic() - report.pop('_t0'), 2)
     _mark_cpu(report, 'teardown')
