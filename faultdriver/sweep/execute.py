@@ -14,6 +14,7 @@ import yaml
 
 from faultdriver.scenario import launch
 from faultdriver.scenario import model
+from faultdriver.sweep import cases as cases_module
 from faultdriver.sweep import served
 
 RESULTS = 'results.jsonl'
@@ -86,7 +87,8 @@ def run_cases(cases, scenario_of, folder, mode='threading',
     """
     os.makedirs(os.path.join(folder, 'logs'), exist_ok=True)
     results = load_results(folder)
-    todo = [case for case in cases if case.id not in results]
+    todo = cases_module.slowest_first(
+        [case for case in cases if case.id not in results])
     lock = threading.Lock()
     started = time.monotonic()
     counts = {'done': len(cases) - len(todo), 'total': len(cases)}

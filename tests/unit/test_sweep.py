@@ -292,6 +292,19 @@ def test_shards_split_the_cases_without_overlap():
     assert all(parts)
 
 
+def test_cases_run_slowest_action_first_in_their_order_within_one():
+    generated = cases.generate(STEPS, cases.ACTIONS)
+    ordered = cases.slowest_first(generated)
+    assert sorted(c.id for c in ordered) == sorted(c.id for c in generated)
+    actions = [c.action for c in ordered]
+    assert actions.index('crash') < actions.index('periodic') < \
+        actions.index('raise')
+    assert actions == sorted(actions, key=cases.SLOWEST_FIRST.index)
+    crashes = [c.id for c in ordered if c.action == 'crash']
+    assert crashes == sorted(crashes)
+    assert set(cases.SLOWEST_FIRST) == set(cases.ACTIONS)
+
+
 def test_a_case_scenario_is_a_valid_scenario_with_the_invariants():
     workflow = model.load('live-migration')
     case = cases.Case('pre_live_migration', 'dest', 'before', 'crash')
