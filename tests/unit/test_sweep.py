@@ -131,9 +131,16 @@ def test_known_findings_are_named_by_the_bundled_scenario():
         'dest: 1 periodic error(s) (KeyError)']}
     leak = {'invariant': 'accounting-matches-placement',
             'actual': {'dest': '2 pinned / 4 PCPU'}}
-    findings.recognise([stale, other, leak], signatures)
-    assert [f['known'] for f in (stale, other, leak)] == [
-        'stale-error-migration-context', None, None]
+    claim = {'invariant': 'migrations-terminal',
+             'actual': ['s1#1 pre-migrating']}
+    finish = {'invariant': 'migrations-terminal',
+              'actual': ['s1#1 post-migrating']}
+    live = {'invariant': 'migrations-terminal', 'actual': ['s1#1 running']}
+    found = [stale, other, leak, claim, finish, live]
+    findings.recognise(found, signatures)
+    assert [f['known'] for f in found] == [
+        'stale-error-migration-context', None, None,
+        'dest-crash-in-resize-claim', 'dest-crash-in-finish-resize', None]
 
 
 REPORT = {
