@@ -57,7 +57,12 @@ class Client:
     def _read_line(self, sock):
         chunks = []
         while True:
-            chunk = sock.recv(65536)
+            try:
+                chunk = sock.recv(65536)
+            except ConnectionResetError:
+                # The server's process died with the connection open
+                # (a crash while it answered).
+                chunk = b''
             if not chunk:
                 raise protocol.ControlError(
                     'the control server at %s closed the connection '

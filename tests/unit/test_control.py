@@ -4,6 +4,7 @@ socket, on a real Engine (fake catalogue and actions, no Nova)."""
 import json
 import logging
 import os
+import select
 import socket
 import stat
 import threading
@@ -456,3 +457,28 @@ def test_periodic_without_a_compute_manager_is_refused(served):
     with pytest.raises(protocol.RequestRejected) as caught:
         client.periodic()
     assert 'runs outside a compute manager' in str(caught.value)
+
+
+def test_a_server_that_dies_while_answering_is_a_control_error(sock_dir):
+    """A nova-compute that crashes with a request in flight resets the
+    connection: the client says so as a ControlError (``faultdriver ctl``
+    exits 1 with a message), not a ConnectionResetError traceback."""
+    path = os.path.join(sock_dir, 'dying.sock')
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(1)
+
+    def die_on_request():
+        conn, _ = listener.accept()
+        # Closed with the request unread, as the kernel closes a killed
+        # process's sockets: the client's read gets a reset.
+        select.select([conn], [], [], JOIN)
+        conn.close()
+    thread = start(die_on_request)
+    try:
+        with pytest.raises(protocol.ControlError,
+                           match='closed the connection without answering'):
+            client_module.Client(path).status()
+    finally:
+        thread.join(JOIN)
+        listener.close()
