@@ -109,11 +109,18 @@ class Process:
             os.killpg(self.popen.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+        # Until the kill landed: with grace 0 a wait of 0 s returned
+        # before it did, and a restart right after found the process
+        # "still running".
         try:
-            self.popen.wait(grace)
+            self.popen.wait(KILL_WAIT)
         except subprocess.TimeoutExpired:
             pass
 
+
+#: Seconds ``stop`` waits for a SIGKILLed process to be gone (it takes
+#: milliseconds, unless the process is stuck in the kernel).
+KILL_WAIT = 30
 
 MARKER = 'FAULTDRIVER_STACK'
 #: File in the marker's directory: the session of every child started
