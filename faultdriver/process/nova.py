@@ -15,6 +15,8 @@ import time
 
 from faultdriver.control import client as control_client
 from faultdriver.control import protocol
+from faultdriver import exception
+from faultdriver import journal as journal_module
 from faultdriver.process import backing
 from faultdriver.process import config
 from faultdriver.process import standins
@@ -119,6 +121,16 @@ class Faults:
         process.stop(grace=0)
 
     def restart(self, host, rules=()):
+        """Start ``host``'s nova-compute again (killing it if it runs)
+        with ``rules``; returns once it started: its control socket
+        answers and its RPC server consumes its queue (Nova starts that
+        after ``init_host`` and the start's resource update).
+
+        A start that a fault of these rules ends (the process exits
+        first, its journal showing the crash or raise) raises
+        StartFailed, as the embedded Nova's restart does; the host stays
+        down until the next restart.
+        """
         stack = self.nova.stack
         process = stack.computes.get(host)
         if process is not None and process.alive():
@@ -126,10 +138,23 @@ class Faults:
         faults = dict(stack.faults.get(host, {}))
         faults['rules'] = list(rules)
         stack.write_compute_conf(host, faults)
-        stack.start_compute(host)
-        self.nova.wait(lambda: os.path.exists(stack.control_socket(host))
-                       and self._answers(host),
-                       'control socket of %s' % host, 60)
+        journal = stack.journal_path(host)
+        seen = len(journal_module.read(journal)) \
+            if os.path.exists(journal) else 0
+        process = stack.start_compute(host)
+        self.nova.wait(lambda: not process.alive() or (
+            os.path.exists(stack.control_socket(host)) and
+            self._answers(host) and self.nova.consumers(host)),
+            'start of nova-compute on %s' % host, 90)
+        if not process.alive():
+            fired = [entry for entry in journal_module.read(journal)[seen:]
+                     if entry.get('action') in ('crash', 'raise')]
+            if not fired:
+                raise RuntimeError(
+                    'nova-compute on %s exited during its start, no fault '
+                    'fired: see %s' % (host, stack.compute_log(host)))
+            raise exception.StartFailed('%s failed to start: %s at %s' % (
+                host, fired[-1]['action'], fired[-1]['point']))
 
     def _answers(self, host):
         try:
@@ -202,16 +227,26 @@ class ProcessNova:
     def wait(check, what, timeout):
         waiting.until(check, timeout, what, interval=POLL)
 
+    def consumers(self, host):
+        """Consumers of ``host``'s compute queue: 1 once its nova-compute
+        started its RPC server (the last step of its start)."""
+        return self._queue_column('consumers', ('compute.%s' % host,))
+
     def queued(self, host):
         """Messages ready in ``host``'s compute queues (Nova 34 sends some
         calls and casts on the ``compute-alt`` topic)."""
+        return self._queue_column('messages_ready', (
+            'compute.%s' % host, 'compute-alt.%s' % host))
+
+    def _queue_column(self, column, names):
+        """The sum of ``column`` (``rabbitmqctl list_queues``) over the
+        queues ``names``."""
         rabbit = self.stack.rabbit
         out = subprocess.run(
             [os.path.join(backing.RABBIT_BIN, 'rabbitmqctl'), '-n',
-             rabbit.node, 'list_queues', 'name', 'messages_ready', '-q'],
+             rabbit.node, 'list_queues', 'name', column, '-q'],
             capture_output=True, text=True, env=dict(
                 os.environ, **rabbit.ctl_env()), timeout=60).stdout
-        names = ('compute.%s' % host, 'compute-alt.%s' % host)
         return sum(int(parts[1]) for parts in map(str.split,
                                                   out.splitlines())
                    if len(parts) == 2 and parts[0] in names)

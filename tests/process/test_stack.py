@@ -1,6 +1,6 @@
 """faultdriver in real nova-compute processes: loaded from nova.conf,
-controlled through its socket, crashing for real, refusing bad rules at
-start, and nothing left behind.
+controlled through its socket, crashing for real (also in its start),
+refusing bad rules at start, and nothing left behind.
 
 One stack for the module (bring-up costs ~25 s), and one of its own for
 the teardown test, so no test depends on the order they run in; the
@@ -17,8 +17,10 @@ import sys
 
 import pytest
 
+from faultdriver import exception
 from faultdriver import waiting
 from faultdriver.control import client as control_client
+from faultdriver.process import nova as process_nova
 from faultdriver.process import procs
 from faultdriver.process import stack as stack_module
 
@@ -97,6 +99,25 @@ def test_crash_kills_the_process_after_the_journal_line(stack):
     stack.start_compute('dest')
     stack.api.wait_for_service('nova-compute', 'dest', 'up', timeout=90)
     assert stack.computes['dest'].alive()
+
+
+@pytest.mark.parametrize('rule', ['init_host.before: 1*crash',
+                                  'init_host.after: 1*raise(InternalError)'])
+def test_a_start_its_rules_end_fails_and_the_next_start_runs(stack, rule):
+    """A restart whose rules end nova-compute's start (the process exits
+    in init_host) raises StartFailed naming the fault, as on the embedded
+    Nova; a restart without rules then starts it for good."""
+    nova = process_nova.ProcessNova(stack)
+    with pytest.raises(exception.StartFailed) as failed:
+        nova.faults.restart('dest', rules=[rule])
+    action = rule.split('1*')[1].split('(')[0]
+    assert str(failed.value) == 'dest failed to start: %s at init_host' \
+        % action
+    assert not stack.computes['dest'].alive()
+    nova.faults.restart('dest')
+    assert stack.computes['dest'].alive()
+    assert nova.consumers('dest') == 1      # its RPC server runs
+    stack.api.wait_for_service('nova-compute', 'dest', 'up', timeout=90)
 
 
 def test_bad_rule_in_nova_conf_stops_nova_compute_at_start(stack):
