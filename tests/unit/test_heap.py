@@ -28,6 +28,7 @@ class ReadyForCaseTest(testtools.TestCase):
 
     def test_survivors_frozen_and_earlier_garbage_freed(self):
         kept = Node()
+        self.assertTrue(gc.is_tracked(kept))
         dropped = _cycle()
         heap.ready_for_case()
         self.assertIsNone(dropped())          # collected, not frozen
