@@ -66,6 +66,11 @@ class EmbeddedNova(base.ServersTestBase,
     IDLE_WAKEUP = None
     #: Every host serves a control socket (``self.faults.control(host)``).
     CONTROL = False
+    #: Seconds an RPC caller waits for a reply.  Short, so a crash's
+    #: timeouts pass quickly; a test whose point is a restart *within* a
+    #: caller's wait sets more (in a cloud the wait is 60 s and a restart
+    #: takes seconds; 2 s compresses the wait, not the restart).
+    RPC_TIMEOUT = 2
 
     def setUp(self):
         # Scenario steps and expectations count Nova's log lines too.
@@ -78,7 +83,8 @@ class EmbeddedNova(base.ServersTestBase,
         self.faults = self.useFixture(
             injection.FaultInjection(self, rules=self.RULES,
                                    patches={'*': self.PATCHES},
-                                   control_dir=control_dir))
+                                   control_dir=control_dir,
+                                   rpc_timeout=self.RPC_TIMEOUT))
         super().setUp()
         self.observe = observe.Observer()
         shapes = self.TOPOLOGY
