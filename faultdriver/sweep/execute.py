@@ -79,11 +79,13 @@ def summarize(case, report, path, seconds):
 
 
 def run_cases(cases, scenario_of, folder, mode='threading',
-              backend='embedded', workers=2, progress=None):
+              backend='embedded', workers=2, progress=None, pool=None):
     """Run the ``cases`` not yet in ``folder``; returns every result.
 
     ``scenario_of(case)`` gives a case's scenario data; its file goes to
-    ``folder/cases`` and is the case's reproducer.
+    ``folder/cases`` and is the case's reproducer.  ``pool``: the served
+    runners of the embedded cases (default: a pool of ``workers`` of its
+    own, closed at the end).
     """
     os.makedirs(os.path.join(folder, 'logs'), exist_ok=True)
     results = load_results(folder)
@@ -92,17 +94,17 @@ def run_cases(cases, scenario_of, folder, mode='threading',
     lock = threading.Lock()
     started = time.monotonic()
     counts = {'done': len(cases) - len(todo), 'total': len(cases)}
-
-    local, runners = threading.local(), []
+    own_pool = backend == 'embedded' and pool is None and todo
+    if own_pool:
+        pool = served.Pool(mode, workers)
+    if backend == 'embedded' and todo:
+        pool.warm(min(workers, len(todo)))
 
     def run(path, log):
         if backend != 'embedded':       # a stack of processes per case
             return run_scenario(path, 'case', mode, backend, log)
-        if not hasattr(local, 'runner'):
-            local.runner = served.Runner(mode)
-            with lock:
-                runners.append(local.runner)
-        return local.runner.run(path, 'case', log)
+        with pool.runner() as runner:
+            return runner.run(path, 'case', log)
 
     def one(case):
         path = write_scenario(os.path.join(folder, 'cases'),
@@ -131,12 +133,13 @@ def run_cases(cases, scenario_of, folder, mode='threading',
         return result
 
     try:
-        with concurrent.futures.ThreadPoolExecutor(max(1, workers)) as pool:
-            for future in [pool.submit(one, case) for case in todo]:
+        with concurrent.futures.ThreadPoolExecutor(max(1, workers)) as \
+                executor:
+            for future in [executor.submit(one, case) for case in todo]:
                 future.result()
     finally:
-        for each in runners:
-            each.close()
+        if own_pool:
+            pool.close()
     return [results[case.id] for case in cases]
 
 

@@ -2,25 +2,31 @@
 after another (``python -m faultdriver.scenario.runner --serve MODE``):
 the imports and Nova's cached database schema are paid once per worker
 instead of once per case; every case still gets a fresh embedded Nova
-(a new database, new services, its own rules and log capture).
+(a new database, new services, its own rules and log capture).  The
+sweep starts them together with its clean, traced run (which one of them
+serves), so their imports use the core that run leaves idle.
 
 A runner whose case failed a step or hit an internal error is replaced
 before the next case, and every runner after ``RUNS`` cases, so what one
 case leaves behind (a thread still unwinding) cannot reach many others.
 """
 
+import contextlib
 import json
 import os
 import select
 import subprocess
 import sys
+import threading
 import time
 
 from faultdriver.scenario import launch
 from faultdriver.scenario import runner as scenario_runner
 
-#: Cases one runner process runs before it is replaced.
-RUNS = 20
+#: Cases one runner process runs before it is replaced.  Each case
+#: leaves its frozen garbage behind (harness/heap.py, ~6 MB); 40 cases
+#: are more than a worker's share of a whole live-migration sweep.
+RUNS = 40
 #: Seconds a case may take before its runner is killed: a case's own
 #: waits are bounded (a minute each at most), so a case past this is
 #: stuck for good (a deadlock), and the sweep goes on without it.
@@ -38,9 +44,8 @@ class Runner:
     def run(self, path, variant, log):
         """The report of ``variant`` of the scenario at ``path`` (with its
         verdict); the run's output is appended to ``log``."""
-        if self.process is None or self.process.poll() is not None or \
-                self.runs >= RUNS:
-            self._start()
+        if not self.started or self.runs >= RUNS:
+            self.start()
         out = os.path.splitext(log)[0] + '.report.json'
         self.runs += 1
         began = time.monotonic()
@@ -78,7 +83,14 @@ class Runner:
         self.process.wait()
         return None
 
-    def _start(self):
+    @property
+    def started(self):
+        """Whether the process is running (it may still be importing)."""
+        return self.process is not None and self.process.poll() is None
+
+    def start(self):
+        """Start a new process (ending the old one): it imports Nova while
+        the caller does other things."""
         self.close()
         env = dict(os.environ, PYTHONWARNINGS='ignore',
                    OS_NOVA_DISABLE_EVENTLET_PATCHING=scenario_runner.MODES[
@@ -103,3 +115,38 @@ class Runner:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+class Pool:
+    """``size`` runners, lent to one case at a time; each started when
+    first lent or by ``warm``."""
+
+    def __init__(self, mode, size):
+        self._runners = [Runner(mode) for _ in range(max(1, size))]
+        self._idle = list(self._runners)
+        self._changed = threading.Condition()
+
+    def warm(self, count):
+        """Start up to ``count`` runners now (their imports run while the
+        caller goes on)."""
+        for runner in self._runners[:count]:
+            if not runner.started:
+                runner.start()
+
+    @contextlib.contextmanager
+    def runner(self):
+        """An idle runner (a started one first) for the ``with`` block."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._idle)
+            self._idle.sort(key=lambda each: not each.started)
+            lent = self._idle.pop(0)
+        try:
+            yield lent
+        finally:
+            with self._changed:
+                self._idle.append(lent)
+                self._changed.notify()
+
+    def close(self):
+        for runner in self._runners:
+            runner.close()

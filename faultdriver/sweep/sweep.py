@@ -15,6 +15,7 @@ from faultdriver.sweep import cases as cases_module
 from faultdriver.sweep import execute
 from faultdriver.sweep import findings as findings_module
 from faultdriver.sweep import merge
+from faultdriver.sweep import served
 from faultdriver.sweep import trace
 
 #: The move each bundled workflow sweeps (catalogue ``operations``).
@@ -41,28 +42,24 @@ def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
     began = time.monotonic()
     progress('sweep %s on %s (%s mode), results in %s' % (
         workflow.name, backend, mode, folder))
-    steps = traced_steps(workflow, folder, mode, backend)
-    if points:
-        hit = {step[0] for step in steps}
-        unknown = sorted(set(points) - hit)
-        if unknown:
-            raise exception.ScenarioError(
-                '--points %s: not hit by workflow %s; its steps: %s' % (
-                    ', '.join(unknown), workflow.name,
-                    ', '.join(sorted(hit))))
-        steps = [s for s in steps if s[0] in points]
-    if hosts:
-        steps = [s for s in steps if s[1] in hosts]
-    every = cases_module.generate(steps, actions, backend)
-    chosen = cases_module.shard(every, *shard)
-    progress('%d steps traced, %d cases, shard %d/%d runs %d' % (
-        len(steps), len(every), shard[0], shard[1], len(chosen)))
+    # Embedded cases (and the trace) run in served runner processes.
+    pool = served.Pool(mode, workers) if backend == 'embedded' else None
+    try:
+        steps = traced_steps(workflow, folder, mode, backend, pool,
+                             1 if points else workers)
+        chosen = _chosen_cases(workflow, steps, actions, points, hosts,
+                               shard, backend, progress)
 
-    def scenario_of(case):
-        return cases_module.case_scenario(workflow, case, backend, patches)
+        def scenario_of(case):
+            return cases_module.case_scenario(workflow, case, backend,
+                                              patches)
 
-    results = execute.run_cases(chosen, scenario_of, folder, mode, backend,
-                                workers, _case_progress(progress))
+        results = execute.run_cases(chosen, scenario_of, folder, mode,
+                                    backend, workers,
+                                    _case_progress(progress), pool)
+    finally:
+        if pool:
+            pool.close()
     findings = findings_module.findings_of(
         results, os.path.join(folder, 'findings'))
     if confirm:
@@ -78,6 +75,28 @@ def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
     return doc
 
 
+def _chosen_cases(workflow, steps, actions, points, hosts, shard, backend,
+                  progress):
+    """This shard's cases of the traced ``steps`` narrowed to ``points``
+    and ``hosts``."""
+    if points:
+        hit = {step[0] for step in steps}
+        unknown = sorted(set(points) - hit)
+        if unknown:
+            raise exception.ScenarioError(
+                '--points %s: not hit by workflow %s; its steps: %s' % (
+                    ', '.join(unknown), workflow.name,
+                    ', '.join(sorted(hit))))
+        steps = [s for s in steps if s[0] in points]
+    if hosts:
+        steps = [s for s in steps if s[1] in hosts]
+    every = cases_module.generate(steps, actions, backend)
+    chosen = cases_module.shard(every, *shard)
+    progress('%d steps traced, %d cases, shard %d/%d runs %d' % (
+        len(steps), len(every), shard[0], shard[1], len(chosen)))
+    return chosen
+
+
 def share_trace(folder, other):
     """Let the sweep in ``other`` run the cases of the one in ``folder``
     (an A/B compares the same cases; a second trace could differ)."""
@@ -86,18 +105,27 @@ def share_trace(folder, other):
                     os.path.join(other, 'trace', 'steps.json'))
 
 
-def traced_steps(workflow, folder, mode, backend):
+def traced_steps(workflow, folder, mode, backend, pool=None, warm=1):
     """The workflow's steps from a clean, traced run (kept in the
     results directory as ``trace/steps.json``: a resumed sweep does not
-    trace again, and an interrupted one tells how many cases it has)."""
+    trace again, and an interrupted one tells how many cases it has).
+
+    With a ``pool`` (the embedded Nova), one of its runners runs the
+    trace while ``warm`` of them start (the cases' runners import Nova
+    on the core the trace leaves idle)."""
     saved = os.path.join(folder, 'trace', 'steps.json')
     if os.path.exists(saved):
         with open(saved, encoding='utf-8') as stream:
             return [tuple(step) for step in json.load(stream)]
     path = execute.write_scenario(os.path.join(folder, 'trace'),
                                   trace.trace_scenario(workflow))
-    report = execute.run_scenario(path, 'trace', mode, backend,
-                                  os.path.join(folder, 'trace', 'run.log'))
+    log = os.path.join(folder, 'trace', 'run.log')
+    if pool:
+        pool.warm(warm)
+        with pool.runner() as runner:
+            report = runner.run(path, 'trace', log)
+    else:
+        report = execute.run_scenario(path, 'trace', mode, backend, log)
     if report.get('verdict') not in ('ok',):
         raise RuntimeError(
             'the clean run of workflow %s did not keep its invariants '

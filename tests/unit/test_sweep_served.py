@@ -39,7 +39,7 @@ def test_a_stuck_runner_is_killed():
 def test_a_stuck_case_becomes_an_internal_error(tmp_path, monkeypatch):
     monkeypatch.setattr(served, 'CASE_TIMEOUT', 0.5)
     runner = runner_with('import time; time.sleep(600)')
-    monkeypatch.setattr(runner, '_start', lambda: None)
+    monkeypatch.setattr(runner, 'start', lambda: None)
     runner.runs = 1
     log = tmp_path / 'case.log'
     report = runner.run(str(tmp_path / 'case.yaml'), 'case', str(log))
@@ -47,3 +47,41 @@ def test_a_stuck_case_becomes_an_internal_error(tmp_path, monkeypatch):
     assert 'killed after' in report['internal_error']
     assert runner.process is None           # replaced before the next case
     assert 'INTERNAL ERROR' in log.read_text()
+
+
+def sleeping_runners(monkeypatch):
+    """Runners whose processes sleep instead of importing Nova."""
+    def start(runner):
+        runner.close()
+        runner.process = subprocess.Popen(
+            [sys.executable, '-c', 'import time; time.sleep(600)'],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    monkeypatch.setattr(served.Runner, 'start', start)
+
+
+def test_warm_starts_as_many_runners_as_asked(monkeypatch):
+    sleeping_runners(monkeypatch)
+    pool = served.Pool('threading', 3)
+    try:
+        pool.warm(2)
+        assert [r.started for r in pool._runners] == [True, True, False]
+    finally:
+        pool.close()
+    assert not any(r.started for r in pool._runners)
+
+
+def test_a_started_runner_is_lent_first_and_to_one_holder(monkeypatch):
+    sleeping_runners(monkeypatch)
+    pool = served.Pool('threading', 2)
+    try:
+        pool.warm(1)
+        with pool.runner() as first:
+            assert first.started
+            with pool.runner() as second:
+                assert second is not first
+                assert not second.started
+        # Both back: the started one is lent first again.
+        with pool.runner() as again:
+            assert again is first
+    finally:
+        pool.close()
