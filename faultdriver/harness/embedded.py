@@ -27,6 +27,7 @@ from nova.tests.functional.libvirt import base  # noqa: E402
 from faultdriver.harness import dbpool  # noqa: E402
 from faultdriver.harness import injection  # noqa: E402
 from faultdriver.harness import observe  # noqa: E402
+from faultdriver.harness import rpcwake  # noqa: E402
 from faultdriver.harness import topology  # noqa: E402
 from faultdriver import novacompat  # noqa: E402
 from faultdriver.novacompat import patchfixtures  # noqa: E402
@@ -78,6 +79,8 @@ class EmbeddedNova(base.ServersTestBase,
         self.flags(api_paste_config=API_PASTE, group='wsgi')
         # Before Nova's database fixtures create their engines.
         self.useFixture(dbpool.PooledSqliteConnections())
+        # Before Nova's services start their RPC servers.
+        self.useFixture(rpcwake.PromptDelivery())
         control_dir = (self.useFixture(fixtures.TempDir()).path
                        if self.CONTROL else None)
         self.faults = self.useFixture(

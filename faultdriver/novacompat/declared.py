@@ -51,6 +51,8 @@ _SCOPE = ('tracker.apply_migration_context and the stale_migration_context '
           'fix (faultdriver.tracker.periodic_scope)')
 _CRASH = 'faithful in-process crash (faultdriver.harness.crash)'
 _SHAPES = 'per-host CPU topology (faultdriver.harness.topology)'
+_WAKE = ('fake-RPC listeners woken by deliveries in the embedded Nova '
+         '(faultdriver.harness.rpcwake)')
 
 
 def _tracker_points():
@@ -191,6 +193,25 @@ ASSUMPTIONS = [
     A(FAKE_RPC + '.FakeExchange.__init__',
       s.All(s.Assigns('self._queues_lock'), s.Assigns('self._server_queues')),
       _CRASH + ': messages queued for a crashed host', 'harness'),
+    # The listener's poll is batch_poll_helper's wrapper around one
+    # message's poll; faultdriver wraps its own poll the same way.
+    A(FAKE_RPC + '.FakeListener.poll',
+      s.Params('in_self', 'timeout', 'batch_size', 'batch_timeout'),
+      _WAKE, 'harness'),
+    A('oslo_messaging._drivers.base.batch_poll_helper', s.Params('func'),
+      _WAKE, 'harness'),
+    A(FAKE_RPC + '.FakeListener.stop', s.Params('self'), _WAKE, 'harness'),
+    A(FAKE_RPC + '.FakeListener.__init__',
+      s.All(s.Assigns('self._targets'), s.Assigns('self._exchange_manager'),
+            s.Assigns('self._pool'), s.Assigns('self._stopped')),
+      _WAKE, 'harness'),
+    A(FAKE_RPC + '.FakeExchange.poll', s.Params('self', 'target', 'pool'),
+      _WAKE, 'harness'),
+    A(FAKE_RPC + '.FakeExchangeManager.get_exchange',
+      s.Params('self', 'name'), _WAKE, 'harness'),
+    A(FAKE_RPC + '.FakeIncomingMessage.__init__',
+      s.Params('self', 'ctxt', 'message', 'reply_q', 'requeue'), _WAKE,
+      'harness'),
     A('oslo_messaging.rpc.client._client_opts', s.Exists(list),
       _CRASH + ': short RPC timeouts before the transport exists',
       'harness'),
