@@ -8,9 +8,10 @@ from cliff import command
 from faultdriver.cmd import main as main_module
 
 #: Embedded cases run at once by default: on 2 cores the whole
-#: live-migration sweep took 1107 s with 2, 836 s with 4 (the same
-#: outcome in every case; benchmarks/RESULTS.rst).
-EMBEDDED_WORKERS = 4
+#: live-migration sweep took 1107 s with 2, 836 s with 4; once the
+#: runners' idle burn fell (harness/rpcwake.py), 617 s with 4 and 554 s
+#: with 5 (the same outcome in every case; benchmarks/RESULTS.rst).
+EMBEDDED_WORKERS = 5
 
 
 def parse_shard(text):
