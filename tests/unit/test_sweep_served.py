@@ -50,11 +50,12 @@ def test_a_stuck_case_becomes_an_internal_error(tmp_path, monkeypatch):
 
 
 def sleeping_runners(monkeypatch):
-    """Runners whose processes sleep instead of importing Nova."""
+    """Runners whose processes wait for the end of their input (as a
+    served runner does when closed) instead of importing Nova."""
     def start(runner):
         runner.close()
         runner.process = subprocess.Popen(
-            [sys.executable, '-c', 'import time; time.sleep(600)'],
+            [sys.executable, '-c', 'import sys; sys.stdin.read()'],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     monkeypatch.setattr(served.Runner, 'start', start)
 
