@@ -209,7 +209,6 @@ class Engine:
             dead(point, phase)
         fired = []
         with self._lock:
-            self._counts[(point, phase)] += 1
             if self.enabled and not self._closed:
                 for state in self._rules.get(point, ()):
                     if state.rule.phase != phase:
@@ -231,9 +230,16 @@ class Engine:
                     action = state.actions[term]
                     action.prepare(hit)
                     fired.append((hit, action))
+        if fired:
+            # Journaled before the hit counts: whoever waits for the hit
+            # (wait_for_hit) then finds what fired in the journal.
+            self._record(*fired[0])
+        with self._lock:
+            self._counts[(point, phase)] += 1
             self._changed.notify_all()
         for position, (hit, action) in enumerate(fired):
-            self._record(hit, action)
+            if position:
+                self._record(hit, action)
             try:
                 action(hit)
             except BaseException:

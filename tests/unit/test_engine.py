@@ -500,3 +500,33 @@ def test_seeded_probability_is_exact_under_many_threads(caplog):
         5, CALLS, 10)
     assert sorted(h for tag, _, h, _ in seen if tag == 'first') == [1, 2, 3]
     assert engine.counters() == {'spawn.before': CALLS}
+
+
+class BlockingJournal:
+    """A journal whose record() waits until ``go`` is set."""
+
+    def __init__(self):
+        self.go = threading.Event()
+        self.kept = []
+
+    def record(self, entry):
+        self.go.wait(JOIN)
+        self.kept.append(entry)
+
+    def entries(self):
+        return list(self.kept)
+
+
+def test_a_hit_counts_only_once_what_fired_is_journaled():
+    # wait_for_hit's callers read the journal next (the functional
+    # tests' "[fired] = journal(host)"): a hit whose entry is still
+    # being written must not count yet.
+    journal = BlockingJournal()
+    engine = make('spawn: record', journal=journal)
+    thread = start(hits, engine, 1)
+    with pytest.raises(TimeoutError):
+        engine.wait_for_hit('spawn', timeout=0.5)
+    journal.go.set()
+    assert engine.wait_for_hit('spawn', timeout=JOIN) == 1
+    assert [e['point'] for e in journal.entries()] == ['spawn']
+    thread.join(JOIN)
