@@ -15,7 +15,6 @@ import yaml
 from faultdriver.scenario import launch
 from faultdriver.scenario import model
 from faultdriver.sweep import cases as cases_module
-from faultdriver.sweep import served
 
 RESULTS = 'results.jsonl'
 
@@ -84,8 +83,8 @@ def run_cases(cases, scenario_of, folder, mode='threading',
 
     ``scenario_of(case)`` gives a case's scenario data; its file goes to
     ``folder/cases`` and is the case's reproducer.  ``pool``: the served
-    runners of the embedded cases (default: a pool of ``workers`` of its
-    own, closed at the end).
+    runners of the embedded cases (a ``served.Pool`` the caller closes;
+    unused on the process tiers).
     """
     os.makedirs(os.path.join(folder, 'logs'), exist_ok=True)
     results = load_results(folder)
@@ -94,9 +93,6 @@ def run_cases(cases, scenario_of, folder, mode='threading',
     lock = threading.Lock()
     started = time.monotonic()
     counts = {'done': len(cases) - len(todo), 'total': len(cases)}
-    own_pool = backend == 'embedded' and pool is None and todo
-    if own_pool:
-        pool = served.Pool(mode, workers)
     if backend == 'embedded' and todo:
         pool.warm(min(workers, len(todo)))
 
@@ -132,14 +128,9 @@ def run_cases(cases, scenario_of, folder, mode='threading',
                     len(todo)))
         return result
 
-    try:
-        with concurrent.futures.ThreadPoolExecutor(max(1, workers)) as \
-                executor:
-            for future in [executor.submit(one, case) for case in todo]:
-                future.result()
-    finally:
-        if own_pool:
-            pool.close()
+    with concurrent.futures.ThreadPoolExecutor(max(1, workers)) as executor:
+        for future in [executor.submit(one, case) for case in todo]:
+            future.result()
     return [results[case.id] for case in cases]
 
 
