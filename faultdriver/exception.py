@@ -31,6 +31,22 @@ class StartFailed(FaultDriverError):
     """A fault a host's rules inject ended its nova-compute's start (the
     host is down, as nova-compute exits when its start fails)."""
 
+    @classmethod
+    def by_fault(cls, host, entries, cause=None):
+        """The StartFailed naming the last crash or raise among
+        ``entries`` (journal entries written during ``host``'s start), or
+        None when no such fault fired (the start failed for another
+        reason, which the caller re-raises).  Both tiers word it alike, so
+        a scenario's expectation holds on either."""
+        fired = [e for e in entries if e.get('action') in ('crash', 'raise')]
+        if not fired:
+            return None
+        message = '%s failed to start: %s at %s' % (
+            host, fired[-1]['action'], fired[-1]['point'])
+        if cause is not None:
+            message += ' (%s: %s)' % (type(cause).__name__, cause)
+        return cls(message)
+
 
 class ScenarioError(FaultDriverError):
     """A scenario file is wrong: names the file, the key path and what

@@ -299,14 +299,13 @@ class FaultInjection(fixtures.Fixture):
                 return self.crash.restart(host)
             return self.test.restart_compute_service(host)
         except (Exception, exception.SimulatedCrash) as exc:
-            fault = self._fault_in_start(host)
-            if fault is None:
+            driver = self.drivers.get(host)
+            failed = exception.StartFailed.by_fault(
+                host, driver.engine.journal.entries() if driver else (), exc)
+            if failed is None:
                 raise
             self._failed_starts[host] = keep
-            raise exception.StartFailed(
-                '%s failed to start: %s at %s (%s: %s)' % (
-                    host, fault['action'], fault['point'],
-                    type(exc).__name__, exc)) from exc
+            raise failed from exc
 
     def _start_again_args(self, host):
         """What starting running ``host`` again after a failed start
@@ -319,11 +318,3 @@ class FaultInjection(fixtures.Fixture):
         except AttributeError:
             connection = None
         return self.test.host_mappings[host].cell_mapping.name, connection
-
-    def _fault_in_start(self, host):
-        """The crash or raise the start of ``host`` just ran into (its
-        new driver's journal), or None."""
-        driver = self.drivers.get(host)
-        fired = [e for e in (driver.engine.journal.entries() if driver
-                             else ()) if e['action'] in ('crash', 'raise')]
-        return fired[-1] if fired else None

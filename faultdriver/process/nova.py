@@ -147,14 +147,13 @@ class Faults:
             self._answers(host) and self.nova.consumers(host)),
             'start of nova-compute on %s' % host, 90)
         if not process.alive():
-            fired = [entry for entry in journal_module.read(journal)[seen:]
-                     if entry.get('action') in ('crash', 'raise')]
-            if not fired:
+            failed = exception.StartFailed.by_fault(
+                host, journal_module.read(journal)[seen:])
+            if failed is None:
                 raise RuntimeError(
                     'nova-compute on %s exited during its start, no fault '
                     'fired: see %s' % (host, stack.compute_log(host)))
-            raise exception.StartFailed('%s failed to start: %s at %s' % (
-                host, fired[-1]['action'], fired[-1]['point']))
+            raise failed
 
     def _answers(self, host):
         try:
