@@ -16,12 +16,18 @@ How, in Nova 34 terms:
   handler threads (a self-join is what hangs the crash test Nova excludes
   in threading mode).
 * ``service.tg.stop_timers()`` ends the heartbeat and the periodics.
-* Long calls (``call_monitor_timeout`` set, e.g. ``pre_live_migration``)
-  time out ``call_monitor_timeout`` after their server died, as with
-  RabbitMQ's missing heartbeats (the fake transport has none): a timer
-  started at the crash answers their reply queues with
-  ``MessagingTimeout``.  ``long_rpc_timeout`` is 60 s, so live hosts
-  under load are not cut short.
+* A caller waiting for a dead host gives up after ``dead_host_wait``
+  (default 0.5 s), shorter than the wait for a live host
+  (``rpc_timeout``, 2 s): in a cloud both are 60 s
+  (``rpc_response_timeout``, and the call monitor's missing heartbeats
+  for long calls such as ``pre_live_migration``), and the harness
+  compresses them; a live host under load must not be cut short, a dead
+  one answers nothing however long one waits.  A call sent to a crashed
+  host waits that long; a call in flight when its host crashed is
+  answered ``MessagingTimeout`` that long after the crash (a timer on
+  its reply queue: the fake transport has no heartbeats).
+  ``long_rpc_timeout`` is 60 s, so long calls to live hosts under load
+  are not cut short either.
 * The service's ``stop()`` is replaced so every later stop/kill (fixture
   cleanup, restart helpers) only reaps: no ``graceful_shutdown``, no
   ``cleanup_host``.
@@ -137,17 +143,20 @@ class InProcessCrash(fixtures.Fixture):
     """
 
     def __init__(self, test, rpc_timeout=2, report_interval=1,
-                 service_down_time=3, long_rpc_timeout=60):
+                 service_down_time=3, long_rpc_timeout=60,
+                 dead_host_wait=0.5):
         super().__init__()
         self.test = test
         self.rpc_timeout = rpc_timeout
+        #: Seconds a caller waits for a crashed host (module docstring).
+        self.dead_host_wait = min(dead_host_wait, rpc_timeout)
         self.long_rpc_timeout = long_rpc_timeout
         self.report_interval = report_interval
         self.service_down_time = service_down_time
         self._corpses = {}
         self._zombies = set()   # idents of released threads still unwinding
-        # host -> [(weakref to a long call's reply queue, monitor timeout)]
-        self._monitored = collections.defaultdict(list)
+        # host -> [(weakref to a call's reply queue, its message)]
+        self._in_flight = collections.defaultdict(list)
         self._pending = threading.local()
         self._timers = []
 
@@ -156,8 +165,8 @@ class InProcessCrash(fixtures.Fixture):
             raise ValueError('a faithful crash needs casts to stay casts: set '
                              'CAST_AS_CALL = False on %s'
                              % type(self.test).__name__)
-        # Plain calls time out after rpc_response_timeout, long ones after
-        # the same as call monitor timeout once their server is dead.
+        # Calls to live hosts time out after rpc_response_timeout, calls
+        # to dead ones after dead_host_wait (send_like_rabbit, _give_up_on).
         # rpc_response_timeout exists only once the transport is built.
         nova.conf.CONF.register_opts(rpc_client._client_opts)
         # long_rpc_timeout: long enough for live hosts under load, short
@@ -210,27 +219,25 @@ class InProcessCrash(fixtures.Fixture):
                              call_monitor_timeout=None, *args, **kwargs):
             if wait_for_reply and timeout is not None:
                 message = dict(message)
+                if self.is_crashed(target.server):
+                    timeout = min(timeout, self.dead_host_wait)
+                else:
+                    self._pending.server = target.server
                 message[_EXPIRES] = time.monotonic() + timeout
-                if call_monitor_timeout:
-                    if self.is_crashed(target.server):
-                        timeout = min(timeout, call_monitor_timeout)
-                    else:
-                        self._pending.monitor = (target.server,
-                                                 call_monitor_timeout)
             try:
                 return send(driver, target, ctxt, message, wait_for_reply,
                             timeout, call_monitor_timeout, *args, **kwargs)
             finally:
-                self._pending.monitor = None
+                self._pending.server = None
 
         def deliver_and_watch(exchange, topic, ctxt, message, server=None,
                               fanout=False, reply_q=None):
-            monitor = getattr(self._pending, 'monitor', None)
-            if reply_q is not None and monitor and monitor[0] == server:
-                watched = [w for w in self._monitored[server]
+            watched_server = getattr(self._pending, 'server', None)
+            if reply_q is not None and server and server == watched_server:
+                watched = [w for w in self._in_flight[server]
                            if w[0]() is not None]     # finished calls go
-                watched.append((weakref.ref(reply_q), monitor[1]))
-                self._monitored[server] = watched
+                watched.append((weakref.ref(reply_q), message))
+                self._in_flight[server] = watched
             return deliver(exchange, topic, ctxt, message, server=server,
                            fanout=fanout, reply_q=reply_q)
 
@@ -241,19 +248,22 @@ class InProcessCrash(fixtures.Fixture):
             'oslo_messaging._drivers.impl_fake.FakeExchange.deliver_message',
             deliver_and_watch))
 
-    def _lose_heartbeats(self, host):
-        """Long calls waiting on ``host`` time out after their monitor
-        timeout, as their heartbeats stopped with it."""
-        for ref, monitor_timeout in self._monitored.pop(host, ()):
+    def _give_up_on(self, host):
+        """Calls in flight to ``host`` time out ``dead_host_wait`` after
+        its crash: nothing of it will answer them."""
+        for ref, message in self._in_flight.pop(host, ()):
             if ref() is None:
                 continue
 
-            def time_out(ref=ref):
+            def time_out(ref=ref, message=message):
                 reply_queue = ref()
                 if reply_queue is not None:
+                    # Still queued (not taken before the crash): expired.
+                    message[_EXPIRES] = min(message[_EXPIRES],
+                                            time.monotonic())
                     reply_queue.put((None, oslo_messaging.MessagingTimeout(
-                        'no heartbeat from crashed host %s' % host)))
-            timer = threading.Timer(monitor_timeout, time_out)
+                        'no reply from crashed host %s' % host)))
+            timer = threading.Timer(self.dead_host_wait, time_out)
             timer.daemon = True
             timer.start()
             self._timers.append(timer)
@@ -295,7 +305,7 @@ class InProcessCrash(fixtures.Fixture):
             service.tg.stop_timers()
             for server in corpse.servers:
                 server.stop()
-            self._lose_heartbeats(host)
+            self._give_up_on(host)
             service._faultdriver_crash = self
             service.__class__ = _CrashedService
             for name in ('stop', 'kill'):

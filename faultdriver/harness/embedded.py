@@ -72,6 +72,11 @@ class EmbeddedNova(base.ServersTestBase,
     #: caller's wait sets more (in a cloud the wait is 60 s and a restart
     #: takes seconds; 2 s compresses the wait, not the restart).
     RPC_TIMEOUT = 2
+    #: Seconds an RPC caller waits for a crashed host (at most
+    #: RPC_TIMEOUT): less, as nothing of it answers however long one
+    #: waits, and only live hosts under load need the longer wait.  A
+    #: test restarting a host within its callers' wait sets more.
+    DEAD_HOST_WAIT = 0.5
 
     def setUp(self):
         # Scenario steps and expectations count Nova's log lines too.
@@ -87,7 +92,8 @@ class EmbeddedNova(base.ServersTestBase,
             injection.FaultInjection(self, rules=self.RULES,
                                    patches={'*': self.PATCHES},
                                    control_dir=control_dir,
-                                   rpc_timeout=self.RPC_TIMEOUT))
+                                   rpc_timeout=self.RPC_TIMEOUT,
+                                   dead_host_wait=self.DEAD_HOST_WAIT))
         super().setUp()
         self.observe = observe.Observer()
         shapes = self.TOPOLOGY

@@ -62,7 +62,7 @@ class FaultInjection(fixtures.Fixture):
 
     def __init__(self, test, rules=None, patches=None, crash=True,
                  rpc_timeout=2, report_interval=1, service_down_time=3,
-                 control_dir=None):
+                 control_dir=None, dead_host_wait=0.5):
         super().__init__()
         self.test = test
         #: Directory of the hosts' control sockets; None: no sockets.
@@ -77,7 +77,8 @@ class FaultInjection(fixtures.Fixture):
         self._use_crash = crash
         self._crash_args = dict(rpc_timeout=rpc_timeout,
                                 report_interval=report_interval,
-                                service_down_time=service_down_time)
+                                service_down_time=service_down_time,
+                                dead_host_wait=dead_host_wait)
         self.crash = None
         #: host -> (cell name, fake connection) of a host whose start a
         #: fault ended: what starting it again needs.

@@ -69,13 +69,14 @@ class TestQuickRestartOfTheCrashedDest(base.FaultTestBase):
     """The reporter restarting "too quickly": the new destination service
     answers the rollback's drop_move_claim_at_destination, so the rollback
     completes.  The restart must land within the caller's wait; with the
-    harness's usual 2 s a loaded machine's restart could miss it (and the
-    test then sees the slow operator's ``error``), so the wait here is
-    long enough for a restart of several seconds."""
+    harness's usual wait for a dead host (0.5 s) the restart would miss
+    it (and the test then sees the slow operator's ``error``), so the
+    wait here is long enough for a restart of several seconds."""
 
     PINNED = True
     RULES = TestCrashDestInPreLiveMigration.RULES
     RPC_TIMEOUT = 10
+    DEAD_HOST_WAIT = 10
 
     def test_quick_restart_lets_the_rollback_finish(self):
         server = self.boot()
