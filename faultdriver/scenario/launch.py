@@ -9,6 +9,7 @@ import sys
 import tempfile
 import time
 
+from faultdriver import exception
 from faultdriver.scenario import runner
 
 VERDICT_EXIT = {'ok': 0, 'bug reproduced': 0}
@@ -41,6 +42,8 @@ def _collect(variant, mode, process, out, began, stream=None):
         report = {'variant': variant, 'mode': mode,
                   'internal_error': 'runner exited %d without a report'
                                     % code}
+    if report.get('scenario_error'):
+        return report               # bad input: _refuse_if_bad
     report['verdict'] = verdict(report)
     (stream or sys.stderr).write('[%s] done in %.1fs: %s\n' % (
         variant, time.monotonic() - began, report['verdict'].upper()))
@@ -63,10 +66,25 @@ DESCRIBED = {'embedded': 'embedded Nova', 'process': 'Nova as processes',
 TIER_KEY = '%s@%s'
 
 
+def _refuse_if_bad(report, started):
+    """A variant found the scenario bad (its runner does the checks that
+    import Nova, model.check): stop the others, raise ScenarioError."""
+    if report.get('scenario_error'):
+        for process, _out, _began in started.values():
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        raise exception.ScenarioError(report['scenario_error'])
+    return report
+
+
 def run(scenario, variants, mode, parallel=True, backend='embedded',
         stream=None):
     """Reports by variant, in the order asked.  Progress (one line per
     step and expectation, prefixed with the variant) goes to stderr.
+
+    ``scenario`` needs only to be read (model.read): each variant checks
+    it in full, and a failed check raises ScenarioError here.
 
     ``stream``: where progress goes (default stderr).
 
@@ -105,12 +123,13 @@ def run(scenario, variants, mode, parallel=True, backend='embedded',
                 stdin=subprocess.DEVNULL)
             started[variant] = (process, out, time.monotonic())
             if not parallel:
-                reports[variant] = _collect(variant, mode, *started[variant],
-                                            stream=stream)
+                reports[variant] = _refuse_if_bad(_collect(
+                    variant, mode, *started[variant], stream=stream), started)
         while len(reports) < len(started):
             for variant, (process, out, began) in started.items():
                 if variant not in reports and process.poll() is not None:
-                    reports[variant] = _collect(variant, mode, process, out,
-                                                began, stream=stream)
+                    reports[variant] = _refuse_if_bad(_collect(
+                        variant, mode, process, out, began, stream=stream),
+                        started)
             time.sleep(0.1)
     return {variant: reports[variant] for variant in variants}

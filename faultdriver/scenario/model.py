@@ -137,6 +137,16 @@ def load(name_or_path):
     """The validated Scenario of a file or bundled name; ScenarioError
     naming the file for anything wrong, read within the bounds of
     :mod:`faultdriver.scenario.bounded_yaml`."""
+    scenario = read(name_or_path)
+    check(scenario)
+    return scenario
+
+
+def read(name_or_path):
+    """The Scenario of a file or bundled name, checked against the
+    schema only (no Nova import: quick); :func:`check` does the rest.
+    ``scenario run`` starts its variants on this and checks while they
+    start."""
     path = resolve(name_or_path)
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
@@ -150,7 +160,7 @@ def load(name_or_path):
     except yaml.YAMLError as exc:
         raise exception.ScenarioError('%s: not valid YAML: %s' % (
             path, _clip(' '.join(str(exc).split()))))
-    return validate(data, path)
+    return _schema_checked(data, path)
 
 
 def _integer(checker, instance):
@@ -186,6 +196,22 @@ def _clip(text, size=MAX_MESSAGE):
 
 def validate(data, path='<scenario>'):
     """The Scenario, or ScenarioError for the first problem found."""
+    scenario = _schema_checked(data, path)
+    check(scenario)
+    return scenario
+
+
+def check(scenario):
+    """What the schema cannot say (ScenarioError for the first problem):
+    hosts, servers, flavors, fixes and rules that must exist, expectations
+    that can fail, CPU sets Nova accepts.  Imports Nova."""
+    _check_references(scenario)
+    _check_expectations(scenario)
+    _check_topology(scenario)
+
+
+def _schema_checked(data, path):
+    """The Scenario of ``data`` if it matches the schema."""
     try:
         errors = sorted(_Validator(schema()).iter_errors(data), key=lambda e: (
             list(map(str, e.absolute_path)), e.validator))
@@ -194,11 +220,7 @@ def validate(data, path='<scenario>'):
     if errors:
         raise exception.ScenarioError('%s: %s' % (
             path, _clip(_describe(errors[0]))))
-    scenario = Scenario(path, data)
-    _check_references(scenario)
-    _check_expectations(scenario)
-    _check_topology(scenario)
-    return scenario
+    return Scenario(path, data)
 
 
 def key_path(parts):

@@ -591,6 +591,12 @@ def main(argv=None, run_variant=None, backend='embedded'):
     path, variant, mode, out = argv or sys.argv[1:]
     try:
         report = (run_variant or run)(path, variant, mode)
+    except exception.ScenarioError as exc:
+        # Bad input, not an internal error: the launcher read the file but
+        # left the checks that import Nova to its variants, which import
+        # it anyway (launch.run raises it).
+        report = {'variant': variant, 'mode': mode, 'backend': backend,
+                  'scenario_error': str(exc)}
     except Exception:
         report = {'variant': variant, 'mode': mode, 'backend': backend,
                   'internal_error': traceback.format_exc()}

@@ -51,3 +51,24 @@ def test_bad_scenario_exits_2(tmp_path):
     done = run_cli('scenario', 'run', str(path))
     assert done.returncode == 2
     assert "steps[0]: unknown key 'bot'; did you mean 'boot'?" in done.stderr
+
+
+def test_what_only_the_variants_check_exits_2(tmp_path):
+    """What only the checks importing Nova find (a rule's point) is found
+    by the variants' processes, which import Nova anyway; the run still
+    exits 2 with the one message, no traceback, nothing written."""
+    path = tmp_path / 'bad.yaml'
+    path.write_text(
+        'name: bad\ndescription: x\nvariants: {a: {}, b: {}}\n'
+        'steps:\n  - add-rule: {host: dest, rule: "pre_live_migraton: '
+        'crash"}\n')
+    before = sorted(os.listdir(tmp_path))
+    done = run_cli('scenario', 'run', str(path))
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert 'Traceback' not in done.stderr
+    assert done.stdout == ''
+    assert done.stderr.strip().splitlines()[-1] == (
+        "%s: steps[0].add-rule.rule: invalid rule: rule 'pre_live_migraton:"
+        " crash' at column 1: unknown point 'pre_live_migraton'; did you "
+        "mean 'pre_live_migration'? (faultdriver points lists them)" % path)
+    assert sorted(os.listdir(tmp_path)) == before
