@@ -16,7 +16,8 @@ and CPU: user + system of the command and every process it waited for):
 Rounds interleave the three so that each sees the same load; medians and
 ratios to ``nova`` are reported.  Target: the seed A/B under 60 s of wall
 clock on two cores.  Exit status 1 if a command fails or the seed median
-misses the target.
+misses the target.  Whether the seed A/B took at most the wall time of
+Nova's test (issue #11's target for the main command) is reported too.
 
 Run: ``tox -e bench-scenario`` or, from the repository root,
 ``python benchmarks/scenario_vs_nova.py [--mode threading] [--rounds 3]
@@ -122,6 +123,11 @@ def main(argv=None):
                   % (name, r['wall_median'], r['cpu_median'], ratios))
         print('seed A/B under %d s: %s' % (TARGET_SECONDS,
                                            'yes' if met else 'NO'))
+        # Issue #11's target, reported only: two runs this close in wall
+        # time swap places with the machine's noise.
+        print('seed A/B at most Nova\'s test (wall medians): %s'
+              % ('yes' if result['seed']['wall_ratio_to_nova'] <= 1
+                 else 'no'))
         if failed:
             print('FAILED: %s' % ', '.join(failed))
     return 1 if failed or not met else 0

@@ -27,6 +27,7 @@ from nova.tests.functional.libvirt import base  # noqa: E402
 
 from faultdriver.harness import dbpool  # noqa: E402
 from faultdriver.harness import injection  # noqa: E402
+from faultdriver.harness import migrationjob  # noqa: E402
 from faultdriver.harness import observe  # noqa: E402
 from faultdriver.harness import rpcwake  # noqa: E402
 from faultdriver.harness import topology  # noqa: E402
@@ -173,6 +174,7 @@ class EmbeddedNova(base.ServersTestBase,
         self.useFixture(patchfixtures.Patch(
             'nova.tests.fixtures.libvirt.Domain.migrateToURI3',
             self._migrate_to_uri_stub))
+        self.useFixture(migrationjob.PromptMigrationJobs())
 
     def _migrate_to_uri_stub(self, domain, destination, params, flags):
         host = urllib.parse.urlparse(destination).hostname

@@ -51,6 +51,8 @@ _SCOPE = ('tracker.apply_migration_context and the stale_migration_context '
           'fix (faultdriver.tracker.periodic_scope)')
 _CRASH = 'faithful in-process crash (faultdriver.harness.crash)'
 _SHAPES = 'per-host CPU topology (faultdriver.harness.topology)'
+_JOBS = ('live-migration jobs fakelibvirt reports once ended '
+         '(faultdriver.harness.migrationjob)')
 _WAKE = ('fake-RPC listeners woken by deliveries in the embedded Nova '
          '(faultdriver.harness.rpcwake)')
 
@@ -242,6 +244,13 @@ ASSUMPTIONS = [
     A(FAKELIBVIRT + '.Domain.migrateToURI3',
       s.Params('self', 'dconnuri', 'params', 'flags'),
       'live migrations that complete in fakelibvirt (scenario steps)',
+      'harness'),
+    A(FAKELIBVIRT + '.Domain.jobStats', s.Params('self', 'flags'),
+      _JOBS, 'harness'),
+    A(FAKELIBVIRT + '.Domain.complete_job', s.Params('self'), _JOBS,
+      'harness'),
+    A(FAKELIBVIRT + '.Domain.fail_job', s.Params('self'), _JOBS, 'harness'),
+    A(FAKELIBVIRT + '.VIR_DOMAIN_JOB_NONE', s.Exists(int), _JOBS,
       'harness'),
     A(FAKELIBVIRT + '.Connection.getInfo', s.Params('self'),
       _SHAPES + ': memory reported in MiB', 'harness'),
