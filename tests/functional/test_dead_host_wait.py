@@ -18,6 +18,16 @@ class _LongRpcTimeout(base.FaultTestBase):
     #: Far below RPC_TIMEOUT: reached only if the callers gave up early.
     BOUND = 20
 
+    def migrate_until(self, migration, **server_fields):
+        """Boot, live-migrate to dest, wait (within BOUND) until the
+        migration is ``migration`` and the server has ``server_fields``;
+        returns the server."""
+        server = self.boot()
+        self.live_migrate(server)
+        self.wait_for_migration(server, [migration], timeout=self.BOUND)
+        return self.wait_for_server(server, timeout=self.BOUND,
+                                    **server_fields)
+
 
 class TestCallInFlightWhenItsHostCrashed(_LongRpcTimeout):
     """The conductor's plain call to dest is being handled when dest
@@ -26,11 +36,8 @@ class TestCallInFlightWhenItsHostCrashed(_LongRpcTimeout):
     RULES = {'dest': ['check_can_live_migrate_destination: crash']}
 
     def test_the_caller_gives_up(self):
-        server = self.boot()
-        self.live_migrate(server)
-        self.wait_for_migration(server, ['error'], timeout=self.BOUND)
-        self.wait_for_server(server, timeout=self.BOUND, status='ACTIVE',
-                             task_state=None, host='src')
+        self.migrate_until('error', status='ACTIVE', task_state=None,
+                           host='src')
 
 
 class TestCallSentToACrashedHost(_LongRpcTimeout):
@@ -41,14 +48,12 @@ class TestCallSentToACrashedHost(_LongRpcTimeout):
     RULES = {'dest': ['pre_live_migration: crash']}
 
     def test_the_caller_gives_up(self):
-        server = self.boot()
-        self.live_migrate(server)
-        self.wait_for_migration(server, ['error'], timeout=self.BOUND)
+        server = self.migrate_until('error', status='MIGRATING', host='src')
         self.faults.wait_for_queued('dest', 'drop_move_claim_at_destination',
                                     timeout=self.BOUND)
         # As in the seed report: the rollback died with that call.
-        self.wait_for_server(server, timeout=self.BOUND, status='MIGRATING',
-                             task_state='migrating', host='src')
+        self.assertEqual('migrating', self.api.get_server(
+            server['id'])['OS-EXT-STS:task_state'])
         self.faults.restart('dest')
         self.assertEqual([], self.faults.queued('dest'))
 
@@ -64,8 +69,5 @@ class TestSlowLiveHostIsWaitedFor(_LongRpcTimeout):
         self.stub_live_migration()
 
     def test_the_caller_waits(self):
-        server = self.boot()
-        self.live_migrate(server)
-        self.wait_for_migration(server, ['completed'], timeout=self.BOUND)
-        self.wait_for_server(server, timeout=self.BOUND, status='ACTIVE',
-                             task_state=None, host='dest')
+        self.migrate_until('completed', status='ACTIVE', task_state=None,
+                           host='dest')
