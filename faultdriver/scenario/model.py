@@ -145,8 +145,8 @@ def load(name_or_path):
 def read(name_or_path):
     """The Scenario of a file or bundled name, checked against the
     schema only (no Nova import: quick); :func:`check` does the rest.
-    ``scenario run`` starts its variants on this and checks while they
-    start."""
+    ``scenario run`` starts its variants on this; each variant's process
+    loads it in full."""
     path = resolve(name_or_path)
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
