@@ -6,6 +6,7 @@ import json
 from cliff import command
 
 from faultdriver.cmd import main as main_module
+from faultdriver.cmd import outputs
 
 #: Embedded cases run at once by default: on 2 cores the whole
 #: live-migration sweep took 1107 s with 2, 836 s with 4; once the
@@ -91,13 +92,22 @@ class Sweep(command.Command):
                                    == 'embedded' else 1)
         if not 1 <= parsed_args.workers <= 64:
             raise exception.ScenarioError('--workers: expected 1 to 64')
+        shard = parse_shard(parsed_args.shard)
+        outputs.check_folder('--results', parsed_args.results)
+        outputs.check_file('--html', parsed_args.html)
+        # Every name in the arguments, also the A/B's second fix, is
+        # checked before the first case runs.
+        sweep.check_arguments(parsed_args.workflow,
+                              _split(parsed_args.points),
+                              _split(parsed_args.hosts),
+                              parsed_args.patches + parsed_args.ab)
 
         def one(patches, folder):
             return sweep.run(
                 parsed_args.workflow, actions=actions,
                 points=_split(parsed_args.points),
                 hosts=_split(parsed_args.hosts), patches=patches,
-                shard=parse_shard(parsed_args.shard), folder=folder,
+                shard=shard, folder=folder,
                 mode=parsed_args.mode, backend=parsed_args.backend,
                 workers=parsed_args.workers, confirm=parsed_args.confirm)
         results = parsed_args.results
@@ -126,7 +136,19 @@ class Sweep(command.Command):
                                   compare.text(doc['ab']))
         else:
             self.app.stdout.write(report.text(doc))
+        return exit_code(self.app, doc)
+
+
+def exit_code(app, doc):
+    """3 where a case did not run to its checks (named first in the
+    report), else 0: findings are results, not failures."""
+    failed = [case['id'] for one in (doc.get('a', doc), doc.get('b', {}))
+              for case in one.get('cases', ()) if case['internal_error']]
+    if not failed:
         return main_module.EXIT_OK
+    app.stderr.write('%d case(s) ended in an internal error: %s\n' % (
+        len(failed), ', '.join(failed)))
+    return main_module.EXIT_INTERNAL
 
 
 def add_output_arguments(parser):
@@ -167,10 +189,11 @@ class SweepMerge(command.Command):
     def take_action(self, parsed_args):
         from faultdriver.sweep import merge
         from faultdriver.sweep import report
+        outputs.check_file('--html', parsed_args.html)
         doc = merge.merge(parsed_args.results)
         write_html(self.app, doc, parsed_args.html)
         if parsed_args.output_format == 'json':
             self.app.stdout.write(json.dumps(doc, indent=2) + '\n')
         else:
             self.app.stdout.write(report.text(doc))
-        return main_module.EXIT_OK
+        return exit_code(self.app, doc)

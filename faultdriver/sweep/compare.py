@@ -1,34 +1,63 @@
 """A/B of two sweeps of the same cases: which findings a candidate fix
-removes, which it keeps, and which it adds (a fix must not add any)."""
+removes, which it keeps, and which it adds (a fix must not add any);
+which cases it breaks that held before (regressions, listed first); and
+which cases could not be compared because one side did not run to its
+checks (never counted as removed)."""
+
+KEYS = ('invariant', 'point', 'host', 'phase', 'action')
 
 
 def signature(finding):
-    return (finding['invariant'], finding['point'], finding['host'],
-            finding['phase'], finding['action'])
+    return tuple(finding[key] for key in KEYS)
 
 
 def compare(stock, fixed):
-    """``{'removed', 'kept', 'added'}``: finding signatures as dicts."""
+    """``{'removed', 'kept', 'added', 'unchecked', 'regressions'}``:
+    finding signatures as dicts, and case ids."""
     before = {signature(f): f for f in stock['findings']}
     after = {signature(f): f for f in fixed['findings']}
-    keys = ('invariant', 'point', 'host', 'phase', 'action')
+    cases_a = {c['id']: c for c in stock.get('cases', ())}
+    cases_b = {c['id']: c for c in fixed.get('cases', ())}
+    failed = sorted(i for i in set(cases_a) | set(cases_b)
+                    if (cases_a.get(i) or {}).get('internal_error') or
+                    (cases_b.get(i) or {}).get('internal_error'))
+
+    def checked(finding):
+        """Every case of a stock finding ran to its checks with the fix
+        too (a case that errored there removed nothing)."""
+        return all(case in cases_b and case not in failed
+                   for case in finding['cases'])
 
     def listed(signatures):
-        return [dict(zip(keys, s), known=(before.get(s) or after[s])['known'])
+        return [dict(zip(KEYS, s), known=(before.get(s) or after[s])['known'])
                 for s in sorted(signatures)]
+    gone = set(before) - set(after)
     return {'patches': fixed['patches'],
-            'removed': listed(set(before) - set(after)),
+            'regressions': sorted(
+                i for i in set(cases_a) & set(cases_b)
+                if i not in failed and not cases_a[i]['broken'] and
+                cases_b[i]['broken']),
+            'removed': listed(s for s in gone if checked(before[s])),
+            'unchecked': listed(s for s in gone if not checked(before[s])),
             'kept': listed(set(before) & set(after)),
-            'added': listed(set(after) - set(before))}
+            'added': listed(set(after) - set(before)),
+            'internal_errors': failed}
 
 
 def text(diff):
-    lines = ['A/B with %s: %d findings removed, %d kept, %d added' % (
+    lines = ['A/B with %s: %d findings removed, %d kept, %d added%s%s' % (
         ', '.join(diff['patches']), len(diff['removed']),
-        len(diff['kept']), len(diff['added']))]
-    for kind in ('removed', 'kept', 'added'):
+        len(diff['kept']), len(diff['added']),
+        ', %d not checked (a side did not run)' % len(diff['unchecked'])
+        if diff['unchecked'] else '',
+        ', %d REGRESSIONS' % len(diff['regressions'])
+        if diff['regressions'] else '')]
+    for case in diff['regressions']:
+        lines.append('  REGRESSION %s: ok without the change, broken with '
+                     'it' % case)
+    for kind in ('removed', 'unchecked', 'kept', 'added'):
         for f in diff[kind]:
-            lines.append('  %-8s %s at %s.%s@%s (%s)%s' % (
+            lines.append('  %-9s %s at %s.%s@%s (%s)%s' % (
                 kind, f['invariant'], f['point'], f['phase'], f['host'],
                 f['action'], ' known: %s' % f['known'] if f['known']
                 else ''))

@@ -12,6 +12,7 @@ import time
 
 import yaml
 
+from faultdriver import exception
 from faultdriver.scenario import launch
 from faultdriver.scenario import model
 from faultdriver.sweep import cases as cases_module
@@ -19,16 +20,50 @@ from faultdriver.sweep import cases as cases_module
 RESULTS = 'results.jsonl'
 
 
-def load_results(folder):
-    """``{case id: result}`` already in ``folder``."""
+class CaseRefused(exception.FaultDriverError):
+    """A runner refused a scenario the sweep wrote for a case: a bug in
+    the sweep (exit 3), never a case to count as run."""
+
+
+def load_results(folder, repair=False, progress=None):
+    """``{case id: result}`` already in ``folder``.
+
+    A last line without its newline is what a kill during the append
+    leaves: with ``repair`` (a resume) it is cut off the file, so that
+    its case runs again, and ``progress`` is told; without, it is bad
+    input.  Any other line that is not a result is bad input naming the
+    file and line.
+    """
     path = os.path.join(folder, RESULTS)
     found = {}
-    if os.path.exists(path):
-        with open(path, encoding='utf-8') as stream:
-            for line in stream:
-                if line.strip():
-                    result = json.loads(line)
-                    found[result['id']] = result
+    if not os.path.exists(path):
+        return found
+    with open(path, 'rb') as stream:
+        data = stream.read()
+    complete = data.rfind(b'\n') + 1
+    lines = data[:complete].decode('utf-8', 'replace').splitlines()
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            result = json.loads(line)
+            found[result['id']] = result
+        except (ValueError, TypeError, KeyError) as exc:
+            raise exception.ScenarioError(
+                '%s line %d: not a sweep case result (%s)' % (path, number,
+                                                             exc))
+    if complete < len(data):
+        if not repair:
+            raise exception.ScenarioError(
+                '%s line %d: cut short (the sweep was killed while writing '
+                'it); resume the sweep to run that case again' % (
+                    path, len(lines) + 1))
+        with open(path, 'r+b') as stream:
+            stream.truncate(complete)
+        if progress:
+            progress('%s: dropped its last line, cut short by a kill (%d '
+                     'bytes); that case runs again' % (path,
+                                                       len(data) - complete))
     return found
 
 
@@ -52,6 +87,7 @@ def summarize(case, report, path, seconds):
     """What the results keep of one case's run."""
     broken = [e['kind'] for e in report.get('expectations', ())
               if not e['met']]
+    internal = report.get('verdict') == 'internal error'
     if report.get('step_failed'):
         broken.append('step-failed')
     return {'id': case.id, 'point': case.point, 'host': case.host,
@@ -64,7 +100,11 @@ def summarize(case, report, path, seconds):
             'step_failed': report.get('step_failed'),
             'recovery': [e['detail'] for e in report.get('timeline', ())
                          if e['kind'] == 'recover'],
-            'internal_error': bool(report.get('internal_error')),
+            # The verdict's own word: a case that did not run to its
+            # checks is never ok, whatever ``broken`` holds.
+            'internal_error': internal,
+            'error': _first_lines(report.get('internal_error') or (
+                'no expectations were checked' if internal else None)),
             'scenario': path, 'seconds': round(seconds, 1),
             # Where a case's time goes (benchmarks/sweep.py).
             'setup_seconds': report.get('setup_seconds'),
@@ -77,17 +117,29 @@ def summarize(case, report, path, seconds):
             'cpu_seconds': report.get('cpu_seconds') or {}}
 
 
+def _first_lines(text, count=3):
+    """The head of an internal error's text, for the results (its log
+    has the whole traceback)."""
+    if not text:
+        return None
+    lines = str(text).strip().splitlines()
+    return '\n'.join(lines[-count:])
+
+
 def run_cases(cases, scenario_of, folder, mode='threading',
-              backend='embedded', workers=2, progress=None, pool=None):
+              backend='embedded', workers=2, progress=None, pool=None,
+              notice=None):
     """Run the ``cases`` not yet in ``folder``; returns every result.
 
     ``scenario_of(case)`` gives a case's scenario data; its file goes to
     ``folder/cases`` and is the case's reproducer.  ``pool``: the served
     runners of the embedded cases (a ``served.Pool`` the caller closes;
-    unused on the process tiers).
+    unused on the process tiers).  ``notice``: told what the resume
+    repaired.  A case whose scenario a runner refuses stops the sweep
+    (CaseRefused); cases already started finish and are kept.
     """
     os.makedirs(os.path.join(folder, 'logs'), exist_ok=True)
-    results = load_results(folder)
+    results = load_results(folder, repair=True, progress=notice)
     todo = cases_module.slowest_first(
         [case for case in cases if case.id not in results])
     lock = threading.Lock()
@@ -96,19 +148,34 @@ def run_cases(cases, scenario_of, folder, mode='threading',
     if backend == 'embedded' and todo:
         pool.warm(min(workers, len(todo)))
 
-    def run(path, log):
+    refused = threading.Event()
+
+    def run(case, path, log):
         if backend != 'embedded':       # a stack of processes per case
-            return run_scenario(path, 'case', mode, backend, log)
-        with pool.runner() as runner:
-            return runner.run(path, 'case', log)
+            try:
+                return run_scenario(path, 'case', mode, backend, log)
+            except exception.ScenarioError as exc:
+                report = {'scenario_error': str(exc)}
+        else:
+            with pool.runner() as runner:
+                report = runner.run(path, 'case', log)
+        if report.get('scenario_error'):
+            refused.set()
+            raise CaseRefused(
+                'sweep case %s: the runner refused the scenario the sweep '
+                'wrote for it (%s): %s' % (case.id, path,
+                                           report['scenario_error']))
+        return report
 
     def one(case):
+        if refused.is_set():
+            return None         # the sweep stops: start no other case
         path = write_scenario(os.path.join(folder, 'cases'),
                               scenario_of(case))
         began = time.monotonic()
         log = os.path.join(folder, 'logs',
                            os.path.basename(path)[:-5] + '.log')
-        report = run(path, log)
+        report = run(case, path, log)
         compute_log = report.pop('compute_log', None)
         if compute_log:
             # Kept where an invariant broke: why, for whoever looks.
@@ -128,8 +195,17 @@ def run_cases(cases, scenario_of, folder, mode='threading',
                     len(todo)))
         return result
 
-    with concurrent.futures.ThreadPoolExecutor(max(1, workers)) as executor:
-        for future in [executor.submit(one, case) for case in todo]:
+    executor = concurrent.futures.ThreadPoolExecutor(max(1, workers))
+    futures = []
+    try:
+        futures = [executor.submit(one, case) for case in todo]
+        concurrent.futures.wait(
+            futures, return_when=concurrent.futures.FIRST_EXCEPTION)
+    finally:
+        # A refused case ends the sweep: the cases not started never do.
+        executor.shutdown(wait=True, cancel_futures=True)
+    for future in futures:
+        if not future.cancelled():
             future.result()
     return [results[case.id] for case in cases]
 

@@ -33,14 +33,11 @@ def _matrix(doc, base):
             case = rows[(point, phase, host)].get(action)
             if case is None:
                 cells.append('<td>-</td>')
-            elif case['internal_error']:
-                cells.append('<td class="bad">internal error</td>')
-            elif case['broken']:
-                cells.append('<td class="bad">%s</td>' % _link(
-                    case['scenario'], ', '.join(case['broken']), base))
             else:
-                cells.append('<td class="good">%s</td>' % _link(
-                    case['scenario'], 'ok', base))
+                said = report.outcome(case)
+                cells.append('<td class="%s">%s</td>' % (
+                    'good' if said == 'ok' else 'bad',
+                    _link(case['scenario'], said, base)))
         out.append('<tr><td>%s.%s</td><td>%s</td>%s</tr>' % (
             escape(point), escape(phase), escape(host), ''.join(cells)))
     out.append('</table>')
@@ -88,12 +85,19 @@ def render(doc, base=None):
                            kind, escape(f['invariant']), escape(f['point']),
                            escape(f['phase']), escape(f['host']),
                            escape(f['action']))
-                       for kind in ('removed', 'kept', 'added')
-                       for f in diff[kind])
-        parts.append('<section><h2>A/B with %s</h2><table><tr><th>Finding'
-                     '</th><th>Invariant</th><th>Step</th><th>Action</th>'
-                     '</tr>%s</table></section>' % (
-                         escape(', '.join(diff['patches'])), rows))
+                       for kind in ('removed', 'unchecked', 'kept',
+                                    'added')
+                       for f in diff.get(kind, ()))
+        regressions = ''.join(
+            '<li class="bad">REGRESSION %s: ok without the change, broken '
+            'with it</li>' % escape(case)
+            for case in diff.get('regressions', ()))
+        parts.append('<section><h2>A/B with %s</h2>%s<table><tr><th>'
+                     'Finding</th><th>Invariant</th><th>Step</th><th>'
+                     'Action</th></tr>%s</table></section>' % (
+                         escape(', '.join(diff['patches'])),
+                         '<ul>%s</ul>' % regressions if regressions else '',
+                         rows))
         parts += [_one(doc['a'], base), _one(doc['b'], base)]
         title = doc['a']['workflow']
     else:

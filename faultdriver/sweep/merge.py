@@ -1,48 +1,36 @@
 """Join shards: the results of one sweep split with ``--shard K/N`` and
 run in several places, as one document (the same as a whole sweep's)."""
 
-import json
 import os
 
 from faultdriver import exception
 from faultdriver.sweep import execute
 from faultdriver.sweep import findings as findings_module
-
-#: What every shard of one sweep must agree on.
-SWEEP_KEYS = ('workflow', 'backend', 'mode', 'patches')
-META = 'sweep.json'
-
-
-def write_meta(folder, doc):
-    """Record what a results directory is a sweep of (merge checks it)."""
-    with open(os.path.join(folder, META), 'w', encoding='utf-8') as out:
-        json.dump({key: doc[key] for key in SWEEP_KEYS + ('trace', 'shard')},
-                  out, indent=2)
+from faultdriver.sweep import identity
 
 
 def merge(folders):
     metas, results = [], {}
     for folder in folders:
-        path = os.path.join(folder, META)
-        try:
-            with open(path, encoding='utf-8') as stream:
-                metas.append(json.load(stream))
-        except (OSError, ValueError) as exc:
+        meta = identity.read(folder)
+        if not meta or 'trace' not in meta:
             raise exception.ScenarioError(
-                '%s: not the results of a finished sweep (%s)' % (folder,
-                                                                  exc))
+                '%s: not the results of a finished sweep (no finished %s)'
+                % (folder, identity.META))
+        metas.append(meta)
         results.update(execute.load_results(folder))
     first = metas[0]
     for folder, meta in zip(folders, metas):
-        differs = [k for k in SWEEP_KEYS if meta.get(k) != first.get(k)]
-        if differs:
+        wrong = identity.differences(meta, first)
+        if wrong:
             raise exception.ScenarioError(
-                '%s: a shard of another sweep (%s differ from %s)' % (
-                    folder, ', '.join(differs), folders[0]))
+                '%s: a shard of another sweep than %s (%s)' % (
+                    folder, folders[0], '; '.join(wrong)))
     cases = sorted(results.values(), key=lambda r: r['id'])
     findings = findings_module.findings_of(
         cases, os.path.join(folders[0], 'findings'))
-    return dict({k: first[k] for k in SWEEP_KEYS}, trace=first['trace'],
+    return dict({k: first.get(k) for k in identity.COMPARED},
+                trace=first['trace'],
                 shard='merged %s' % ', '.join(m['shard'] for m in metas),
                 results=', '.join(folders), cases=cases,
                 findings=findings, wall_seconds=round(sum(

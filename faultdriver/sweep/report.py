@@ -15,13 +15,22 @@ def confirmation(finding):
     return text
 
 
+def outcome(result):
+    """A case's outcome in words, as its JSON records it: ``ok`` only
+    where the verdict is ok."""
+    if result['internal_error']:
+        return 'INTERNAL ERROR'
+    if result.get('verdict', 'ok') == 'ok' and not result['broken']:
+        return 'ok'
+    return ', '.join(result['broken']) or result['verdict']
+
+
 def text(doc):
     actions = sorted({case['action'] for case in doc['cases']})
     rows = {}
     for case in doc['cases']:
         key = '%s.%s@%s' % (case['point'], case['phase'], case['host'])
-        cell = ('ERROR (internal)' if case['internal_error'] else
-                ', '.join(case['broken']) or 'ok')
+        cell = outcome(case)
         rows.setdefault(key, {})[case['action']] = cell
     matrix = prettytable.PrettyTable(['Step'] + actions)
     matrix.align = 'l'
@@ -36,9 +45,23 @@ def text(doc):
                        f['action'], len(f['cases']), confirmation(f),
                        f['scenario']])
     return ('Sweep of %s on %s (%s mode%s), shard %s: %d cases, %d '
-            'findings, %.0fs; results in %s\n\n%s\n\nFindings\n%s\n' % (
+            'findings, %.0fs; results in %s\n\n%s%s\n\nFindings\n%s\n' % (
                 doc['workflow'], doc['backend'], doc['mode'],
                 ', fixes: ' + ', '.join(doc['patches'])
                 if doc['patches'] else '', doc['shard'], len(doc['cases']),
                 len(doc['findings']), doc['wall_seconds'], doc['results'],
-                matrix, found))
+                internal_errors(doc), matrix, found))
+
+
+def internal_errors(doc):
+    """The cases that did not run to their checks, first: neither ok nor
+    findings, and the reason the sweep exits 3."""
+    failed = [case for case in doc['cases'] if case['internal_error']]
+    if not failed:
+        return ''
+    lines = ['%d case(s) ended in an INTERNAL ERROR: not checked, neither '
+             'ok nor findings (the sweep exits 3):' % len(failed)]
+    for case in failed:
+        last = (case.get('error') or '').strip().splitlines()
+        lines.append('  %s: %s' % (case['id'], last[-1] if last else '?'))
+    return '\n'.join(lines) + '\n\n'

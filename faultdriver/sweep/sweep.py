@@ -10,11 +10,14 @@ import tempfile
 import time
 
 from faultdriver import exception
+from faultdriver import points as points_module
+from faultdriver import rules
 from faultdriver.scenario import model
 from faultdriver.sweep import cases as cases_module
 from faultdriver.sweep import execute
 from faultdriver.sweep import findings as findings_module
-from faultdriver.sweep import merge
+from faultdriver.sweep import identity
+from faultdriver.sweep import report as text_report
 from faultdriver.sweep import served
 from faultdriver.sweep import trace
 
@@ -28,6 +31,30 @@ OPERATIONS = {'live-migration': 'live-migration',
 TRACE_KEYS = ('point', 'host', 'phase', 'skip', 'in_periodic', 'restart')
 
 
+def check_arguments(workflow_name, points=None, hosts=None, patches=()):
+    """The workflow, once every argument that names something was found
+    (ScenarioError naming the argument and the choices): checked before
+    any work, so that a typo never runs a sweep of nothing, or of stock
+    Nova where a fix was asked for."""
+    from faultdriver.tracker import patches as patches_module
+    workflow = model.load(workflow_name)
+    _known('--hosts', hosts, workflow.hosts,
+           'not a host of workflow %s' % workflow.name)
+    _known('--points', points, points_module.catalogue(), 'no such point')
+    _known('--patches/--ab', patches, patches_module.registered(),
+           'no such candidate fix')
+    return workflow
+
+
+def _known(option, given, choices, what):
+    for name in given or ():
+        if name not in choices:
+            raise exception.ScenarioError(
+                '%s %s: %s%s; expected one of %s' % (
+                    option, name, what, rules.suggest(name, choices),
+                    ', '.join(sorted(choices)) or 'none'))
+
+
 def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
         hosts=None, patches=(), shard=(1, 1), folder=None, mode='threading',
         backend='embedded', workers=2, progress=None, confirm=None):
@@ -36,9 +63,12 @@ def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
     reduced sweep), ``shard`` = (K, N) runs every N-th case from the K-th.
     """
     progress = progress or _stderr
-    workflow = model.load(workflow_name)
+    workflow = check_arguments(workflow_name, points, hosts, patches)
     folder = folder or tempfile.mkdtemp(prefix='faultdriver-sweep-')
     os.makedirs(folder, exist_ok=True)
+    this = identity.of(workflow, actions, points, hosts, patches, backend,
+                       mode)
+    identity.claim(folder, this, execute.RESULTS)
     began = time.monotonic()
     progress('sweep %s on %s (%s mode), results in %s' % (
         workflow.name, backend, mode, folder))
@@ -56,7 +86,8 @@ def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
 
         results = execute.run_cases(chosen, scenario_of, folder, mode,
                                     backend, workers,
-                                    _case_progress(progress), pool)
+                                    _case_progress(progress), pool,
+                                    notice=progress)
     finally:
         if pool:
             pool.close()
@@ -70,8 +101,10 @@ def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
            'results': folder,
            'trace': [dict(zip(TRACE_KEYS, step)) for step in steps],
            'cases': results, 'findings': findings,
+           'internal_errors': [c['id'] for c in results
+                               if c['internal_error']],
            'wall_seconds': round(time.monotonic() - began, 1)}
-    merge.write_meta(folder, doc)
+    identity.finish(folder, this, doc)
     return doc
 
 
@@ -126,6 +159,10 @@ def traced_steps(workflow, folder, mode, backend, pool=None, warm=1):
             report = runner.run(path, 'trace', log)
     else:
         report = execute.run_scenario(path, 'trace', mode, backend, log)
+    if report.get('scenario_error'):
+        # The trace is the user's workflow as written: bad input.
+        raise exception.ScenarioError('workflow %s: %s' % (
+            workflow.name, report['scenario_error']))
     if report.get('verdict') not in ('ok',):
         raise RuntimeError(
             'the clean run of workflow %s did not keep its invariants '
@@ -142,7 +179,8 @@ def _case_progress(progress):
     def show(case, result, counts, eta):
         progress('[%d/%d] %-55s %s (%.0fs)%s' % (
             counts['done'], counts['total'], case.id,
-            ', '.join(result['broken']) or 'ok', result['seconds'],
+            text_report.outcome(result),
+            result['seconds'],
             '  ETA %dm%02ds' % divmod(int(eta), 60) if eta else ''))
     return show
 

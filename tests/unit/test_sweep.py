@@ -387,7 +387,8 @@ def test_merge_joins_shards_and_refuses_another_sweep(tmp_path):
     assert [f['invariant'] for f in doc['findings']] == ['servers-settled']
     assert doc['shard'] == 'merged 1/2, 2/2'
     other = _shard_dir(tmp_path / 'c', dict(meta, patches=['x']), [])
-    with pytest.raises(exception.ScenarioError, match='patches differ'):
+    with pytest.raises(exception.ScenarioError,
+                       match=r'patches: \["x"\], not \[\]'):
         merge.merge([one, other])
     with pytest.raises(exception.ScenarioError, match='not the results'):
         merge.merge([one, str(tmp_path)])
@@ -398,11 +399,19 @@ def test_ab_compare_names_removed_kept_and_added_findings():
 
     def finding(invariant, point):
         return {'invariant': invariant, 'point': point, 'host': 'dest',
-                'phase': 'before', 'action': 'crash', 'known': None}
+                'phase': 'before', 'action': 'crash', 'known': None,
+                'cases': [point]}
+
+    def case(id_, *broken):
+        return {'id': id_, 'broken': list(broken), 'internal_error': False}
     stock = {'patches': [], 'findings': [
-        finding('servers-settled', 'a'), finding('pcpus-not-shared', 'b')]}
+        finding('servers-settled', 'a'), finding('pcpus-not-shared', 'b')],
+        'cases': [case('a', 'servers-settled'), case('b', 'pcpus-not-shared'),
+                  case('c', 'moves-again')]}
     fixed = {'patches': ['fix'], 'findings': [
-        finding('servers-settled', 'a'), finding('moves-again', 'c')]}
+        finding('servers-settled', 'a'), finding('moves-again', 'c')],
+        'cases': [case('a', 'servers-settled'), case('b'),
+                  case('c', 'moves-again')]}
     diff = compare.compare(stock, fixed)
     assert [f['invariant'] for f in diff['removed']] == ['pcpus-not-shared']
     assert [f['invariant'] for f in diff['kept']] == ['servers-settled']
