@@ -7,6 +7,7 @@ from cliff import lister
 from cliff import show
 
 from faultdriver.cmd import main as main_module
+from faultdriver.cmd import outputs
 
 
 #: Formatters whose output is read by programs: give them data, not text.
@@ -42,6 +43,24 @@ def add_output_arguments(parser):
     parser.add_argument('--html', metavar='FILE',
                         help='also write the report as one self-contained '
                              'HTML page (sequence diagram and tables)')
+
+
+def add_nova_arguments(parser):
+    """The Nova under test: the installed Nova, changed."""
+    parser.add_argument('--nova-patch', action='append', default=[],
+                        metavar='FILE',
+                        help='run on Nova with this change applied (a '
+                             'unified diff: git diff or git format-patch '
+                             'output, as a Gerrit change downloads; '
+                             'repeatable, applied in order; hunks outside '
+                             'the nova package are skipped and listed). '
+                             'The installed Nova is not modified: every '
+                             'process of the run imports a private copy')
+    parser.add_argument('--nova-tree', metavar='DIR',
+                        help='run on the nova package of this Nova source '
+                             'tree (a clone of openstack/nova) instead of '
+                             'the installed one (--nova-patch applies on '
+                             'top)')
 
 
 def write_outputs(app, doc, parsed_args):
@@ -150,6 +169,7 @@ class ScenarioRun(command.Command):
                                  'qemu-system-x86, qemu-utils, root and '
                                  'faultdriver[libvirt]); both compares '
                                  'embedded and process, all the three')
+        add_nova_arguments(parser)
         add_output_arguments(parser)
         parser.add_argument('--serial', action='store_true',
                             help='run variants one after the other '
@@ -165,6 +185,7 @@ class ScenarioRun(command.Command):
         # Checked in full (model.check imports Nova) by each variant's
         # process, which imports Nova anyway: launch.run raises what it
         # finds.
+        outputs.check_file('--html', parsed_args.html)
         scenario = model.read(parsed_args.scenario)
         variants = parsed_args.variant or list(scenario.variants)
         for v in variants:
@@ -183,7 +204,9 @@ class ScenarioRun(command.Command):
                                   ', '.join(refused), scenario.backends[0]))
         reports = launch.run(scenario, variants, parsed_args.mode,
                              parallel=not parsed_args.serial,
-                             backend=parsed_args.backend)
+                             backend=parsed_args.backend,
+                             nova_patches=parsed_args.nova_patch,
+                             nova_tree=parsed_args.nova_tree)
         verdicts = [r['verdict'] for r in reports.values()]
         if 'internal error' in verdicts:
             code = main_module.EXIT_INTERNAL
@@ -209,6 +232,7 @@ class ScenarioReport(command.Command):
 
     def take_action(self, parsed_args):
         from faultdriver.scenario import rundoc
+        outputs.check_file('--html', parsed_args.html)
         doc = rundoc.load(parsed_args.run)
         doc.setdefault('verdicts', {v: r.get('verdict') for v, r in
                                     doc['variants'].items()})

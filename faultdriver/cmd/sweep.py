@@ -55,6 +55,16 @@ class Sweep(command.Command):
                             default=[], help='A/B: sweep stock (or with '
                             '--patches), then again with FIX too (repeatable)'
                             ', and report the findings FIX removes and adds')
+        parser.add_argument('--nova-patch', action='append', default=[],
+                            metavar='FILE', help='sweep Nova with this '
+                            'change applied (a unified diff, as git diff '
+                            'or git format-patch writes it; repeatable)')
+        parser.add_argument('--ab-nova-patch', action='append', default=[],
+                            metavar='FILE', help='A/B: sweep stock Nova (or '
+                            'with --nova-patch), then the same cases on Nova '
+                            'with FILE applied too (repeatable), and report '
+                            'the findings the change removes and adds, and '
+                            'the cases it breaks (regressions)')
         parser.add_argument('--confirm', choices=('process', 'libvirt'),
                             help='replay each finding on real processes '
                             '(fake_numa, or real libvirt) and mark it '
@@ -78,6 +88,7 @@ class Sweep(command.Command):
 
     def take_action(self, parsed_args):
         from faultdriver import exception
+        from faultdriver import novaundertest
         from faultdriver.sweep import cases
         from faultdriver.sweep import report
         from faultdriver.sweep import sweep
@@ -101,29 +112,36 @@ class Sweep(command.Command):
                               _split(parsed_args.points),
                               _split(parsed_args.hosts),
                               parsed_args.patches + parsed_args.ab)
+        # Applied by the same check the runs use (exit 2 naming the file
+        # and the hunk that does not apply).
+        novaundertest.prepare(parsed_args.nova_patch +
+                              parsed_args.ab_nova_patch)
 
-        def one(patches, folder):
+        def one(patches, nova_patches, folder):
             return sweep.run(
                 parsed_args.workflow, actions=actions,
                 points=_split(parsed_args.points),
                 hosts=_split(parsed_args.hosts), patches=patches,
                 shard=shard, folder=folder,
                 mode=parsed_args.mode, backend=parsed_args.backend,
-                workers=parsed_args.workers, confirm=parsed_args.confirm)
+                workers=parsed_args.workers, confirm=parsed_args.confirm,
+                nova_patches=nova_patches)
         results = parsed_args.results
-        if not parsed_args.ab:
-            doc = one(parsed_args.patches, results)
+        if not parsed_args.ab and not parsed_args.ab_nova_patch:
+            doc = one(parsed_args.patches, parsed_args.nova_patch, results)
         else:
             import os
             import tempfile
             from faultdriver.sweep import compare
-            stock = one(parsed_args.patches, results and os.path.join(
-                results, 'a'))
+            stock = one(parsed_args.patches, parsed_args.nova_patch,
+                        results and os.path.join(results, 'a'))
             # The same cases with the fix: B sweeps A's trace.
             later = os.path.join(results, 'b') if results else \
                 tempfile.mkdtemp(prefix='faultdriver-sweep-')
             sweep.share_trace(stock['results'], later)
-            fixed = one(parsed_args.patches + parsed_args.ab, later)
+            fixed = one(parsed_args.patches + parsed_args.ab,
+                        parsed_args.nova_patch + parsed_args.ab_nova_patch,
+                        later)
             doc = {'a': stock, 'b': fixed,
                    'ab': compare.compare(stock, fixed)}
         write_html(self.app, doc, parsed_args.html)

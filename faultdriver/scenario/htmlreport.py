@@ -11,6 +11,7 @@ report or CI run as it is.  Every text from the run is escaped.
 import datetime
 from html import escape
 
+from faultdriver import novaundertest
 from faultdriver.scenario import report as report_module
 from faultdriver.scenario import svg
 
@@ -86,9 +87,10 @@ def _anchor(variant):
 
 def banner(report):
     css, meaning = VERDICTS.get(report['verdict'], ('fail', ''))
-    facts = '%s mode; fixes: %s; %s s' % (
+    facts = '%s mode; fixes: %s; Nova under test: %s; %s s' % (
         report.get('mode'), ', '.join(report.get('patches') or ()) or
-        'none (stock tracker)', report.get('wall_seconds', '?'))
+        'none (stock tracker)', novaundertest.describe(report.get('nova')),
+        report.get('wall_seconds', '?'))
     return ('<div class="banner %s"><h2>Variant %s: %s</h2>'
             '<small>%s. %s</small></div>' % (
                 css, escape(report['variant']),

@@ -10,6 +10,7 @@ import tempfile
 import time
 
 from faultdriver import exception
+from faultdriver import novaundertest
 from faultdriver.scenario import runner
 
 VERDICT_EXIT = {'ok': 0, 'bug reproduced': 0}
@@ -79,7 +80,7 @@ def _refuse_if_bad(report, started):
 
 
 def run(scenario, variants, mode, parallel=True, backend='embedded',
-        stream=None):
+        stream=None, nova_patches=(), nova_tree=None):
     """Reports by variant, in the order asked.  Progress (one line per
     step and expectation, prefixed with the variant) goes to stderr.
 
@@ -91,12 +92,19 @@ def run(scenario, variants, mode, parallel=True, backend='embedded',
     ``backend`` 'both' runs every variant on the embedded Nova, then on
     processes ('all': then on real libvirt too); the other tiers' reports
     are keyed ``VARIANT@process`` and ``VARIANT@libvirt``.
+
+    ``nova_patches`` (diff files) and ``nova_tree`` (a Nova source tree)
+    make the Nova under test of every variant, before each variant's own
+    ``nova-patches``; one that does not apply raises ScenarioError before
+    any variant starts.
     """
     if backend in COMPARED:
         first, *others = COMPARED[backend]
-        reports = run(scenario, variants, mode, parallel, first)
+        reports = run(scenario, variants, mode, parallel, first, stream,
+                      nova_patches, nova_tree)
         for other in others:
-            tier = run(scenario, variants, mode, parallel, other)
+            tier = run(scenario, variants, mode, parallel, other, stream,
+                       nova_patches, nova_tree)
             reports.update((TIER_KEY % (v, other), report)
                            for v, report in tier.items())
         return reports
@@ -104,6 +112,9 @@ def run(scenario, variants, mode, parallel=True, backend='embedded',
     parallel = parallel and backend == 'embedded'
     env = dict(os.environ, PYTHONWARNINGS='ignore',
                OS_NOVA_DISABLE_EVENTLET_PATCHING=runner.MODES[mode])
+    novas = {variant: novaundertest.prepare(
+        list(nova_patches) + scenario.nova_patches(variant), nova_tree)
+        for variant in variants}
     stream = stream or sys.stderr
     stream.write('scenario %s: %s, %s mode, %s, %d steps each%s\n' % (
         scenario.name, ', '.join(variants), mode,
@@ -119,7 +130,7 @@ def run(scenario, variants, mode, parallel=True, backend='embedded',
             process = subprocess.Popen(
                 [sys.executable, '-m', *BACKENDS[backend],
                  scenario.path, variant, mode, out],
-                env=env, stdout=stream, stderr=stream,
+                env=novas[variant].environ(env), stdout=stream, stderr=stream,
                 stdin=subprocess.DEVNULL)
             started[variant] = (process, out, time.monotonic())
             if not parallel:

@@ -105,6 +105,13 @@ class Scenario:
     def patches(self, variant):
         return list(self.variants[variant].get('patches', ()))
 
+    def nova_patches(self, variant):
+        """The variant's Nova diffs, as paths (relative ones are relative
+        to the scenario file)."""
+        folder = os.path.dirname(os.path.abspath(self.path))
+        return [os.path.join(folder, path) for path in
+                self.variants[variant].get('nova-patches', ())]
+
     def expects_bug(self, variant):
         return self.variants[variant].get('expect', 'ok') == 'bug'
 

@@ -7,6 +7,8 @@ report's tables: the text report here and the HTML report
 
 import prettytable
 
+from faultdriver import novaundertest
+
 
 def table(columns, rows, title=None):
     t = prettytable.PrettyTable(columns)
@@ -17,9 +19,10 @@ def table(columns, rows, title=None):
 
 
 def headline(report):
-    return 'Variant %s (%s mode, fixes: %s): %s' % (
+    return 'Variant %s (%s mode, fixes: %s, Nova under test: %s): %s' % (
         report['variant'], report.get('mode'),
         ', '.join(report.get('patches') or ()) or 'none',
+        novaundertest.describe(report.get('nova')),
         report['verdict'].upper())
 
 
@@ -101,6 +104,7 @@ def _facts(report):
                       if e['step'].startswith('periodic')]
     return {
         'fixes': ', '.join(report.get('patches') or ()) or 'none',
+        'Nova under test': novaundertest.describe(report.get('nova')),
         'faults fired': len([f for f in state.get('faults', ())
                              if f.get('action')]),
         'periodics run (errors)': '%d (%d)' % (

@@ -20,6 +20,7 @@ import unittest
 import warnings
 
 from faultdriver import exception
+from faultdriver import novaundertest
 from faultdriver import waiting
 from faultdriver.scenario import backend
 from faultdriver.scenario import expect
@@ -590,7 +591,12 @@ def main(argv=None, run_variant=None, backend='embedded'):
     warnings.simplefilter('ignore')
     path, variant, mode, out = argv or sys.argv[1:]
     try:
+        # Which Nova this process runs, checked before anything starts.
+        nova = novaundertest.current()
+        novaundertest.check_includes(nova, model.read(path).nova_patches(
+            variant))
         report = (run_variant or run)(path, variant, mode)
+        report['nova'] = nova
     except exception.ScenarioError as exc:
         # Bad input, not an internal error: the launcher read the file but
         # left the checks that import Nova to its variants, which import

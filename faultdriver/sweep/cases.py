@@ -114,9 +114,12 @@ def shard(cases, index, count):
     return [case for i, case in enumerate(cases) if i % count == index - 1]
 
 
-def case_scenario(workflow, case, backend='embedded', patches=()):
+def case_scenario(workflow, case, backend='embedded', patches=(),
+                  nova_patches=()):
     """The scenario data of one case: it replays the fault and checks
-    the invariants after the workflow's ``recover``."""
+    the invariants after the workflow's ``recover``, on the Nova under
+    test (``nova_patches``, absolute paths: the case's file is its
+    reproducer, wherever it is replayed from)."""
     data = copy.deepcopy(workflow.data)
     if case.restart:
         _restart_step(data, case)['rules'].append(case.rule(backend))
@@ -138,6 +141,8 @@ def case_scenario(workflow, case, backend='embedded', patches=()):
     variant = {'description': 'the case as swept'}
     if patches:
         variant['patches'] = list(patches)
+    if nova_patches:
+        variant['nova-patches'] = list(nova_patches)
     data['variants'] = {'case': variant}
     data['expectations'] = [dict(i) for i in INVARIANTS]
     steps = list(data['steps'])

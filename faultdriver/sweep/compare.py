@@ -32,7 +32,7 @@ def compare(stock, fixed):
         return [dict(zip(KEYS, s), known=(before.get(s) or after[s])['known'])
                 for s in sorted(signatures)]
     gone = set(before) - set(after)
-    return {'patches': fixed['patches'],
+    return {'patches': changes(stock, fixed),
             'regressions': sorted(
                 i for i in set(cases_a) & set(cases_b)
                 if i not in failed and not cases_a[i]['broken'] and
@@ -42,6 +42,17 @@ def compare(stock, fixed):
             'kept': listed(set(before) & set(after)),
             'added': listed(set(after) - set(before)),
             'internal_errors': failed}
+
+
+def changes(stock, fixed):
+    """What B adds to A, in words: tracker fixes by name, Nova changes by
+    file name."""
+    def nova(doc):
+        return ['%s (Nova)' % patch['file'] for patch in
+                (doc.get('nova') or {}).get('patches', ())]
+    before = set(stock['patches']) | set(nova(stock))
+    return [name for name in fixed['patches'] + nova(fixed)
+            if name not in before]
 
 
 def text(diff):

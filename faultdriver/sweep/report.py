@@ -3,6 +3,8 @@ the invariants broken) and the findings."""
 
 import prettytable
 
+from faultdriver import novaundertest
+
 
 CONFIRMED = {True: 'confirmed', False: 'harness-only', None: '-'}
 
@@ -44,11 +46,14 @@ def text(doc):
                                                      f['host']),
                        f['action'], len(f['cases']), confirmation(f),
                        f['scenario']])
-    return ('Sweep of %s on %s (%s mode%s), shard %s: %d cases, %d '
-            'findings, %.0fs; results in %s\n\n%s%s\n\nFindings\n%s\n' % (
+    return ('Sweep of %s on %s (%s mode%s; Nova under test: %s), shard %s: '
+            '%d cases, %d findings, %.0fs; results in %s\n\n%s%s\n\n'
+            'Findings\n%s\n' % (
                 doc['workflow'], doc['backend'], doc['mode'],
                 ', fixes: ' + ', '.join(doc['patches'])
-                if doc['patches'] else '', doc['shard'], len(doc['cases']),
+                if doc['patches'] else '',
+                novaundertest.describe(doc.get('nova')), doc['shard'],
+                len(doc['cases']),
                 len(doc['findings']), doc['wall_seconds'], doc['results'],
                 internal_errors(doc), matrix, found))
 

@@ -36,8 +36,10 @@ CASE_TIMEOUT = 600
 class Runner:
     """One served runner process, started when first needed."""
 
-    def __init__(self, mode):
+    def __init__(self, mode, env=None):
         self.mode = mode
+        #: The environment of the runner process (the Nova under test's).
+        self.env = env
         self.process = None
         self.runs = 0
 
@@ -92,7 +94,7 @@ class Runner:
         """Start a new process (ending the old one): it imports Nova while
         the caller does other things."""
         self.close()
-        env = dict(os.environ, PYTHONWARNINGS='ignore',
+        env = dict(self.env or os.environ, PYTHONWARNINGS='ignore',
                    OS_NOVA_DISABLE_EVENTLET_PATCHING=scenario_runner.MODES[
                        self.mode])
         self.process = subprocess.Popen(
@@ -121,8 +123,8 @@ class Pool:
     """``size`` runners, lent to one case at a time; each started when
     first lent or by ``warm``."""
 
-    def __init__(self, mode, size):
-        self._runners = [Runner(mode) for _ in range(max(1, size))]
+    def __init__(self, mode, size, env=None):
+        self._runners = [Runner(mode, env) for _ in range(max(1, size))]
         self._idle = list(self._runners)
         self._changed = threading.Condition()
 

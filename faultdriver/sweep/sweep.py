@@ -10,6 +10,7 @@ import tempfile
 import time
 
 from faultdriver import exception
+from faultdriver import novaundertest
 from faultdriver import points as points_module
 from faultdriver import rules
 from faultdriver.scenario import model
@@ -57,32 +58,38 @@ def _known(option, given, choices, what):
 
 def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
         hosts=None, patches=(), shard=(1, 1), folder=None, mode='threading',
-        backend='embedded', workers=2, progress=None, confirm=None):
+        backend='embedded', workers=2, progress=None, confirm=None,
+        nova_patches=()):
     """Run the sweep; returns ``{'workflow', 'trace', 'cases',
     'findings', ...}``.  ``points``/``hosts`` narrow the traced steps (a
     reduced sweep), ``shard`` = (K, N) runs every N-th case from the K-th.
+    ``nova_patches``: diff files, the Nova under test of every case.
     """
     progress = progress or _stderr
     workflow = check_arguments(workflow_name, points, hosts, patches)
+    nova_patches = [os.path.abspath(path) for path in nova_patches]
+    nova = novaundertest.prepare(nova_patches)
     folder = folder or tempfile.mkdtemp(prefix='faultdriver-sweep-')
     os.makedirs(folder, exist_ok=True)
     this = identity.of(workflow, actions, points, hosts, patches, backend,
-                       mode)
+                       mode, nova.record)
     identity.claim(folder, this, execute.RESULTS)
     began = time.monotonic()
-    progress('sweep %s on %s (%s mode), results in %s' % (
-        workflow.name, backend, mode, folder))
+    progress('sweep %s on %s (%s mode, Nova under test: %s), results in '
+             '%s' % (workflow.name, backend, mode,
+                     novaundertest.describe(nova.record), folder))
     # Embedded cases (and the trace) run in served runner processes.
-    pool = served.Pool(mode, workers) if backend == 'embedded' else None
+    pool = served.Pool(mode, workers, nova.environ()) \
+        if backend == 'embedded' else None
     try:
         steps = traced_steps(workflow, folder, mode, backend, pool,
-                             1 if points else workers)
+                             1 if points else workers, nova_patches)
         chosen = _chosen_cases(workflow, steps, actions, points, hosts,
                                shard, backend, progress)
 
         def scenario_of(case):
             return cases_module.case_scenario(workflow, case, backend,
-                                              patches)
+                                              patches, nova_patches)
 
         results = execute.run_cases(chosen, scenario_of, folder, mode,
                                     backend, workers,
@@ -97,7 +104,8 @@ def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
         findings_module.confirm(findings, confirm, mode, os.path.join(
             folder, 'findings'), progress)
     doc = {'workflow': workflow.name, 'backend': backend, 'mode': mode,
-           'patches': list(patches), 'shard': '%d/%d' % shard,
+           'patches': list(patches), 'nova': nova.record,
+           'shard': '%d/%d' % shard,
            'results': folder,
            'trace': [dict(zip(TRACE_KEYS, step)) for step in steps],
            'cases': results, 'findings': findings,
@@ -138,7 +146,8 @@ def share_trace(folder, other):
                     os.path.join(other, 'trace', 'steps.json'))
 
 
-def traced_steps(workflow, folder, mode, backend, pool=None, warm=1):
+def traced_steps(workflow, folder, mode, backend, pool=None, warm=1,
+                 nova_patches=()):
     """The workflow's steps from a clean, traced run (kept in the
     results directory as ``trace/steps.json``: a resumed sweep does not
     trace again, and an interrupted one tells how many cases it has).
@@ -151,7 +160,8 @@ def traced_steps(workflow, folder, mode, backend, pool=None, warm=1):
         with open(saved, encoding='utf-8') as stream:
             return [tuple(step) for step in json.load(stream)]
     path = execute.write_scenario(os.path.join(folder, 'trace'),
-                                  trace.trace_scenario(workflow))
+                                  trace.trace_scenario(workflow,
+                                                       nova_patches))
     log = os.path.join(folder, 'trace', 'run.log')
     if pool:
         pool.warm(warm)

@@ -66,8 +66,8 @@ def test_a_refused_case_stops_the_sweep_naming_it(tmp_path):
         return {'scenario_error': 'variant case: unknown fix'}
     pool = _Pool(refuse)
     with pytest.raises(execute.CaseRefused,
-                       match=r'sweep case check_can_live_migrate_destination.before'
-                             r'@dest:crash: .*unknown fix'):
+                       match=r'sweep case check_can_live_migrate_'
+                             r'destination.before@dest:crash: .*unknown fix'):
         execute.run_cases(_cases(6), _scenario_of, str(tmp_path),
                           workers=1, pool=pool)
     # The one refused case ran; the others were never started, and
