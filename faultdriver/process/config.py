@@ -9,7 +9,6 @@ import configparser
 import os
 import sys
 
-import nova
 
 #: Settings shared by every Nova service of the stack.
 TIMINGS = {
@@ -69,10 +68,11 @@ def api_paste(path):
 
 
 def _installed_api_paste():
-    """The wheel puts api-paste.ini under <prefix>/etc/nova/."""
+    """The wheel puts api-paste.ini under <prefix>/etc/nova/ (the
+    environment's prefix: the nova package imported may be a Nova under
+    test's copy elsewhere)."""
     candidates = [
-        os.path.join(os.path.dirname(os.path.dirname(nova.__file__)),
-                     *(['..'] * 3), 'etc', 'nova', 'api-paste.ini'),
+        os.path.join(sys.prefix, 'etc', 'nova', 'api-paste.ini'),
         '/etc/nova/api-paste.ini',
     ]
     for candidate in candidates:

@@ -590,13 +590,13 @@ def main(argv=None, run_variant=None, backend='embedded'):
     own ``run_variant``."""
     warnings.simplefilter('ignore')
     path, variant, mode, out = argv or sys.argv[1:]
+    nova = None
     try:
         # Which Nova this process runs, checked before anything starts.
         nova = novaundertest.current()
         novaundertest.check_includes(nova, model.read(path).nova_patches(
             variant))
         report = (run_variant or run)(path, variant, mode)
-        report['nova'] = nova
     except exception.ScenarioError as exc:
         # Bad input, not an internal error: the launcher read the file but
         # left the checks that import Nova to its variants, which import
@@ -607,6 +607,7 @@ def main(argv=None, run_variant=None, backend='embedded'):
         report = {'variant': variant, 'mode': mode, 'backend': backend,
                   'internal_error': traceback.format_exc()}
         progress(variant, 'internal error:\n' + report['internal_error'])
+    report['nova'] = nova
     with open(out, 'w', encoding='utf-8') as stream:
         json.dump(report, stream, indent=2, default=str)
     return 0
