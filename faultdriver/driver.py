@@ -78,6 +78,17 @@ def generated_class(base=surface.BASE):
         for name, raw in surface.public_methods(base).items()})
 
 
+def _refuse_unavailable_points(rules):
+    """A rule at a point this (changed) Nova under test made unavailable
+    would never fire: refused at start, naming both."""
+    gone = novacompat.unavailable(novacompat.DRIVER_GROUPS)
+    for rule in rules:
+        if rule.point in gone:
+            raise exception.ConfigError(
+                'rule [%s]: point %s is unavailable on this Nova under test '
+                '(%s)' % (rule, rule.point, gone[rule.point]))
+
+
 class FaultDriver(generated_class()):
     """The compute driver to set as ``compute_driver``."""
 
@@ -100,6 +111,7 @@ class FaultDriver(generated_class()):
         # The checks `faultdriver validate` makes: every option's value,
         # journal and control socket paths.
         confcheck.check(group)
+        _refuse_unavailable_points(rules)
         self._fault_patches = tracker_patches.load(group.tracker_patches)
         self._fault_tracker = None
         inner_class = inner.load_class(group.inner_driver)

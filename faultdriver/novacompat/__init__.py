@@ -25,9 +25,13 @@ import dataclasses
 import functools
 import importlib
 from importlib import metadata
+import logging
 
 from faultdriver import exception
 from faultdriver.novacompat import shapes
+from faultdriver import novaundertest
+
+LOG = logging.getLogger(__name__)
 
 #: The Nova releases this faultdriver supports (requirements.txt agrees).
 SUPPORTED = 'nova>=34.0.0,<35'
@@ -66,6 +70,12 @@ class Assumption:
     feature: str
     group: str = 'driver'
     counted: tuple = ()
+    #: The one faultdriver feature (a point's name) this assumption is
+    #: for, where faultdriver can run without it: on a changed Nova under
+    #: test (a fix may change that very code) a broken one makes the
+    #: feature unavailable, loudly, instead of refusing to start.  None:
+    #: faultdriver cannot run without it.
+    optional: str | None = None
 
     @property
     def what(self):
@@ -181,15 +191,48 @@ def check(groups=GROUPS, overrides=None, declared=None):
 
 
 def verify(groups=DRIVER_GROUPS, overrides=None, declared=None):
-    """Raise ConfigError naming every broken assumption."""
+    """Raise ConfigError naming every broken assumption (on a changed
+    Nova under test: every one faultdriver cannot run without; those of
+    an optional feature make it unavailable, see :func:`unavailable`)."""
     if declared is None and overrides is None:
         broken = [r for group in groups for r in _verified(group)]
     else:
         broken = [r for r in check(groups, overrides, declared) if not r.ok]
-    if broken:
+    lenient = novaundertest.is_changed()
+    refused = [r for r in broken
+               if not (lenient and r.assumption.optional)]
+    if refused:
         raise exception.ConfigError(
             'faultdriver cannot run on this Nova: '
-            + '; '.join(r.message() for r in broken))
+            + '; '.join(r.message() for r in refused))
+    for result in broken:
+        _warn_unavailable(result.assumption.optional, result.message())
+
+
+#: The greppable marker of a feature a changed Nova made unavailable.
+UNAVAILABLE_MARKER = 'FAULTDRIVER-UNAVAILABLE'
+
+
+@functools.lru_cache(maxsize=None)
+def _warn_unavailable(feature, message):
+    LOG.warning('%s feature=%s on this Nova under test (%s): %s',
+                UNAVAILABLE_MARKER, feature, novaundertest.describe(
+                    novaundertest.recorded()), message)
+
+
+def unavailable(groups=GROUPS):
+    """``{feature: why}``: the optional features this Nova lacks (only
+    ever non-empty on a changed Nova under test: on any other Nova a
+    broken assumption refuses the start)."""
+    found = {}
+    if not novaundertest.is_changed():
+        return found
+    for group in groups:
+        for result in _verified(group):
+            if result.assumption.optional:
+                found.setdefault(result.assumption.optional, []).append(
+                    result.message())
+    return {feature: '; '.join(why) for feature, why in found.items()}
 
 
 @functools.lru_cache(maxsize=None)

@@ -54,9 +54,6 @@ def _base():
         return 'nova (version unknown)'
 
 
-STOCK_RECORD = {'base': None, 'tree': None, 'patches': []}
-
-
 def prepare(patches=(), tree=None):
     """The Nova under test for ``patches`` (diff files, applied in
     order) on ``tree`` (a Nova source tree; default the installed
@@ -95,6 +92,21 @@ def _tree_digest(package):
     return digest.hexdigest()
 
 
+def recorded():
+    """The record of the Nova under test this process was given (from
+    its environment; unchecked), or the stock record."""
+    given = os.environ.get(ENV)
+    if not given:
+        return {'base': _base(), 'tree': None, 'patches': []}
+    return json.loads(given)['record']
+
+
+def is_changed():
+    """Whether this process runs a changed Nova under test."""
+    record = recorded()
+    return bool(record.get('patches') or record.get('tree'))
+
+
 def current():
     """The record of the Nova this process runs (in a run's process),
     checked: when the run asked for a changed Nova, the ``nova`` package
@@ -102,7 +114,7 @@ def current():
     """
     given = os.environ.get(ENV)
     if not given:
-        return {'base': _base(), 'tree': None, 'patches': []}
+        return recorded()
     data = json.loads(given)
     if data['root']:
         import nova

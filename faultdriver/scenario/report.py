@@ -145,6 +145,8 @@ def comparison(reports):
 
 def variant_text(report):
     out = ['=' * 72, headline(report), '=' * 72]
+    out.extend('UNAVAILABLE on this Nova under test: %s: %s' % item
+               for item in sorted((report.get('unavailable') or {}).items()))
     if report.get('internal_error') and not ran(report):
         out.append(report['internal_error'])
         return '\n'.join(out)

@@ -594,9 +594,10 @@ def main(argv=None, run_variant=None, backend='embedded'):
     try:
         # Which Nova this process runs, checked before anything starts.
         nova = novaundertest.current()
-        novaundertest.check_includes(nova, model.read(path).nova_patches(
-            variant))
+        scenario = model.read(path)
+        novaundertest.check_includes(nova, scenario.nova_patches(variant))
         report = (run_variant or run)(path, variant, mode)
+        report['unavailable'] = unavailable(scenario.patches(variant))
     except exception.ScenarioError as exc:
         # Bad input, not an internal error: the launcher read the file but
         # left the checks that import Nova to its variants, which import
@@ -611,6 +612,17 @@ def main(argv=None, run_variant=None, backend='embedded'):
     with open(out, 'w', encoding='utf-8') as stream:
         json.dump(report, stream, indent=2, default=str)
     return 0
+
+
+def unavailable(fixes):
+    """``{feature or fix: why}``: what the changed Nova under test made
+    unavailable (the run went on without it; the report says so)."""
+    from faultdriver import novacompat
+    from faultdriver.tracker import patches as tracker_patches
+    found = dict(novacompat.unavailable())
+    found.update(('fix %s' % name, why) for name, why in
+                 tracker_patches.unavailable(fixes).items())
+    return found
 
 
 def serve(mode):

@@ -104,3 +104,31 @@ def test_ab_nova_patch_sweep_removes_the_seed_finding(tmp_path):
                         '--results', str(tmp_path / 'b'))
     assert again.returncode == 2, again.stderr[-3000:]
     assert 'the results of another sweep (nova:' in again.stderr
+
+
+def test_a_change_to_code_faultdriver_pins_disables_only_that_feature():
+    """A diff that fixes F1 in the periodic's own loop condition (the
+    code ``tracker.apply_migration_context`` and the
+    ``stale_migration_context`` override rely on): the run goes on, the
+    stock variant no longer shows F1, and the override is unavailable,
+    with the report saying why (it took no decision: its log line is
+    absent)."""
+    change = os.path.join(os.path.dirname(DIFF),
+                          'context-for-its-migration-only.diff')
+    done = faultdriver('scenario', 'run', 'stale-error-migration-context',
+                       '--mode', mode(), '--nova-patch', change, '-f', 'json')
+    assert done.returncode == 1, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    assert result['verdicts'] == {'stock': 'bug not reproduced',
+                                  'fix': 'expectations not met'}
+    stock, fix = result['variants']['stock'], result['variants']['fix']
+    assert list(stock['unavailable']) == ['tracker.apply_migration_context']
+    assert sorted(fix['unavailable']) == [
+        'fix stale_migration_context', 'tracker.apply_migration_context']
+    assert 'its loop over migrations now applies' in \
+        fix['unavailable']['fix stale_migration_context']
+    decided = [e for e in fix['expectations'] if e['expectation'] ==
+               "log 'not applying the migration context' count >= 2"]
+    assert decided[0]['actual'] == 0
+    assert 'FAULTDRIVER-UNAVAILABLE feature=tracker.apply_migration_context' \
+        in done.stderr

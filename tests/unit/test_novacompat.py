@@ -519,3 +519,38 @@ class TestOnlyTheLibvirtDriverReadsCpuSets(test.NoDBTestCase):
         with self.assertRaises(novacompat.Broken) as caught:
             novacompat.shapes.ReadsCpuSets().check(cls)
         self.assertIn('has no method that reads', str(caught.exception))
+
+
+class TestChangedNovaUnderTest(CompatTestBase):
+    """On a changed Nova under test (a diff run with --nova-patch), a
+    broken assumption of an optional feature makes only that feature
+    unavailable; one faultdriver cannot run without still refuses."""
+
+    def changed(self):
+        from faultdriver import novaundertest
+        self.useFixture(fixtures.EnvironmentVariable(
+            novaundertest.ENV, json.dumps({'root': None, 'record': {
+                'base': 'nova', 'tree': None,
+                'patches': [{'file': 'fix.diff', 'sha256': '0' * 64}]}})))
+
+    def test_a_changed_periodic_loop_disables_the_context_step(self):
+        overrides = {'nova.compute.resource_tracker': altered_copy(
+            self, resource_tracker,
+            'migration.instance_uuid in instance_by_uuid and',
+            "migration.status != 'error' and\n"
+            '                migration.instance_uuid in instance_by_uuid and')}
+        # Stock Nova: refused (test_status_filter_in_the_periodic_loop...).
+        self.changed()
+        novacompat.verify(novacompat.GROUPS, overrides=overrides)
+        broken = [r for r in novacompat.check(overrides=overrides)
+                  if not r.ok]
+        self.assertEqual({declared.CONTEXT_STEP},
+                         {r.assumption.optional for r in broken})
+
+    def test_what_faultdriver_cannot_run_without_still_refuses(self):
+        overrides = {'nova.compute.resource_tracker': altered_copy(
+            self, resource_tracker, 'def drop_move_claim_at_source(',
+            'def drop_move_claim_on_source(')}
+        self.changed()
+        with self.assertRaises(exception.ConfigError):
+            novacompat.verify(novacompat.GROUPS, overrides=overrides)

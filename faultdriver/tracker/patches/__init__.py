@@ -11,6 +11,7 @@ the fix and the symbol.
 """
 
 from importlib import metadata
+import logging
 
 import stevedore
 
@@ -19,6 +20,7 @@ from faultdriver import novacompat
 from faultdriver import rules
 
 NAMESPACE = 'faultdriver.tracker_patches'
+LOG = logging.getLogger(__name__)
 
 
 def registered():
@@ -26,9 +28,12 @@ def registered():
 
 
 def load(names):
-    """Instantiate and verify the named fixes; ConfigError if any fails."""
+    """Instantiate and verify the named fixes; ConfigError if any fails.
+    A fix whose feature a changed Nova under test made unavailable is
+    left out, with a warning (:func:`unavailable` says which)."""
     choices = registered()
     patches = []
+    gone = unavailable(names)
     for name in names or ():
         if name not in choices:
             raise exception.ConfigError(
@@ -47,8 +52,30 @@ def load(names):
                 'on this Nova (%s; it relies on %s): %s: %s'
                 % (name, novacompat.nova_version_text(), ', '.join(symbols),
                    type(exc).__name__, exc)) from exc
+        if name in gone:
+            LOG.warning('%s fix=%s: %s', novacompat.UNAVAILABLE_MARKER, name,
+                        gone[name])
+            continue
         patches.append(patch)
     return patches
+
+
+def unavailable(names):
+    """``{fix: why}`` for the named fixes that rely on a feature this
+    (changed) Nova under test made unavailable."""
+    gone = novacompat.unavailable()
+    found = {}
+    for name in names if gone else ():
+        if name not in registered():
+            continue
+        plugin = stevedore.DriverManager(NAMESPACE, name).driver
+        needs = {a.optional for a in novacompat.assumptions()
+                 if a.symbol in plugin.requires and a.optional}
+        why = ['%s: %s' % (f, gone[f]) for f in sorted(needs & set(gone))]
+        if why:
+            found[name] = 'unavailable on this Nova under test (%s)' % (
+                '; '.join(why))
+    return found
 
 
 class TrackerPatch:
