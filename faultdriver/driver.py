@@ -28,6 +28,7 @@ from faultdriver import inner
 from faultdriver import journal as journal_module
 from faultdriver import novacompat
 from faultdriver import points
+from faultdriver import rules as rules_module
 from faultdriver import surface
 from faultdriver.tracker import install as tracker_install
 from faultdriver.tracker import patches as tracker_patches
@@ -146,7 +147,8 @@ class FaultDriver(generated_class()):
         for rule in rules:
             point = self._fault_catalogue[rule.point]
             stalls = {'hang', 'delay'} & {t.action for t in rule.terms}
-            if point.tracker_lock and stalls:
+            if point.tracker_lock and stalls and \
+                    rule.phase != rules_module.UNLOCKED:
                 LOG.warning('faultdriver rule [%s] will %s while the resource'
                             ' tracker lock is held: every claim and the '
                             'periodic on %s stall meanwhile', rule,

@@ -4,7 +4,7 @@ A rule says where a fault fires and what it does::
 
     rule    := target ":" chain
     target  := point ["." phase] ["@" role] ["[" filter ("," filter)* "]"]
-    phase   := "before" | "after"                       (default: before)
+    phase   := "before" | "after" | "unlocked"          (default: before)
     role    := "source" | "dest"                         (aliases: src, dst)
     filter  := key "=" value     key: instance, migration, operation, host,
                                       seed
@@ -34,7 +34,12 @@ import decimal
 import difflib
 import re
 
-PHASES = ('before', 'after')
+PHASES = ('before', 'after', 'unlocked')
+#: The phase of tracker points that take the tracker lock: before the
+#: lock is taken, where the periodic can still run between the manager's
+#: last step and the tracker's (Nova's reproducer of bug 1879878 runs it
+#: there); ``before``/``after`` fire inside the lock.
+UNLOCKED = 'unlocked'
 ROLES = {'source': 'source', 'src': 'source', 'dest': 'dest', 'dst': 'dest'}
 OPERATIONS = ('live-migration', 'migration', 'resize', 'evacuation')
 FILTER_KEYS = ('instance', 'migration', 'operation', 'host', 'seed')
@@ -327,6 +332,10 @@ def validate(rule, catalogue, actions):
         raise RuleError(text, 0, 'unknown point %r%s (faultdriver points '
                         'lists them)' % (rule.point,
                                          suggest(rule.point, catalogue)))
+    if rule.phase == UNLOCKED and not getattr(point, 'tracker_lock', False):
+        raise RuleError(text, None, 'phase %r: only tracker points that take '
+                        'the tracker lock have it (before the lock); %r '
+                        'takes no lock, use before' % (UNLOCKED, rule.point))
     if rule.role and point.roles and rule.role not in point.roles:
         raise RuleError(text, None, 'point %r runs only on the %s host, '
                         'never on the %s' % (rule.point,

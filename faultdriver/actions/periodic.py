@@ -7,6 +7,7 @@ import time
 from oslo_concurrency import lockutils
 
 from faultdriver.actions import base
+from faultdriver import rules
 
 LOG = logging.getLogger(__name__)
 
@@ -38,9 +39,10 @@ class Periodic(base.Action):
     which would wait forever for a lock this thread held.  The journal
     gets an entry with ``event: periodic``, ``waited_for_lock`` and
     ``lock_wait_seconds``.  At points that run
-    under the tracker lock the hit thread does not wait for the periodic
-    (it could not finish before the lock is released); elsewhere it waits
-    up to ``timeout`` seconds.
+    under the tracker lock (their ``before``/``after``) the hit thread does
+    not wait for the periodic (it could not finish before the lock is
+    released); elsewhere, and in the ``unlocked`` phase of those points
+    (before the lock), it waits up to ``timeout`` seconds.
     """
 
     name = 'periodic'
@@ -80,7 +82,9 @@ class Periodic(base.Action):
                                   name='faultdriver-periodic-%s' % hit.host)
         thread.start()
         started.wait()
-        if not point.tracker_lock:
+        if not point.tracker_lock or hit.phase == rules.UNLOCKED:
+            # The hit thread holds no tracker lock: the periodic runs
+            # within the window, before the thread goes on.
             thread.join(self.args.get('timeout', 60.0))
 
     @staticmethod

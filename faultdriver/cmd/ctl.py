@@ -16,6 +16,7 @@ from cliff import lister
 from cliff import show
 
 from faultdriver.actions import base as action_base
+from faultdriver import rules
 
 ENV_SOCKET = 'FAULTDRIVER_SOCKET'
 
@@ -217,7 +218,7 @@ class CtlWait(_Control, show.ShowOne):
         parser.add_argument('point', metavar='POINT')
         parser.add_argument('--count', type=int, default=1,
                             help='hits to wait for (default 1)')
-        parser.add_argument('--phase', choices=('before', 'after'),
+        parser.add_argument('--phase', choices=rules.PHASES,
                             default='before')
         parser.add_argument('--timeout', type=seconds, default=60.0,
                             help='seconds (default 60)')

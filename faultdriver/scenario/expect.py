@@ -241,6 +241,27 @@ def _accounting(steps, state, hosts=None):
         actual
 
 
+def moves_ended(state):
+    """How the moves ended: per server, its status, host and migration
+    statuses (oldest first)."""
+    return {alias: {'status': server['status'], 'host': server['host'],
+                    'migrations': [m['status'] for m in state['migrations']
+                                   if m['server'] == alias]}
+            for alias, server in state['servers'].items()}
+
+
+def _as_clean(steps, state, outcome=None):
+    """Invariant of the cases whose event changes timing only (the
+    periodic at a step): the moves end as in the workflow's clean run
+    (``outcome``, what :func:`moves_ended` said of it).  When the periodic
+    runs is no fault: an outcome it changes is a race in Nova."""
+    actual = moves_ended(state)
+    differ = {alias: actual.get(alias) for alias, wanted in
+              (outcome or {}).items() if actual.get(alias) != wanted}
+    return (not differ, 'moves end as in the clean run',
+            differ or 'as in the clean run')
+
+
 KINDS = {
     'migrations': _migrations,
     'server': _server,
@@ -257,12 +278,16 @@ KINDS = {
     'moves-again': _moves_again,
     'periodics-clean': _periodics_clean,
     'accounting-matches-placement': _accounting,
+    'outcome-as-clean': _as_clean,
 }
 #: The cloud's invariants (the sweep checks them after every case); each
 #: also takes ``broken: true``.
 INVARIANTS = ('migrations-terminal', 'servers-settled', 'pcpus-not-shared',
               'accounting-matches-placement', 'moves-again',
               'periodics-clean')
+#: Invariants of some cases only: the sweep adds them where they apply
+#: (``outcome-as-clean`` to timing-only cases, with the clean outcome).
+CASE_INVARIANTS = ('outcome-as-clean',)
 #: Checked after the others, in this order: they change the state (run
 #: periodics, move servers), and periodics-clean looks at what they ran.
 LAST = ('accounting-matches-placement', 'moves-again', 'periodics-clean')
@@ -277,7 +302,8 @@ def evaluate(steps, expectations, state):
         args = dict(args or {})
         # An invariant written ``broken: true``: the scenario shows it
         # broken (a sweep finding's reproducer).
-        broken = kind in INVARIANTS and args.pop('broken', False)
+        broken = kind in INVARIANTS + CASE_INVARIANTS and \
+            args.pop('broken', False)
         began = time.monotonic()
         try:
             met, text, actual = KINDS[kind](steps, state, **args)

@@ -319,6 +319,11 @@ class Steps:
             thread.join(quiet)
         return started
 
+    def do_decide_resize(self, decision, timeout=60):
+        """See schema.yaml's ``decide-resize``."""
+        return '; '.join(self._decide_resizes(decision, timeout)) or \
+            'no server in VERIFY_RESIZE'
+
     def _decide_resizes(self, decision, timeout):
         """Confirm or revert every server waiting in VERIFY_RESIZE, as
         its user would, and wait (bounded) for that to end."""

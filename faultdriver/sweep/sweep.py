@@ -13,6 +13,7 @@ from faultdriver import exception
 from faultdriver import novaundertest
 from faultdriver import points as points_module
 from faultdriver import rules
+from faultdriver.scenario import expect
 from faultdriver.scenario import model
 from faultdriver.sweep import cases as cases_module
 from faultdriver.sweep import execute
@@ -87,9 +88,11 @@ def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
         chosen = _chosen_cases(workflow, steps, actions, points, hosts,
                                shard, backend, progress)
 
+        clean = clean_outcome(folder)
+
         def scenario_of(case):
             return cases_module.case_scenario(workflow, case, backend,
-                                              patches, nova_patches)
+                                              patches, nova_patches, clean)
 
         results = execute.run_cases(chosen, scenario_of, folder, mode,
                                     backend, workers,
@@ -142,8 +145,20 @@ def share_trace(folder, other):
     """Let the sweep in ``other`` run the cases of the one in ``folder``
     (an A/B compares the same cases; a second trace could differ)."""
     os.makedirs(os.path.join(other, 'trace'), exist_ok=True)
-    shutil.copyfile(os.path.join(folder, 'trace', 'steps.json'),
-                    os.path.join(other, 'trace', 'steps.json'))
+    for name in ('steps.json', 'outcome.json'):
+        if os.path.exists(os.path.join(folder, 'trace', name)):
+            shutil.copyfile(os.path.join(folder, 'trace', name),
+                            os.path.join(other, 'trace', name))
+
+
+def clean_outcome(folder):
+    """How the moves ended in the clean, traced run (None for a trace
+    written before this was kept)."""
+    path = os.path.join(folder, 'trace', 'outcome.json')
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding='utf-8') as stream:
+        return json.load(stream)
 
 
 def traced_steps(workflow, folder, mode, backend, pool=None, warm=1,
@@ -180,6 +195,9 @@ def traced_steps(workflow, folder, mode, backend, pool=None, warm=1,
                                       os.path.join(folder, 'trace',
                                                    'run.log')))
     steps = trace.steps_hit(report, OPERATIONS.get(workflow.name))
+    with open(os.path.join(folder, 'trace', 'outcome.json'), 'w',
+              encoding='utf-8') as out:
+        json.dump(expect.moves_ended(report['state']), out)
     with open(saved, 'w', encoding='utf-8') as out:
         json.dump(steps, out)
     return steps

@@ -10,6 +10,7 @@ workflow hands over to ``recover``.
 import copy
 
 from faultdriver import points as points_module
+from faultdriver import rules as rules_module
 from faultdriver.scenario import model
 
 TRACE_MESSAGE = 'trace'
@@ -18,8 +19,16 @@ TRACE_MESSAGE = 'trace'
 def trace_rules():
     """A ``log`` rule per point and phase, for every host ('*')."""
     return ['%s.%s: log(%s)' % (name, phase, TRACE_MESSAGE)
-            for name in sorted(points_module.catalogue())
-            for phase in ('before', 'after')]
+            for name, point in sorted(points_module.catalogue().items())
+            for phase in phases(point)]
+
+
+def phases(point):
+    """The phases a point has: tracker points under the tracker lock
+    have one before the lock too."""
+    if getattr(point, 'tracker_lock', False):
+        return (rules_module.UNLOCKED, 'before', 'after')
+    return ('before', 'after')
 
 
 def trace_scenario(workflow, nova_patches=()):

@@ -27,6 +27,7 @@ from faultdriver import hitcontext
 from faultdriver import novacompat
 from faultdriver.novacompat import declared
 from faultdriver import points as points_module
+from faultdriver import rules
 from faultdriver import tracker
 from faultdriver.tracker import periodic_scope
 
@@ -64,6 +65,9 @@ def _hooked(point_name, method_name):
             points_module.catalogue()[point_name], self.host,
             bound.get('instance'), bound.get('migration'))
         if facts['tracker_lock']:
+            # Before the lock: the window between the manager's last step
+            # and the tracker's (a periodic there runs unblocked).
+            engine.hit(point_name, rules.UNLOCKED, ctx, target=self)
             with _tracker_lock():     # re-entrant: Nova's lock semantics hold
                 return _around(engine, point_name, ctx, self, base, args,
                                kwargs)

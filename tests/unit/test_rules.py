@@ -238,6 +238,9 @@ SEMANTIC_ERRORS = [
      "action 'delay': unknown argument 'secs'; expected seconds"),
     ('spawn: delay(1, seconds=2)', None,
      "action 'delay': argument 'seconds' given twice"),
+    ('spawn.unlocked: crash', None, "phase 'unlocked': only tracker points "
+     "that take the tracker lock have it (before the lock); 'spawn' takes no "
+     "lock, use before"),
     ('spawn: off(1)', None,
      "action 'off': takes at most 0 arguments (none), got 1"),
     ('spawn: hang(timeout=90000)', None, "action 'hang': argument "
@@ -335,3 +338,9 @@ def test_grammar_and_engine_tests_import_no_nova():
     out = subprocess.run([sys.executable, '-c', code], cwd=REPO, check=True,
                          capture_output=True, text=True).stdout
     assert out.strip() == '[]'
+
+
+def test_a_locked_tracker_point_has_a_phase_before_its_lock():
+    rule = fakes.rule('tracker.instance_claim.unlocked: 1*off')
+    assert (rule.point, rule.phase) == ('tracker.instance_claim', 'unlocked')
+    assert str(rule) == 'tracker.instance_claim.unlocked: 1*off'

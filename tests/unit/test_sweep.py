@@ -260,8 +260,15 @@ def test_a_case_lets_the_setup_hits_pass():
 def test_trace_rules_are_valid_in_a_scenario():
     workflow = model.load('live-migration')
     data = trace.trace_scenario(workflow)
-    assert len(data['rules']['*']) == 2 * len(
-        trace.points_module.catalogue())
+    catalogue = trace.points_module.catalogue()
+    locked = [name for name, point in catalogue.items()
+              if point.tracker_lock]
+    assert locked       # the tracker's claims and drops take the lock
+    # Two phases a point, three where the tracker lock is taken (one
+    # before the lock).
+    assert len(data['rules']['*']) == 2 * len(catalogue) + len(locked)
+    assert 'tracker.drop_move_claim_at_source.unlocked: log(trace)' in \
+        data['rules']['*']
     model.validate(data, 'trace.yaml')
 
 
@@ -487,3 +494,42 @@ def test_a_case_runs_only_the_periodics_its_steps_run():
     assert data['topology'] == dict(workflow.data['topology'],
                                     **{'periodic-timer': False})
     assert 'periodic-timer' not in workflow.data['topology']
+
+
+def _ended_state(status='ACTIVE', host='dest', migrations=('confirmed',)):
+    return {'servers': {'s1': {'status': status, 'host': host}},
+            'migrations': [{'server': 's1', 'status': m}
+                           for m in migrations]}
+
+
+def test_outcome_as_clean_breaks_where_a_move_ended_otherwise():
+    clean = expect.moves_ended(_ended_state())
+    assert clean == {'s1': {'status': 'ACTIVE', 'host': 'dest',
+                            'migrations': ['confirmed']}}
+    [held] = expect.evaluate(None, [{'outcome-as-clean': {'outcome': clean}}],
+                             _ended_state())
+    assert held['met'] and held['actual'] == 'as in the clean run'
+    # What the pre-fix shape of bug 1879878 does to a confirm.
+    [broken] = expect.evaluate(
+        None, [{'outcome-as-clean': {'outcome': clean}}],
+        _ended_state('ERROR', migrations=('error',)))
+    assert not broken['met']
+    assert broken['actual'] == {'s1': {'status': 'ERROR', 'host': 'dest',
+                                       'migrations': ['error']}}
+
+
+def test_only_timing_cases_must_end_as_the_clean_run():
+    workflow = model.load('resize-confirm')
+    clean = {'s1': {'status': 'ACTIVE', 'host': 'dest',
+                    'migrations': ['confirmed']}}
+    for action, added in (('periodic', True), ('crash', False),
+                          ('raise', False)):
+        case = cases.Case('tracker.drop_move_claim_at_source', 'src',
+                          'unlocked' if action == 'periodic' else 'before',
+                          action)
+        data = cases.case_scenario(workflow, case, clean=clean)
+        found = [e for e in data['expectations'] if 'outcome-as-clean' in e]
+        assert bool(found) is added, action
+    model.validate(cases.case_scenario(workflow, cases.Case(
+        'tracker.drop_move_claim_at_source', 'src', 'unlocked', 'periodic'),
+        clean=clean), 'case.yaml')

@@ -1,0 +1,51 @@
+"""Would a sweep have found bug 1879878?  Nova 34 is given back the
+shape it had before that bug's fix (the bundled change
+nova-changes/bug-1879878-pre-fix-shape.diff: the migration status saved
+outside the tracker lock), and the resize-confirm workflow, which now
+confirms as a step of its own, is swept with the periodic at the
+claim drop, A/B against stock.
+
+Invariant: the periodic in the claim drop's ``unlocked`` phase (before
+the tracker lock, where Nova's own reproducer runs it) breaks
+``outcome-as-clean`` on the pre-fix shape only (a regression of the
+change); inside the lock (before/after) it holds on both Novas.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+from faultdriver.scenario import model
+
+SHAPE = os.path.join(os.path.dirname(model.bundled()['bug-1879878']),
+                     'nova-changes', 'bug-1879878-pre-fix-shape.diff')
+
+
+def mode():
+    return ('threading' if os.environ.get(
+        'OS_NOVA_DISABLE_EVENTLET_PATCHING', 'True') == 'True'
+        else 'eventlet')
+
+
+def test_the_sweep_finds_the_pre_fix_shape_of_bug_1879878(tmp_path):
+    done = subprocess.run(
+        [sys.executable, '-m', 'faultdriver.cmd.main', 'sweep',
+         'resize-confirm', '--actions', 'periodic', '--points',
+         'tracker.drop_move_claim_at_source', '--ab-nova-patch', SHAPE,
+         '--mode', mode(), '--results', str(tmp_path), '-f', 'json'],
+        capture_output=True, text=True, timeout=1200,
+        env=dict(os.environ, PYTHONWARNINGS='ignore'))
+    assert done.returncode == 0, done.stderr[-3000:]
+    doc = json.loads(done.stdout)
+    phases = {c['phase']: c for c in doc['a']['cases']}
+    assert set(phases) == {'unlocked', 'before', 'after'}
+    assert [c['broken'] for c in doc['a']['cases']] == [[], [], []]
+    unlocked = 'tracker.drop_move_claim_at_source.unlocked@src:periodic'
+    assert doc['ab']['regressions'] == [unlocked]
+    [finding] = doc['ab']['added']
+    assert (finding['invariant'], finding['phase']) == (
+        'outcome-as-clean', 'unlocked')
+    [broken] = [c for c in doc['b']['cases'] if c['id'] == unlocked]
+    [detail] = broken['details']
+    assert detail['actual']['s1']['migrations'] == ['error']
