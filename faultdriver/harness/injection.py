@@ -44,8 +44,8 @@ from nova import conf as nova_conf
 from nova.virt import driver as nova_driver
 
 from faultdriver import conf
-from faultdriver import exception
 from faultdriver.control import client as control_client
+from faultdriver import exception
 from faultdriver.harness import crash as crash_module
 from faultdriver import novacompat
 from faultdriver.novacompat import patchfixtures

@@ -20,10 +20,10 @@ import unittest
 import warnings
 
 from faultdriver import exception
-from faultdriver import waiting
 from faultdriver.scenario import backend
 from faultdriver.scenario import expect
 from faultdriver.scenario import model
+from faultdriver import waiting
 
 MODES = {'eventlet': 'False', 'threading': 'True'}
 PERIODIC_ERROR = expect.PERIODIC_ERROR

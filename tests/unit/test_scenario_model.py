@@ -140,8 +140,8 @@ def test_one_host_shape_type_for_every_tier():
     shape type and one default memory (fakelibvirt's)."""
     from nova.tests.fixtures import libvirt as fakelibvirt
 
-    from faultdriver import hostshape
     from faultdriver.harness import topology
+    from faultdriver import hostshape
     from faultdriver.process import runner
     assert topology.HostShape is hostshape.HostShape
     assert topology.PINNED == model.PINNED_HOST
