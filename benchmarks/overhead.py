@@ -36,6 +36,7 @@ METHODS = ('list_instance_uuids', 'get_available_nodes')
 def make_driver(rules):
     from nova import conf as nova_conf
     from nova.virt import fake
+
     from faultdriver import conf
     from faultdriver import driver
     CONF = nova_conf.CONF

@@ -13,7 +13,8 @@
 # Options go to $NOVA_CONF, not $NOVA_CPU_CONF: devstack rebuilds
 # $NOVA_CPU_CONF from $NOVA_CONF when it starts n-cpu, after post-config
 # (start_nova_compute in lib/nova), as it does for the compute_driver its
-# hypervisor plugins set.  README.rst, "On devstack", has the local.conf.
+# hypervisor plugins set.  doc/source/install.rst, "On devstack", has the
+# local.conf.
 
 _XTRACE_FAULTDRIVER=$(set +o | grep xtrace)
 set +o xtrace

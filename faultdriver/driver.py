@@ -20,10 +20,10 @@ from faultdriver import actions
 from faultdriver.actions import periodic as periodic_action
 from faultdriver import conf
 from faultdriver import confcheck
-from faultdriver import hitcontext
 from faultdriver.control import server as control_server
 from faultdriver import engine as engine_module
 from faultdriver import exception
+from faultdriver import hitcontext
 from faultdriver import inner
 from faultdriver import journal as journal_module
 from faultdriver import novacompat

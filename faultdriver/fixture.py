@@ -1,4 +1,5 @@
-"""``faultdriver.fixture.FaultInjection``, the name README documents.
+"""``faultdriver.fixture.FaultInjection``, the name the docs use
+(doc/source/tiers.rst).
 
 The fixture lives in :mod:`faultdriver.harness.injection`, next to the
 in-process crash it drives; this module only re-exports it, so the

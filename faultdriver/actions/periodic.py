@@ -50,6 +50,7 @@ class Periodic(base.Action):
 
     def __call__(self, hit):
         from nova.compute import resource_tracker
+
         from faultdriver import points
 
         if hit.in_periodic:

@@ -62,6 +62,7 @@ class Drivers(lister.Lister):
 
     def take_action(self, parsed_args):
         from importlib import metadata
+
         from faultdriver import inner
         rows = sorted((ep.name, ep.value) for ep in
                       metadata.entry_points(group=inner.NAMESPACE))

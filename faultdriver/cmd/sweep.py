@@ -132,6 +132,7 @@ class Sweep(command.Command):
         else:
             import os
             import tempfile
+
             from faultdriver.sweep import compare
             stock = one(parsed_args.patches, parsed_args.nova_patch,
                         results and os.path.join(results, 'a'))
@@ -181,6 +182,7 @@ def write_html(app, doc, path):
     if not path:
         return
     import os
+
     from faultdriver.sweep import htmlreport
     with open(path, 'w', encoding='utf-8') as out:
         out.write(htmlreport.render(doc, os.path.dirname(

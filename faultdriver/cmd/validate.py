@@ -103,6 +103,7 @@ class Validate(lister.Lister):
 
     def check_file(self, source):
         from oslo_config import cfg
+
         from faultdriver import conf
         from faultdriver import confcheck
         from faultdriver import inner

@@ -55,8 +55,8 @@ import time
 import weakref
 
 import fixtures
-import oslo_messaging
 from oslo_concurrency import lockutils
+import oslo_messaging
 from oslo_messaging._drivers import impl_fake
 from oslo_messaging.rpc import client as rpc_client
 import sqlalchemy

@@ -1,7 +1,8 @@
 """A fixture that puts faultdriver into a Nova functional test.
 
-Documented (README) as ``faultdriver.fixture.FaultInjection``, which
-re-exports it; it lives here, next to the crash it drives.
+Documented (doc/source/tiers.rst) as
+``faultdriver.fixture.FaultInjection``, which re-exports it; it lives
+here, next to the crash it drives.
 
 Usage, in any ``nova.tests.functional`` test case (set it up *before* the
 base class's ``setUp`` starts services, so the short RPC timeouts and the
@@ -44,8 +45,8 @@ from nova import conf as nova_conf
 from nova.virt import driver as nova_driver
 
 from faultdriver import conf
-from faultdriver import exception
 from faultdriver.control import client as control_client
+from faultdriver import exception
 from faultdriver.harness import crash as crash_module
 from faultdriver import novacompat
 from faultdriver.novacompat import patchfixtures

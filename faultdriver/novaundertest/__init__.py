@@ -11,9 +11,9 @@ for one of stock Nova.
 
 import dataclasses
 import hashlib
+from importlib import metadata
 import json
 import os
-from importlib import metadata
 
 from faultdriver import exception
 from faultdriver.novaundertest import tree as tree_module

@@ -27,8 +27,8 @@ import signal
 import socket
 import uuid
 
-from faultdriver import waiting
 from faultdriver.process import procs
+from faultdriver import waiting
 
 PACKAGES = {'libvirtd': 'libvirt-daemon-system',
             'qemu-system-x86_64': 'qemu-system-x86',

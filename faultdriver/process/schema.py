@@ -9,10 +9,10 @@ only rewrite the cell mappings' database and broker addresses.  Delete
 that directory to rebuild.
 """
 
+from importlib import metadata
 import json
 import os
 import shutil
-from importlib import metadata
 
 DATABASES = ('nova_api', 'nova_cell0', 'nova_cell1', 'placement')
 

@@ -9,9 +9,9 @@ from a thread of the runner on loopback.
 """
 
 import json
+import socketserver
 import threading
 from wsgiref import simple_server
-import socketserver
 
 IMAGE_ID = '155d900f-4e14-4e4c-a73d-069cbf4541e6'   # nova's fake image id
 IMAGE_SIZE = 1024 * 1024

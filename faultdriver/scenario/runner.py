@@ -21,10 +21,10 @@ import warnings
 
 from faultdriver import exception
 from faultdriver import novaundertest
-from faultdriver import waiting
 from faultdriver.scenario import backend
 from faultdriver.scenario import expect
 from faultdriver.scenario import model
+from faultdriver import waiting
 
 MODES = {'eventlet': 'False', 'threading': 'True'}
 PERIODIC_ERROR = expect.PERIODIC_ERROR

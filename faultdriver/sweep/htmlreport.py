@@ -4,8 +4,8 @@ invariants it broke, linking to the case's reproducing scenario), the
 findings with their reproducers, and the A/B diff when there is one.
 Inline CSS only, every text escaped (the scenario report's style)."""
 
-import os
 from html import escape
+import os
 
 from faultdriver.scenario import htmlreport as scenario_html
 from faultdriver.sweep import report

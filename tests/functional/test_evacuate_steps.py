@@ -16,7 +16,8 @@ Outcome rows are as in test_resize_steps (OLD is the only flavor here).
 """
 
 from tests.functional import base
-from tests.functional.move_steps import MoveStepsMixin, OLD
+from tests.functional.move_steps import MoveStepsMixin
+from tests.functional.move_steps import OLD
 
 #: Logged by the rules that show the driver path.
 PATH_RULES = ['rebuild@dest: log("rebuild reached")',

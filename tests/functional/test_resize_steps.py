@@ -24,7 +24,9 @@ from nova.tests.functional.api import client as api_client
 
 from faultdriver.harness import crash
 from tests.functional import base
-from tests.functional.move_steps import MoveStepsMixin, NEW, OLD
+from tests.functional.move_steps import MoveStepsMixin
+from tests.functional.move_steps import NEW
+from tests.functional.move_steps import OLD
 
 ROLE = {'src': 'source', 'dest': 'dest'}
 PEER = {'src': 'dest', 'dest': 'src'}

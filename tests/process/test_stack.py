@@ -17,12 +17,12 @@ import sys
 
 import pytest
 
-from faultdriver import exception
-from faultdriver import waiting
 from faultdriver.control import client as control_client
+from faultdriver import exception
 from faultdriver.process import nova as process_nova
 from faultdriver.process import procs
 from faultdriver.process import stack as stack_module
+from faultdriver import waiting
 
 MODE = ('threading' if os.environ.get('OS_NOVA_DISABLE_EVENTLET_PATCHING',
                                       'True').lower() == 'true'

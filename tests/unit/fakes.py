@@ -7,10 +7,10 @@ which need Nova and installed entry points.
 
 import collections
 
-from faultdriver import rules
 from faultdriver.actions import base
 from faultdriver.actions import basic
 from faultdriver.actions import timing
+from faultdriver import rules
 
 Point = collections.namedtuple(
     'Point', 'name roles operations raises kind tracker_lock')

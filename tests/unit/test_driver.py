@@ -6,11 +6,11 @@ import inspect
 from unittest import mock
 
 import fixtures
-from oslo_config import fixture as config_fixture
 from nova import exception as nova_exception
 from nova import test
 from nova.virt import driver as nova_driver
 from nova.virt import fake
+from oslo_config import fixture as config_fixture
 
 from faultdriver import conf
 from faultdriver import driver
@@ -145,7 +145,7 @@ class TestDelegation(DriverTestBase):
     def test_patching_through_the_wrapper_reaches_the_inner_driver(self):
         wrapped = self.make()
         with mock.patch.object(wrapped, 'list_instance_uuids',
-                               return_value=['patched']):
+                               autospec=True, return_value=['patched']):
             self.assertEqual(['patched'], wrapped.inner.list_instance_uuids())
             self.assertEqual(['patched'], wrapped.list_instance_uuids())
         self.assertEqual([], wrapped.list_instance_uuids())

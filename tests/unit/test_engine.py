@@ -258,7 +258,8 @@ def test_probability_with_count_stops_after_count_fires():
 
 
 def test_lost_roll_falls_through_to_the_next_term():
-    # README's example: a quarter of the hits delayed, the others logged.
+    # The rules page's example: a quarter of the hits delayed, the others
+    # logged.
     engine = make('spawn[seed=5]: 25%record(delay) -> record(log)')
     seen = hits(engine, 40)
     delayed = fired_hits(5, 40, 25)

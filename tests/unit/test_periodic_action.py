@@ -82,6 +82,7 @@ class TestInTheHostsOwnPeriodic(test.NoDBTestCase):
     def test_hit_in_the_periodic_is_told_so_and_runs_nothing(self):
         from nova.compute import manager as compute_manager
         from nova import exception as nova_exception
+
         from faultdriver import hitcontext
 
         seen = []

@@ -140,8 +140,8 @@ def test_one_host_shape_type_for_every_tier():
     shape type and one default memory (fakelibvirt's)."""
     from nova.tests.fixtures import libvirt as fakelibvirt
 
-    from faultdriver import hostshape
     from faultdriver.harness import topology
+    from faultdriver import hostshape
     from faultdriver.process import runner
     assert topology.HostShape is hostshape.HostShape
     assert topology.PINNED == model.PINNED_HOST
@@ -180,10 +180,11 @@ def test_file_round_trip(tmp_path):
     assert model.load(str(path)).data == VALID
 
 
-def test_readme_example_is_valid():
-    """The README's minimal scenario loads (it is what users copy)."""
-    readme = pathlib.Path(__file__).parents[2] / 'README.rst'
-    lines = readme.read_text(encoding='utf-8').splitlines()
+def test_docs_example_is_valid():
+    """The scenarios page's minimal scenario loads (it is what users
+    copy)."""
+    page = pathlib.Path(__file__).parents[2] / 'doc/source/scenarios.rst'
+    lines = page.read_text(encoding='utf-8').splitlines()
     start = lines.index('    name: refuse-live-migration')
     block = []
     for line in lines[start:]:
@@ -191,6 +192,6 @@ def test_readme_example_is_valid():
             break
         block.append(line)
     scenario = model.validate(yaml.safe_load(textwrap.dedent(
-        '\n'.join(block))), 'README.rst')
+        '\n'.join(block))), 'doc/source/scenarios.rst')
     assert scenario.host_shapes()['dest'].cpu_nodes == 2
     assert scenario.patches('fix') == ['stale_migration_context']

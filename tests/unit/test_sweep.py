@@ -249,8 +249,8 @@ def test_a_case_lets_the_setup_hits_pass():
                       'crash', skip=3)
     assert case.rule() == ('tracker.update_available_resource.before: '
                            '3*off -> 1*crash')
-    from faultdriver import conf
     from faultdriver import actions
+    from faultdriver import conf
     from faultdriver import points
     parsed = conf.RuleType(points.catalogue(), actions.load_all())(
         case.rule())
@@ -372,6 +372,7 @@ def _shard_dir(folder, meta, results):
 
 def test_merge_joins_shards_and_refuses_another_sweep(tmp_path):
     import yaml
+
     from faultdriver import exception
     from faultdriver.sweep import merge
     workflow = model.load('live-migration')

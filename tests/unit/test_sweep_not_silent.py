@@ -9,8 +9,8 @@ import os
 
 import pytest
 
-from faultdriver import exception
 from faultdriver.cmd import outputs
+from faultdriver import exception
 from faultdriver.scenario import model
 from faultdriver.sweep import cases
 from faultdriver.sweep import compare
