@@ -322,4 +322,8 @@ ASSUMPTIONS = [
     A('nova.exception.CPUPinningInvalid', s.Exists(type),
       'log expectations on the pinning error in a periodic traceback',
       'scenario', counted=('CPUPinningInvalid',)),
+    A('nova.exception.CPUUnpinningInvalid', s.Exists(type),
+      'log expectations on the unpinning error of a claim dropped twice '
+      '(bug-1879878-pre-fix-shape)', 'scenario',
+      counted=('CPUUnpinningInvalid',)),
 ]
