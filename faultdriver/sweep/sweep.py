@@ -23,12 +23,6 @@ from faultdriver.sweep import report as text_report
 from faultdriver.sweep import served
 from faultdriver.sweep import trace
 
-#: The move each bundled workflow sweeps (catalogue ``operations``).
-OPERATIONS = {'live-migration': 'live-migration',
-              'cold-migration-confirm': 'migration',
-              'cold-migration-revert': 'migration',
-              'resize-confirm': 'resize', 'resize-revert': 'resize',
-              'evacuation': 'evacuation'}
 #: What the sweep document says of each traced step.
 TRACE_KEYS = ('point', 'host', 'phase', 'skip', 'in_periodic', 'restart')
 
@@ -194,7 +188,7 @@ def traced_steps(workflow, folder, mode, backend, pool=None, warm=1,
             '(verdict %s); see %s' % (workflow.name, report.get('verdict'),
                                       os.path.join(folder, 'trace',
                                                    'run.log')))
-    steps = trace.steps_hit(report, OPERATIONS.get(workflow.name))
+    steps = trace.steps_hit(report, workflow.data.get('operation'))
     with open(os.path.join(folder, 'trace', 'outcome.json'), 'w',
               encoding='utf-8') as out:
         json.dump(expect.moves_ended(report['state']), out)

@@ -534,3 +534,17 @@ def test_only_timing_cases_must_end_as_the_clean_run():
     model.validate(cases.case_scenario(workflow, cases.Case(
         'tracker.drop_move_claim_at_source', 'src', 'unlocked', 'periodic'),
         clean=clean), 'case.yaml')
+
+
+@pytest.mark.parametrize('name, operation', [
+    ('live-migration', 'live-migration'), ('evacuation', 'evacuation'),
+    ('cold-migration-confirm', 'migration'),
+    ('cold-migration-revert', 'migration'),
+    ('resize-confirm', 'resize'), ('resize-revert', 'resize')])
+def test_workflows_declare_the_move_they_sweep(name, operation):
+    """In the workflow's own file, so a user's workflow can say it too
+    (the sweep once knew the bundled names only)."""
+    assert model.load(name).data['operation'] == operation
+    with pytest.raises(Exception, match='operation'):
+        model.validate(dict(model.load(name).data, operation='teleport'),
+                       'w.yaml')
