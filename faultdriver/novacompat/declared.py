@@ -30,6 +30,9 @@ TRACKER_LOCK = 'utils.synchronized(COMPUTE_RESOURCE_SEMAPHORE, fair=True)'
 #: (``%s``: the node); the ``periodic`` step and the ``periodic-errors``
 #: expectation count it.
 PERIODIC_ERROR = 'Error updating resources for node %s'
+#: The end of the line the periodic logs when it applies an incoming
+#: migration's context (``%s``: the migration's status).
+APPLIED_CONTEXT = 'Migration status is %s'
 
 #: The three calls of the periodic that faultdriver.tracker.periodic_scope
 #: hooks between, in Nova's order.
@@ -308,7 +311,7 @@ ASSUMPTIONS = [
       'the periodic step and the periodic-errors expectation '
       '(a reworded line would let count: 0 pass)', 'scenario',
       counted=(PERIODIC_ERROR,)),
-    A(PERIODIC, s.LogText('Migration status is %s'),
+    A(PERIODIC, s.LogText(APPLIED_CONTEXT),
       'log expectations on the stale migration-context line', 'scenario',
       counted=('Migration status is error',)),
     A(MANAGER + '._do_live_migration',

@@ -4,8 +4,9 @@ what it found, met or not (see schema.yaml for the kinds)."""
 import re
 import time
 
-#: Same text as the scenario runner's (expect must not import it).
-PERIODIC_ERROR = 'Error updating resources for node %s'
+from faultdriver.novacompat import declared
+
+PERIODIC_ERROR = declared.PERIODIC_ERROR
 #: The last line of a logged traceback, ``nova.exception.Name: message``
 #: (oslo.log prefixes each traceback line with time, pid and logger).
 EXCEPTION_LINE = re.compile(

@@ -20,6 +20,7 @@ import unittest
 import warnings
 
 from faultdriver import exception
+from faultdriver.novacompat import declared
 from faultdriver import novaundertest
 from faultdriver.scenario import backend
 from faultdriver.scenario import expect
@@ -27,7 +28,7 @@ from faultdriver.scenario import model
 from faultdriver import waiting
 
 MODES = {'eventlet': 'False', 'threading': 'True'}
-PERIODIC_ERROR = expect.PERIODIC_ERROR
+PERIODIC_ERROR = declared.PERIODIC_ERROR
 #: A move that shows no change (migration statuses, server status, task
 #: state, host) for this many RPC timeouts is stuck: by then every call
 #: its hosts made timed out, and the caller's error handling (which may
@@ -36,7 +37,7 @@ QUIET_RPC_TIMEOUTS = 3
 #: The resource tracker's line when its periodic applies an instance's
 #: migration context for a migration to this host
 #: (``ResourceTracker._update_available_resource``).
-APPLIED_CONTEXT = 'Migration status is %s'
+APPLIED_CONTEXT = declared.APPLIED_CONTEXT
 #: Loggers whose records log expectations count, and their levels.
 CAPTURED = (('nova.compute', logging.DEBUG), ('faultdriver', logging.INFO))
 
