@@ -151,6 +151,11 @@ class RabbitMQ:
         })
 
     def start(self, timeout=90):
+        self.launch()
+        return self.wait_ready(timeout)
+
+    def launch(self):
+        """Start epmd and the broker, without waiting for the broker."""
         os.makedirs(os.path.join(self.dir, 'mnesia'))
         os.makedirs(os.path.join(self.dir, 'log'))
         plugins = os.path.join(self.dir, 'enabled_plugins')
@@ -168,6 +173,10 @@ class RabbitMQ:
         self.process = procs.Process('rabbitmq-server', [
             os.path.join(RABBIT_BIN, 'rabbitmq-server')], log,
             env=env, cwd=self.dir).start()
+        return self
+
+    def wait_ready(self, timeout=90):
+        """Wait until the broker listens (it exited: an error)."""
         procs.wait_until(lambda: procs.port_open(self.port), timeout,
                          'RabbitMQ on port %d' % self.port,
                          process=self.process)

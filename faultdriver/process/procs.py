@@ -51,7 +51,13 @@ def wait_until(check, timeout, what, interval=0.2, process=None):
 
 
 class Process:
-    """One named child process, its log file and its process group."""
+    """One named child process, its log file and its process group.
+
+    ``PR_SET_PDEATHSIG`` fires when the *thread* that started the child
+    ends: start a process that must outlive a worker thread from a
+    thread that lives as long (the stack starts its services from the
+    thread that runs it).
+    """
 
     def __init__(self, name, argv, log, env=None, cwd=None):
         self.name = name

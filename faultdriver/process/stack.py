@@ -130,12 +130,14 @@ class Stack:
             self._step('libvirtd %s' % host, hypervisor.start)
         self.glance.start()
         self.neutron.start()
-        with concurrent.futures.ThreadPoolExecutor(2) as pool:
-            broker = pool.submit(self._step, 'rabbitmq', self.rabbit.start)
-            template = schema.cached()
-            self._step('mariadb', self.db.start, 60, template)
-            self._write_configs()
-            broker.result()
+        # The broker starts while MariaDB does, from this thread: a child
+        # dies with the thread that started it (procs.Process), and
+        # rabbitmqctl finds the broker through that child's epmd.
+        self.rabbit.launch()
+        template = schema.cached()
+        self._step('mariadb', self.db.start, 60, template)
+        self._write_configs()
+        self._step('rabbitmq', self.rabbit.wait_ready)
         if template:
             self._step('schema (cached)', schema.adopt, self)
         else:
