@@ -4,6 +4,8 @@ Both run as children of the runner with their data in the run's temp
 directory; nothing is installed as a system service and no port listens
 on anything but loopback (Erlang's port mapper and distribution port
 included).
+
+``stop`` is safe whatever ``start`` got to: it stops what was started.
 """
 
 import os
@@ -33,6 +35,7 @@ class MariaDB:
         self.env = env or {}
         self.dir = os.path.join(workdir, 'mariadb')
         self.port = procs.free_port()
+        self.init = None
         self.process = None
 
     def url(self, database):
@@ -50,19 +53,21 @@ class MariaDB:
         if template:
             shutil.copytree(template, self.data)
         elif not os.path.isdir(self.data):
-            init = procs.Process('mariadb-install-db', [
+            self.init = procs.Process('mariadb-install-db', [
                 'mariadb-install-db', '--no-defaults',
                 '--datadir=' + self.data, '--user=root',
                 '--auth-root-authentication-method=normal',
                 '--skip-test-db'], log, env=self.env).start()
-            if init.wait(timeout) != 0:
-                raise RuntimeError('mariadb-install-db failed; log: %s' % log)
+            code = self.init.wait(timeout)
+            if code != 0:
+                raise RuntimeError('mariadb-install-db failed (exit %s); '
+                                   'log: %s' % (code, log))
         # No grant tables: the server only listens on loopback and lives
         # for one run; every client is root without a password.
         self.process = procs.Process('mariadbd', [
-            '/usr/sbin/mariadbd', '--no-defaults', '--datadir=' + self.data,
-            '--user=root', '--bind-address=127.0.0.1',
-            '--port=%d' % self.port,
+            '/usr/sbin/mariadbd', '--no-defaults',
+            '--datadir=' + self.data, '--user=root',
+            '--bind-address=127.0.0.1', '--port=%d' % self.port,
             '--socket=' + os.path.join(self.dir, 'mysql.sock'),
             '--pid-file=' + os.path.join(self.dir, 'mysql.pid'),
             '--skip-grant-tables', '--skip-name-resolve',
@@ -107,8 +112,9 @@ class MariaDB:
             conn.close()
 
     def stop(self, grace=5.0):
-        if self.process:
-            self.process.stop(grace)
+        for process in (self.process, self.init):
+            if process:
+                process.stop(grace)
 
 
 class RabbitMQ:
@@ -164,7 +170,8 @@ class RabbitMQ:
         log = os.path.join(self.dir, 'rabbitmq.log')
         env = self.ctl_env()
         self.epmd = procs.Process('epmd', [
-            'epmd', '-address', '127.0.0.1', '-port', str(self.epmd_port)],
+            'epmd', '-address', '127.0.0.1', '-port',
+            str(self.epmd_port)],
             os.path.join(self.dir, 'epmd.log'), env=env).start()
         procs.wait_until(lambda: procs.port_open(self.epmd_port), 10,
                          'epmd', process=self.epmd)

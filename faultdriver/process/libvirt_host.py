@@ -230,10 +230,15 @@ class LibvirtHost:
             'unshare', '--mount', '--uts', '--propagation', 'private',
             'bash', '-c', self._script()],
             os.path.join(self.dir, 'libvirtd.out'), env=self.env).start()
-        procs.wait_until(
-            lambda: procs.port_open(LIBVIRT_PORT, self.address), timeout,
-            'libvirtd of %s on %s' % (self.name, self.address),
-            process=self.process)
+        try:
+            procs.wait_until(
+                lambda: procs.port_open(LIBVIRT_PORT, self.address),
+                timeout, 'libvirtd of %s on %s' % (self.name, self.address),
+                process=self.process)
+        except RuntimeError as exc:
+            # It exited: libvirtd logs why to its own file.
+            raise RuntimeError('%s; %s%s' % (exc, self.log, procs.tail(
+                self.log))) from exc
         return self
 
     def enter(self, argv):
