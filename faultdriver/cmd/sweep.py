@@ -91,6 +91,10 @@ class Sweep(command.Command):
                                    == 'embedded' else 1)
         if not 1 <= parsed_args.workers <= 64:
             raise exception.ScenarioError('--workers: expected 1 to 64')
+        from faultdriver.scenario import launch
+        # Before the embedded cases: a --confirm tier is needed at the end.
+        launch.refuse_missing(parsed_args.backend,
+                              parsed_args.confirm or 'embedded')
 
         def one(patches, folder):
             return sweep.run(

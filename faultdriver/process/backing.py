@@ -3,7 +3,8 @@
 Both run as children of the runner with their data in the run's temp
 directory; nothing is installed as a system service and no port listens
 on anything but loopback (Erlang's port mapper and distribution port
-included).
+included).  Where their programs are, and whether they are there at
+all, is :mod:`faultdriver.process.prereqs`'s.
 
 ``stop`` is safe whatever ``start`` got to: it stops what was started.
 """
@@ -11,21 +12,8 @@ included).
 import os
 import shutil
 
+from faultdriver.process import prereqs
 from faultdriver.process import procs
-
-PACKAGES = {'mariadbd': 'mariadb-server', 'rabbitmq-server': 'rabbitmq-server'}
-RABBIT_BIN = '/usr/lib/rabbitmq/bin'
-
-
-def missing_packages():
-    """Debian packages whose programs are not installed."""
-    found = {
-        'mariadbd': shutil.which('mariadbd') or os.path.exists(
-            '/usr/sbin/mariadbd'),
-        'rabbitmq-server': os.path.exists(
-            os.path.join(RABBIT_BIN, 'rabbitmq-server')),
-    }
-    return sorted(PACKAGES[prog] for prog, ok in found.items() if not ok)
 
 
 class MariaDB:
@@ -54,7 +42,7 @@ class MariaDB:
             shutil.copytree(template, self.data)
         elif not os.path.isdir(self.data):
             self.init = procs.Process('mariadb-install-db', [
-                'mariadb-install-db', '--no-defaults',
+                prereqs.program('mariadb-install-db'), '--no-defaults',
                 '--datadir=' + self.data, '--user=root',
                 '--auth-root-authentication-method=normal',
                 '--skip-test-db'], log, env=self.env).start()
@@ -65,7 +53,7 @@ class MariaDB:
         # No grant tables: the server only listens on loopback and lives
         # for one run; every client is root without a password.
         self.process = procs.Process('mariadbd', [
-            '/usr/sbin/mariadbd', '--no-defaults',
+            prereqs.program('mariadbd'), '--no-defaults',
             '--datadir=' + self.data, '--user=root',
             '--bind-address=127.0.0.1', '--port=%d' % self.port,
             '--socket=' + os.path.join(self.dir, 'mysql.sock'),
@@ -170,7 +158,7 @@ class RabbitMQ:
         log = os.path.join(self.dir, 'rabbitmq.log')
         env = self.ctl_env()
         self.epmd = procs.Process('epmd', [
-            'epmd', '-address', '127.0.0.1', '-port',
+            prereqs.program('epmd'), '-address', '127.0.0.1', '-port',
             str(self.epmd_port)],
             os.path.join(self.dir, 'epmd.log'), env=env).start()
         procs.wait_until(lambda: procs.port_open(self.epmd_port), 10,
@@ -178,7 +166,7 @@ class RabbitMQ:
         # The packaged wrapper in /usr/sbin switches to the rabbitmq user;
         # the real script runs the broker as us, with our directories.
         self.process = procs.Process('rabbitmq-server', [
-            os.path.join(RABBIT_BIN, 'rabbitmq-server')], log,
+            prereqs.program('rabbitmq-server')], log,
             env=env, cwd=self.dir).start()
         return self
 

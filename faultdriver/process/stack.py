@@ -2,9 +2,10 @@
 
 Order matters: databases and broker, schema, placement and nova-api
 (gunicorn), conductor and scheduler, then the computes (a compute that
-starts before the conductor waits on it), then host discovery.  A part
-that does not start raises :class:`PartFailed` naming it, without
-waiting for what depends on it.
+starts before the conductor waits on it), then host discovery.  Nothing
+starts unless every prerequisite is there
+(:mod:`faultdriver.process.prereqs`).  A part that does not start raises
+:class:`PartFailed` naming it, without waiting for what depends on it.
 ``stop`` always runs (context manager), whatever ``start`` got to: it
 kills what is left of every process group and removes the temp directory
 unless asked to keep it; it waits on nothing that never started.
@@ -15,7 +16,6 @@ import contextlib
 import logging
 import os
 import shutil
-import sys
 import tempfile
 import time
 
@@ -24,6 +24,7 @@ from faultdriver.process import client
 from faultdriver.process import config
 from faultdriver.process import guardian
 from faultdriver.process import libvirt_host
+from faultdriver.process import prereqs
 from faultdriver.process import procs
 from faultdriver.process import schema
 from faultdriver.process import standins
@@ -43,11 +44,6 @@ accesslog = None
 errorlog = "%(log)s"
 control_socket_disable = True
 '''
-
-
-def _bin(name):
-    """A console script of the interpreter's environment."""
-    return os.path.join(os.path.dirname(sys.executable), name)
 
 
 class PartFailed(RuntimeError):
@@ -125,6 +121,11 @@ class Stack:
                 'PYTHONWARNINGS': 'ignore',
                 procs.MARKER: self.dir}
 
+    @property
+    def tier(self):
+        """The tier this stack is, as ``--backend`` names it."""
+        return 'libvirt' if self.hypervisor == 'libvirt' else 'process'
+
     @contextlib.contextmanager
     def _part(self, part):
         """Errors of starting ``part`` become PartFailed naming it."""
@@ -152,13 +153,7 @@ class Stack:
         return argv
 
     def start(self):
-        missing = backing.missing_packages()
-        if self.libvirt:
-            missing += libvirt_host.missing_packages()
-        if missing:
-            raise RuntimeError('the process tier needs the Debian packages '
-                               '%s (apt-get install -y %s)'
-                               % (', '.join(missing), ' '.join(missing)))
+        prereqs.refuse(self.tier)
         os.makedirs(self.logs, exist_ok=True)
         begin = time.monotonic()
         self.guardian = guardian.start(self.dir, self.env, self.keep)
@@ -287,14 +282,14 @@ class Stack:
 
     def _manage(self, *args):
         self._run('nova-manage-' + '-'.join(args[:2]), [
-            _bin('nova-manage'), '--config-file', self.nova_conf] +
+            prereqs.script('nova-manage'), '--config-file', self.nova_conf] +
             list(args))
 
     def _build_schema(self):
         self.db.create_databases(*schema.DATABASES)
         with concurrent.futures.ThreadPoolExecutor(2) as pool:
             placement = pool.submit(self._run, 'placement-manage', [
-                _bin('placement-manage'), '--config-file',
+                prereqs.script('placement-manage'), '--config-file',
                 os.path.join(self.placement_dir, 'placement.conf'),
                 'db', 'sync'])
             self._manage('api_db', 'sync')
@@ -328,7 +323,7 @@ class Stack:
         env = dict(self.env, **env)
         env['OS_NOVA_DISABLE_EVENTLET_PATCHING'] = 'True'
         process = procs.Process(name, self.command(name, [
-            _bin('gunicorn')]), log, env=env, cwd=folder)
+            prereqs.script('gunicorn')]), log, env=env, cwd=folder)
         self.processes[name] = process.start()
         procs.wait_until(lambda: procs.port_open(port), 60, name,
                          process=process)
@@ -336,7 +331,7 @@ class Stack:
     def _start_service(self, name):
         log = os.path.join(self.logs, name + '.log')
         process = procs.Process(name, self.command(name, [
-            _bin(name), '--config-file', self.nova_conf,
+            prereqs.script(name), '--config-file', self.nova_conf,
             '--log-file', log]), os.path.join(self.logs, name + '.out'),
             env=self.env)
         self.processes[name] = process.start()
@@ -349,7 +344,7 @@ class Stack:
             raise RuntimeError('nova-compute on %s is still running (pid %d)'
                                % (host, old.pid))
         argv = self.command('nova-compute %s' % host, [
-            _bin('nova-compute'), '--config-file', self.nova_conf,
+            prereqs.script('nova-compute'), '--config-file', self.nova_conf,
             '--config-file', self.compute_conf(host)])
         if host in self.libvirt:
             argv = self.libvirt[host].enter(argv)

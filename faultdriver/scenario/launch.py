@@ -10,6 +10,7 @@ import tempfile
 import time
 
 from faultdriver import exception
+from faultdriver.process import prereqs
 from faultdriver.scenario import runner
 
 VERDICT_EXIT = {'ok': 0, 'bug reproduced': 0}
@@ -78,6 +79,15 @@ def _refuse_if_bad(report, started):
     return report
 
 
+def refuse_missing(*backends):
+    """Raise MissingPrerequisite if a process tier among ``backends``
+    (or compared by them) lacks what it needs here."""
+    for backend in backends:
+        for tier in COMPARED.get(backend, (backend,)):
+            if tier in prereqs.TIERS:
+                prereqs.refuse(tier)
+
+
 def run(scenario, variants, mode, parallel=True, backend='embedded',
         stream=None):
     """Reports by variant, in the order asked.  Progress (one line per
@@ -91,7 +101,11 @@ def run(scenario, variants, mode, parallel=True, backend='embedded',
     ``backend`` 'both' runs every variant on the embedded Nova, then on
     processes ('all': then on real libvirt too); the other tiers' reports
     are keyed ``VARIANT@process`` and ``VARIANT@libvirt``.
+
+    A tier that lacks a prerequisite on this machine is refused
+    (MissingPrerequisite) before any variant starts.
     """
+    refuse_missing(backend)
     if backend in COMPARED:
         first, *others = COMPARED[backend]
         reports = run(scenario, variants, mode, parallel, first)

@@ -591,10 +591,11 @@ def main(argv=None, run_variant=None, backend='embedded'):
     path, variant, mode, out = argv or sys.argv[1:]
     try:
         report = (run_variant or run)(path, variant, mode)
-    except exception.ScenarioError as exc:
+    except (exception.ScenarioError, exception.MissingPrerequisite) as exc:
         # Bad input, not an internal error: the launcher read the file but
         # left the checks that import Nova to its variants, which import
-        # it anyway (launch.run raises it).
+        # it anyway (launch.run raises it).  A prerequisite the stack
+        # finds missing (before it starts anything) is refused alike.
         report = {'variant': variant, 'mode': mode, 'backend': backend,
                   'scenario_error': str(exc)}
     except Exception:

@@ -9,10 +9,16 @@ placement and nova-api under gunicorn), or its command replaced through
 the stack's test hook (``Stack.command``) by one that exits at once
 (nova-conductor, nova-scheduler, a nova-compute).  The bound is a hang
 guard, not a speed target (a case takes ~1-25 s).
+
+Also: a missing prerequisite is refused by the variant's runner itself
+(exit 2's report) before its stack starts anything.
 """
 
+import json
 import os
 import socket
+import subprocess
+import sys
 
 import pytest
 
@@ -67,3 +73,29 @@ def test_a_part_that_does_not_start_is_named_and_nothing_is_left(part, how,
     assert cause in str(error)
     assert stacks.leftovers(stack.dir, stack.sessions) == []
     assert [p for p in ports(stack) if procs.port_open(p)] == []
+
+
+def test_the_runner_refuses_a_missing_prerequisite_before_its_stack(
+        tmp_path):
+    """The launcher checks too (tests/unit/test_prereqs.py); here the
+    variant's own runner, as run by hand, refuses before starting
+    anything: a report with the one line, no stack directory."""
+    blocked = tmp_path / 'blocked'
+    blocked.mkdir()
+    (blocked / 'pymysql.py').write_text(
+        'raise ImportError("pymysql blocked by the test")\n')
+    scratch = tmp_path / 'tmp'
+    scratch.mkdir()
+    out = tmp_path / 'report.json'
+    done = subprocess.run(
+        [sys.executable, '-m', 'faultdriver.process.runner',
+         'stale-error-migration-context', 'stock', MODE, str(out)],
+        capture_output=True, text=True, timeout=stacks.BOUND,
+        env=dict(os.environ, PYTHONPATH=str(blocked), TMPDIR=str(scratch)))
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text())
+    assert 'internal_error' not in report, report
+    assert 'Python module pymysql (PyMySQL; ImportError: pymysql blocked ' \
+        'by the test)' in report['scenario_error']
+    assert "pip install 'faultdriver[process]'" in report['scenario_error']
+    assert list(scratch.iterdir()) == []
