@@ -51,3 +51,9 @@ class StartFailed(FaultDriverError):
 class ScenarioError(FaultDriverError):
     """A scenario file is wrong: names the file, the key path and what
     was expected."""
+
+
+class MissingPrerequisite(FaultDriverError):
+    """What a tier needs on this machine (a program from a Debian
+    package, a Python module, root) is missing: names each missing thing
+    and the command that installs it.  Raised before anything starts."""

@@ -13,6 +13,22 @@ def _status(result):
     return 'OK' if result.ok else 'BROKEN: ' + result.problem
 
 
+def prerequisite_rows():
+    """One row per need of the process and libvirt tiers."""
+    from faultdriver.process import prereqs
+    rows = []
+    for result in prereqs.check('libvirt'):
+        need = result.need
+        status = ('OK: %s' % result.found if result.found else
+                  'MISSING: %s' % prereqs.install([result]))
+        what = '%s %s' % (need.kind, need.name) if need.kind != 'root' \
+            else 'root'
+        rows.append(('%s tier: %s' % (need.tier, what), status,
+                     'scenario run --backend %s' % need.tier,
+                     'prerequisite'))
+    return rows
+
+
 class Doctor(lister.Lister):
     """Check every assumption faultdriver makes about the installed Nova.
 
@@ -20,8 +36,12 @@ class Doctor(lister.Lister):
     symbol and its expected shape, OK or what was found, the faultdriver
     feature that needs it, when it is checked), then one row per log text
     a bundled scenario counts (Nova's, checked in Nova's source, or
-    faultdriver's own).  Exit code 0 when all hold, 1 naming the broken
-    Nova symbols otherwise.
+    faultdriver's own), then one row per prerequisite of the process and
+    libvirt tiers on this machine (OK where found, else MISSING and how
+    to install it; faultdriver.process.prereqs).  Exit code 0 when all
+    Nova assumptions hold, 1 naming the broken Nova symbols otherwise; a
+    missing prerequisite only refuses its tier (``scenario run
+    --backend``), it is not broken.
     """
 
     def get_parser(self, prog_name):
@@ -58,6 +78,7 @@ class Doctor(lister.Lister):
                           'faultdriver')
                 self.broken.append('log text %r' % text)
             rows.append(('log text %r' % text, status, feature, 'scenario'))
+        rows.extend(prerequisite_rows())
         version = novacompat.nova_version()
         rows.insert(0, (
             'nova version %s (supported %s)' % (version, novacompat.SUPPORTED),

@@ -3,7 +3,8 @@
 Exit codes: 0 success (for ``scenario run``: every expectation met);
 1 expectations not met (for ``ctl wait``: the point was not hit in
 time); 2 bad input (rule, config, scenario, a request the control
-socket refused, no control server at the socket); 3 internal error.
+socket refused, no control server at the socket) or a prerequisite of
+the process or libvirt tier missing on this machine; 3 internal error.
 """
 
 import sys
@@ -46,9 +47,11 @@ class FaultDriverApp(app.App):
         return result
 
 
-#: Errors that mean the user's input was wrong (exit code 2).
+#: Errors that mean the user's input was wrong, or this machine lacks
+#: what the command needs (exit code 2).
 BAD_INPUT = (exception.ConfigError, exception.ScenarioError,
-             rules.RuleError, protocol.RequestRejected, protocol.Unreachable)
+             exception.MissingPrerequisite, rules.RuleError,
+             protocol.RequestRejected, protocol.Unreachable)
 #: Errors that mean something expected did not happen (exit code 1).
 NOT_MET = (protocol.WaitTimeout,)
 

@@ -116,6 +116,10 @@ class Sweep(command.Command):
         # and the hunk that does not apply).
         novaundertest.prepare(parsed_args.nova_patch +
                               parsed_args.ab_nova_patch)
+        from faultdriver.scenario import launch
+        # Before the embedded cases: a --confirm tier is needed at the end.
+        launch.refuse_missing(parsed_args.backend,
+                              parsed_args.confirm or 'embedded')
 
         def one(patches, nova_patches, folder):
             return sweep.run(

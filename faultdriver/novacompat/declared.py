@@ -14,6 +14,7 @@ expectations count).
 
 from faultdriver import novacompat
 from faultdriver.novacompat import shapes as s
+from faultdriver.novacompat import texts
 from faultdriver import points
 
 A = novacompat.Assumption
@@ -26,13 +27,8 @@ FAKE_RPC = 'oslo_messaging._drivers.impl_fake'
 FAKELIBVIRT = 'nova.tests.fixtures.libvirt'
 TRACKER_LOCK = 'utils.synchronized(COMPUTE_RESOURCE_SEMAPHORE, fair=True)'
 
-#: The line Nova logs when a resource-tracker periodic fails on a node
-#: (``%s``: the node); the ``periodic`` step and the ``periodic-errors``
-#: expectation count it.
-PERIODIC_ERROR = 'Error updating resources for node %s'
-#: The end of the line the periodic logs when it applies an incoming
-#: migration's context (``%s``: the migration's status).
-APPLIED_CONTEXT = 'Migration status is %s'
+PERIODIC_ERROR = texts.PERIODIC_ERROR
+APPLIED_CONTEXT = texts.APPLIED_CONTEXT
 
 #: The three calls of the periodic that faultdriver.tracker.periodic_scope
 #: hooks between, in Nova's order.

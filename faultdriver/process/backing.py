@@ -3,27 +3,17 @@
 Both run as children of the runner with their data in the run's temp
 directory; nothing is installed as a system service and no port listens
 on anything but loopback (Erlang's port mapper and distribution port
-included).
+included).  Where their programs are, and whether they are there at
+all, is :mod:`faultdriver.process.prereqs`'s.
+
+``stop`` is safe whatever ``start`` got to: it stops what was started.
 """
 
 import os
 import shutil
 
+from faultdriver.process import prereqs
 from faultdriver.process import procs
-
-PACKAGES = {'mariadbd': 'mariadb-server', 'rabbitmq-server': 'rabbitmq-server'}
-RABBIT_BIN = '/usr/lib/rabbitmq/bin'
-
-
-def missing_packages():
-    """Debian packages whose programs are not installed."""
-    found = {
-        'mariadbd': shutil.which('mariadbd') or os.path.exists(
-            '/usr/sbin/mariadbd'),
-        'rabbitmq-server': os.path.exists(
-            os.path.join(RABBIT_BIN, 'rabbitmq-server')),
-    }
-    return sorted(PACKAGES[prog] for prog, ok in found.items() if not ok)
 
 
 class MariaDB:
@@ -33,6 +23,7 @@ class MariaDB:
         self.env = env or {}
         self.dir = os.path.join(workdir, 'mariadb')
         self.port = procs.free_port()
+        self.init = None
         self.process = None
 
     def url(self, database):
@@ -50,19 +41,21 @@ class MariaDB:
         if template:
             shutil.copytree(template, self.data)
         elif not os.path.isdir(self.data):
-            init = procs.Process('mariadb-install-db', [
-                'mariadb-install-db', '--no-defaults',
+            self.init = procs.Process('mariadb-install-db', [
+                prereqs.program('mariadb-install-db'), '--no-defaults',
                 '--datadir=' + self.data, '--user=root',
                 '--auth-root-authentication-method=normal',
                 '--skip-test-db'], log, env=self.env).start()
-            if init.wait(timeout) != 0:
-                raise RuntimeError('mariadb-install-db failed; log: %s' % log)
+            code = self.init.wait(timeout)
+            if code != 0:
+                raise RuntimeError('mariadb-install-db failed (exit %s); '
+                                   'log: %s' % (code, log))
         # No grant tables: the server only listens on loopback and lives
         # for one run; every client is root without a password.
         self.process = procs.Process('mariadbd', [
-            '/usr/sbin/mariadbd', '--no-defaults', '--datadir=' + self.data,
-            '--user=root', '--bind-address=127.0.0.1',
-            '--port=%d' % self.port,
+            prereqs.program('mariadbd'), '--no-defaults',
+            '--datadir=' + self.data, '--user=root',
+            '--bind-address=127.0.0.1', '--port=%d' % self.port,
             '--socket=' + os.path.join(self.dir, 'mysql.sock'),
             '--pid-file=' + os.path.join(self.dir, 'mysql.pid'),
             '--skip-grant-tables', '--skip-name-resolve',
@@ -107,8 +100,9 @@ class MariaDB:
             conn.close()
 
     def stop(self, grace=5.0):
-        if self.process:
-            self.process.stop(grace)
+        for process in (self.process, self.init):
+            if process:
+                process.stop(grace)
 
 
 class RabbitMQ:
@@ -151,6 +145,11 @@ class RabbitMQ:
         })
 
     def start(self, timeout=90):
+        self.launch()
+        return self.wait_ready(timeout)
+
+    def launch(self):
+        """Start epmd and the broker, without waiting for the broker."""
         os.makedirs(os.path.join(self.dir, 'mnesia'))
         os.makedirs(os.path.join(self.dir, 'log'))
         plugins = os.path.join(self.dir, 'enabled_plugins')
@@ -159,15 +158,20 @@ class RabbitMQ:
         log = os.path.join(self.dir, 'rabbitmq.log')
         env = self.ctl_env()
         self.epmd = procs.Process('epmd', [
-            'epmd', '-address', '127.0.0.1', '-port', str(self.epmd_port)],
+            prereqs.program('epmd'), '-address', '127.0.0.1', '-port',
+            str(self.epmd_port)],
             os.path.join(self.dir, 'epmd.log'), env=env).start()
         procs.wait_until(lambda: procs.port_open(self.epmd_port), 10,
                          'epmd', process=self.epmd)
         # The packaged wrapper in /usr/sbin switches to the rabbitmq user;
         # the real script runs the broker as us, with our directories.
         self.process = procs.Process('rabbitmq-server', [
-            os.path.join(RABBIT_BIN, 'rabbitmq-server')], log,
+            prereqs.program('rabbitmq-server')], log,
             env=env, cwd=self.dir).start()
+        return self
+
+    def wait_ready(self, timeout=90):
+        """Wait until the broker listens (it exited: an error)."""
         procs.wait_until(lambda: procs.port_open(self.port), timeout,
                          'RabbitMQ on port %d' % self.port,
                          process=self.process)

@@ -8,6 +8,7 @@ There is no keystone: the compute API takes the identity from headers
 
 import requests
 
+from faultdriver.process import procs
 from faultdriver import waiting
 
 PROJECT = '6f70656e737461636b20342065766572'
@@ -73,17 +74,26 @@ class Client:
             path += '&host=%s' % host
         return self.get(path)['services']
 
-    def wait_for_service(self, binary, host, state, timeout=90):
+    def wait_for_service(self, binary, host, state, timeout=90,
+                         processes=()):
+        """Wait until the API says ``state``; stop at once if one of
+        ``processes`` (:class:`~faultdriver.process.procs.Process`)
+        exits first."""
+        what = '%s on %s %s' % (binary, host or '*', state)
+
         def check():
+            procs.check_alive(processes, what)
             services = self.services(binary, host)
             return services and all(s['state'] == state for s in services)
-        return self.wait(check, '%s on %s %s' % (binary, host or '*', state),
-                         timeout)
+        return self.wait(check, what, timeout)
 
-    def wait_for_hypervisors(self, count, timeout=60):
-        return self.wait(
-            lambda: len(self.get('/os-hypervisors')['hypervisors']) >= count,
-            '%d compute nodes' % count, timeout)
+    def wait_for_hypervisors(self, count, timeout=60, processes=()):
+        what = '%d compute nodes' % count
+
+        def check():
+            procs.check_alive(processes, what)
+            return len(self.get('/os-hypervisors')['hypervisors']) >= count
+        return self.wait(check, what, timeout)
 
     # -- servers and flavors ----------------------------------------------
 

@@ -27,12 +27,10 @@ import signal
 import socket
 import uuid
 
+from faultdriver.process import prereqs
 from faultdriver.process import procs
 from faultdriver import waiting
 
-PACKAGES = {'libvirtd': 'libvirt-daemon-system',
-            'qemu-system-x86_64': 'qemu-system-x86',
-            'qemu-img': 'qemu-utils'}
 LIBVIRT_PORT = 16509
 #: The standard paths bound over per host (inside the namespace only).
 BOUND = {'etc': '/etc/libvirt', 'lib': '/var/lib/libvirt',
@@ -67,13 +65,6 @@ group = "root"
 vnc_listen = "%(address)s"
 spice_listen = "%(address)s"
 '''
-
-
-def missing_packages():
-    """Debian packages whose programs are not installed."""
-    return sorted(package for program, package in PACKAGES.items()
-                  if not (shutil.which(program) or
-                          os.path.exists('/usr/sbin/' + program)))
 
 
 def free_addresses(count):
@@ -215,8 +206,10 @@ class LibvirtHost:
             if os.path.isdir(folder):
                 lines.append('mount --bind %s %s' % (
                     folder, os.path.join(CGROUP_ROOT, controller)))
-        lines.append('virtlogd -d -p /run/libvirt/virtlogd.pid')
-        lines.append('exec libvirtd --listen -p /run/libvirt/libvirtd.pid')
+        lines.append('%s -d -p /run/libvirt/virtlogd.pid'
+                     % prereqs.program('virtlogd'))
+        lines.append('exec %s --listen -p /run/libvirt/libvirtd.pid'
+                     % prereqs.program('libvirtd'))
         return '\n'.join(lines)
 
     def start(self, timeout=60):
@@ -230,10 +223,15 @@ class LibvirtHost:
             'unshare', '--mount', '--uts', '--propagation', 'private',
             'bash', '-c', self._script()],
             os.path.join(self.dir, 'libvirtd.out'), env=self.env).start()
-        procs.wait_until(
-            lambda: procs.port_open(LIBVIRT_PORT, self.address), timeout,
-            'libvirtd of %s on %s' % (self.name, self.address),
-            process=self.process)
+        try:
+            procs.wait_until(
+                lambda: procs.port_open(LIBVIRT_PORT, self.address),
+                timeout, 'libvirtd of %s on %s' % (self.name, self.address),
+                process=self.process)
+        except RuntimeError as exc:
+            # It exited: libvirtd logs why to its own file.
+            raise RuntimeError('%s; %s%s' % (exc, self.log, procs.tail(
+                self.log))) from exc
         return self
 
     def enter(self, argv):

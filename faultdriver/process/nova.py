@@ -17,8 +17,8 @@ from faultdriver.control import client as control_client
 from faultdriver.control import protocol
 from faultdriver import exception
 from faultdriver import journal as journal_module
-from faultdriver.process import backing
 from faultdriver.process import config
+from faultdriver.process import prereqs
 from faultdriver.process import standins
 from faultdriver import waiting
 
@@ -242,7 +242,7 @@ class ProcessNova:
         queues ``names``."""
         rabbit = self.stack.rabbit
         out = subprocess.run(
-            [os.path.join(backing.RABBIT_BIN, 'rabbitmqctl'), '-n',
+            [prereqs.program('rabbitmqctl'), '-n',
              rabbit.node, 'list_queues', 'name', column, '-q'],
             capture_output=True, text=True, env=dict(
                 os.environ, **rabbit.ctl_env()), timeout=60).stdout

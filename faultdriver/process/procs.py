@@ -36,22 +36,52 @@ def port_open(port, host='127.0.0.1'):
         return False
 
 
+def check_alive(processes, what):
+    """Raise naming the first of ``processes`` (started ones) that has
+    exited: ``what`` is not going to happen.  The message ends with the
+    last lines of its log (a stack's teardown removes the file)."""
+    for process in processes:
+        if process.popen is not None and not process.alive():
+            raise RuntimeError('%s: %s exited with %s before it was ready; '
+                               'log: %s%s' % (what, process.name,
+                                              process.returncode,
+                                              process.log,
+                                              tail(process.log)))
+
+
+def tail(path, lines=5, limit=1000):
+    """``path``'s last ``lines`` (at most ``limit`` characters), after
+    ' ending: ', or '' if there are none."""
+    try:
+        with open(path, 'rb') as stream:
+            stream.seek(max(0, os.fstat(stream.fileno()).st_size - limit))
+            text = stream.read().decode('utf-8', 'replace')
+    except OSError:
+        return ''
+    last = ' | '.join(line.strip() for line in text.splitlines()[-lines:]
+                      if line.strip())
+    return ' ending: %s' % last[-limit:] if last else ''
+
+
 def wait_until(check, timeout, what, interval=0.2, process=None):
     """Poll ``check()`` until true (:func:`faultdriver.waiting.until`);
     stop at once if ``process`` exits first; name its log on failure."""
     def ready():
         if check():
             return True
-        if process is not None and not process.alive():
-            raise RuntimeError('%s: %s exited with %s before it was ready; '
-                               'log: %s' % (what, process.name,
-                                            process.returncode, process.log))
+        check_alive([process] if process else [], what)
     return waiting.until(ready, timeout, '%s%s' % (
         what, '; log: %s' % process.log if process else ''), interval)
 
 
 class Process:
-    """One named child process, its log file and its process group."""
+    """One named child process, its log file and its process group.
+
+    ``PR_SET_PDEATHSIG`` fires when the *thread* that started the child
+    ends: start a process that must outlive a worker thread from a
+    thread that lives as long (the stack starts its services from the
+    thread that runs it).
+    """
 
     def __init__(self, name, argv, log, env=None, cwd=None):
         self.name = name

@@ -14,6 +14,8 @@ import json
 import os
 import shutil
 
+from faultdriver.process import prereqs
+
 DATABASES = ('nova_api', 'nova_cell0', 'nova_cell1', 'placement')
 
 
@@ -25,7 +27,7 @@ def cache_dir():
 def template_path():
     """Keyed by Nova's and placement's versions (the schema) and by the
     MariaDB server binary (the data directory's format)."""
-    server = os.stat('/usr/sbin/mariadbd')
+    server = os.stat(prereqs.program('mariadbd'))
     return os.path.join(cache_dir(), 'mariadb-%d-nova-%s-placement-%s' % (
         server.st_mtime, metadata.version('nova'),
         metadata.version('openstack-placement')))

@@ -2,16 +2,20 @@
 
 Order matters: databases and broker, schema, placement and nova-api
 (gunicorn), conductor and scheduler, then the computes (a compute that
-starts before the conductor waits on it), then host discovery.  ``stop``
-always runs (context manager), kills what is left of every process group
-and removes the temp directory unless asked to keep it.
+starts before the conductor waits on it), then host discovery.  Nothing
+starts unless every prerequisite is there
+(:mod:`faultdriver.process.prereqs`).  A part that does not start raises
+:class:`PartFailed` naming it, without waiting for what depends on it.
+``stop`` always runs (context manager), whatever ``start`` got to: it
+kills what is left of every process group and removes the temp directory
+unless asked to keep it; it waits on nothing that never started.
 """
 
 import concurrent.futures
+import contextlib
 import logging
 import os
 import shutil
-import sys
 import tempfile
 import time
 
@@ -20,6 +24,7 @@ from faultdriver.process import client
 from faultdriver.process import config
 from faultdriver.process import guardian
 from faultdriver.process import libvirt_host
+from faultdriver.process import prereqs
 from faultdriver.process import procs
 from faultdriver.process import schema
 from faultdriver.process import standins
@@ -41,9 +46,14 @@ control_socket_disable = True
 '''
 
 
-def _bin(name):
-    """A console script of the interpreter's environment."""
-    return os.path.join(os.path.dirname(sys.executable), name)
+class PartFailed(RuntimeError):
+    """Part ``part`` of the stack (mariadb, rabbitmq, glance, placement,
+    nova-conductor, nova-compute HOST, libvirtd HOST, ...) did not
+    start; the message names it and why."""
+
+    def __init__(self, part, cause):
+        super().__init__('%s did not start: %s' % (part, cause))
+        self.part = part
 
 
 class Stack:
@@ -61,12 +71,18 @@ class Stack:
         self.mode = mode
         self.keep = keep
         self.progress = progress or (lambda text: LOG.info('%s', text))
+        # What can fail here comes before the directory, which only
+        # stop() removes.
+        addresses = (libvirt_host.free_addresses(len(self.hosts))
+                     if hypervisor == 'libvirt' else ())
         self.dir = workdir or tempfile.mkdtemp(prefix='faultdriver-stack-')
         self.logs = os.path.join(self.dir, 'logs')
         self.db = backing.MariaDB(self.dir, env=self.env)
         self.rabbit = backing.RabbitMQ(self.dir, env=self.env)
-        self.glance = standins.StandIn('glance', standins.glance)
-        self.neutron = standins.StandIn('neutron', standins.neutron)
+        self.glance = standins.StandIn('glance', standins.glance,
+                                       procs.free_port())
+        self.neutron = standins.StandIn('neutron', standins.neutron,
+                                        procs.free_port())
         self.placement_port = procs.free_port()
         self.api_port = procs.free_port()
         self.placement_url = 'http://127.0.0.1:%d' % self.placement_port
@@ -80,12 +96,9 @@ class Stack:
         #: One path for every host, each binding its own directory over
         #: it (libvirt): Nova keeps local disk paths across a migration.
         self.instances_path = os.path.join(self.dir, 'instances')
-        self.libvirt = {}                     # host -> LibvirtHost
-        if hypervisor == 'libvirt':
-            addresses = libvirt_host.free_addresses(len(self.hosts))
-            self.libvirt = {host: libvirt_host.LibvirtHost(
-                self.dir, host, address, self.instances_path, env=self.env)
-                for host, address in zip(self.hosts, addresses)}
+        self.libvirt = {host: libvirt_host.LibvirtHost(
+            self.dir, host, address, self.instances_path, env=self.env)
+            for host, address in zip(self.hosts, addresses)}
 
     # -- lifecycle ------------------------------------------------------
 
@@ -108,36 +121,58 @@ class Stack:
                 'PYTHONWARNINGS': 'ignore',
                 procs.MARKER: self.dir}
 
-    def _step(self, name, func, *args):
+    @property
+    def tier(self):
+        """The tier this stack is, as ``--backend`` names it."""
+        return 'libvirt' if self.hypervisor == 'libvirt' else 'process'
+
+    @contextlib.contextmanager
+    def _part(self, part):
+        """Errors of starting ``part`` become PartFailed naming it."""
+        try:
+            yield
+        except PartFailed:
+            raise
+        except Exception as exc:
+            raise PartFailed(part, exc) from exc
+
+    def _step(self, name, func, *args, part=None):
         start = time.monotonic()
-        result = func(*args)
+        with self._part(part or name):
+            result = func(*args)
         self.timings[name] = round(time.monotonic() - start, 2)
         self.progress('%s: %.1fs' % (name, self.timings[name]))
         return result
 
+    def command(self, part, argv):
+        """The command line that starts ``part`` (placement, nova-api,
+        nova-conductor, nova-scheduler, nova-compute HOST): ``argv``.
+
+        A test hook: a subclass returns another command to make that
+        part's start fail for real (a program that exits at once)."""
+        return argv
+
     def start(self):
-        missing = backing.missing_packages()
-        if self.libvirt:
-            missing += libvirt_host.missing_packages()
-        if missing:
-            raise RuntimeError('the process tier needs the Debian packages '
-                               '%s (apt-get install -y %s)'
-                               % (', '.join(missing), ' '.join(missing)))
+        prereqs.refuse(self.tier)
         os.makedirs(self.logs, exist_ok=True)
         begin = time.monotonic()
         self.guardian = guardian.start(self.dir, self.env, self.keep)
         for host, hypervisor in self.libvirt.items():
             self._step('libvirtd %s' % host, hypervisor.start)
-        self.glance.start()
-        self.neutron.start()
-        with concurrent.futures.ThreadPoolExecutor(2) as pool:
-            broker = pool.submit(self._step, 'rabbitmq', self.rabbit.start)
-            template = schema.cached()
-            self._step('mariadb', self.db.start, 60, template)
-            self._write_configs()
-            broker.result()
+        for part in (self.glance, self.neutron):
+            with self._part(part.name):
+                part.start()
+        # The broker starts while MariaDB does, from this thread: a child
+        # dies with the thread that started it (procs.Process), and
+        # rabbitmqctl finds the broker through that child's epmd.
+        with self._part('rabbitmq'):
+            self.rabbit.launch()
+        template = schema.cached()
+        self._step('mariadb', self.db.start, 60, template)
+        self._write_configs()
+        self._step('rabbitmq', self.rabbit.wait_ready)
         if template:
-            self._step('schema (cached)', schema.adopt, self)
+            self._step('schema (cached)', schema.adopt, self, part='schema')
         else:
             self._step('schema', self._build_schema)
         self._step('placement', self._start_wsgi, 'placement',
@@ -148,23 +183,31 @@ class Stack:
                    'nova.wsgi.osapi_compute:application', self.api_port,
                    {'OS_NOVA_CONFIG_DIR': self.api_dir})
         self.api = client.Client(self)
-        for name in ('nova-conductor', 'nova-scheduler'):
-            self._start_service(name)
-        self._step('conductor', self.api.wait_for_service,
-                   'nova-conductor', None, 'up')
+        services = ('nova-conductor', 'nova-scheduler')
+        for name in services:
+            with self._part(name):
+                self._start_service(name)
+        for name in services:
+            self._step(name.split('-')[1], self.api.wait_for_service,
+                       name, None, 'up', 90, [self.processes[name]],
+                       part=name)
         for host in self.hosts:
-            self.start_compute(host)
+            with self._part('nova-compute %s' % host):
+                self.start_compute(host)
         for host in self.hosts:
             self._step('compute %s' % host, self.api.wait_for_service,
-                       'nova-compute', host, 'up')
+                       'nova-compute', host, 'up', 90, [self.computes[host]],
+                       part='nova-compute %s' % host)
         self._step('compute nodes', self.api.wait_for_hypervisors,
-                   len(self.hosts))
+                   len(self.hosts), 60, list(self.computes.values()),
+                   part='nova-compute')
         self.timings['total'] = round(time.monotonic() - begin, 2)
         self.progress('stack up in %.1fs (%s)' % (
             self.timings['total'], self.dir))
 
     def stop(self):
-        """Kill everything this stack started; safe to call twice.
+        """Kill everything this stack started; safe to call twice, and
+        whatever ``start`` got to (each part stops only what it started).
 
         Nothing here needs a graceful stop (the data is thrown away), so
         every process group gets SIGKILL, then anything that escaped its
@@ -180,10 +223,7 @@ class Stack:
         procs.reap(self.dir)
         libvirt_host.kill_cgroups(self.dir)
         for part in (self.glance, self.neutron):
-            try:
-                part.stop()
-            except Exception:       # a part that never started
-                LOG.debug('stopping %s', part, exc_info=True)
+            part.stop()
         if not self.keep and os.path.isdir(self.dir):
             shutil.rmtree(self.dir, ignore_errors=True)
         if self.guardian is not None:
@@ -242,14 +282,14 @@ class Stack:
 
     def _manage(self, *args):
         self._run('nova-manage-' + '-'.join(args[:2]), [
-            _bin('nova-manage'), '--config-file', self.nova_conf] +
+            prereqs.script('nova-manage'), '--config-file', self.nova_conf] +
             list(args))
 
     def _build_schema(self):
         self.db.create_databases(*schema.DATABASES)
         with concurrent.futures.ThreadPoolExecutor(2) as pool:
             placement = pool.submit(self._run, 'placement-manage', [
-                _bin('placement-manage'), '--config-file',
+                prereqs.script('placement-manage'), '--config-file',
                 os.path.join(self.placement_dir, 'placement.conf'),
                 'db', 'sync'])
             self._manage('api_db', 'sync')
@@ -268,29 +308,32 @@ class Stack:
     def _start_wsgi(self, name, app, port, env):
         folder = os.path.join(self.dir, name + '-gunicorn')
         os.makedirs(folder)
+        # One log: gunicorn's errors (a port in use) end a failed start's
+        # message (procs.check_alive).
+        log = os.path.join(self.logs, name + '.out')
         # gunicorn is started without arguments: Nova's WSGI app parses
         # sys.argv as its own command line.
         with open(os.path.join(folder, 'gunicorn.conf.py'), 'w') as out:
             out.write(GUNICORN_CONF % {
                 'port': port, 'app': app,
                 'env': ['%s=%s' % kv for kv in sorted(env.items())],
-                'log': os.path.join(self.logs, name + '-gunicorn.log')})
+                'log': log})
         # Nova 34's WSGI entry points run on native threads whatever the
         # services' mode (nova.wsgi.* patches for 'threading' itself).
         env = dict(self.env, **env)
         env['OS_NOVA_DISABLE_EVENTLET_PATCHING'] = 'True'
-        process = procs.Process(name, [_bin('gunicorn')],
-                                os.path.join(self.logs, name + '.out'),
-                                env=env, cwd=folder)
+        process = procs.Process(name, self.command(name, [
+            prereqs.script('gunicorn')]), log, env=env, cwd=folder)
         self.processes[name] = process.start()
         procs.wait_until(lambda: procs.port_open(port), 60, name,
                          process=process)
 
     def _start_service(self, name):
         log = os.path.join(self.logs, name + '.log')
-        process = procs.Process(name, [
-            _bin(name), '--config-file', self.nova_conf, '--log-file', log],
-            os.path.join(self.logs, name + '.out'), env=self.env)
+        process = procs.Process(name, self.command(name, [
+            prereqs.script(name), '--config-file', self.nova_conf,
+            '--log-file', log]), os.path.join(self.logs, name + '.out'),
+            env=self.env)
         self.processes[name] = process.start()
         return process
 
@@ -300,8 +343,9 @@ class Stack:
         if old is not None and old.alive():
             raise RuntimeError('nova-compute on %s is still running (pid %d)'
                                % (host, old.pid))
-        argv = [_bin('nova-compute'), '--config-file', self.nova_conf,
-                '--config-file', self.compute_conf(host)]
+        argv = self.command('nova-compute %s' % host, [
+            prereqs.script('nova-compute'), '--config-file', self.nova_conf,
+            '--config-file', self.compute_conf(host)])
         if host in self.libvirt:
             argv = self.libvirt[host].enter(argv)
         process = procs.Process(

@@ -91,21 +91,36 @@ class _QuietHandler(simple_server.WSGIRequestHandler):
 
 
 class StandIn:
-    """One stand-in service on 127.0.0.1, in a daemon thread."""
+    """One stand-in service on 127.0.0.1:``port``, in a daemon thread.
 
-    def __init__(self, name, route):
+    The port is bound by :meth:`start` (a port taken since is an error
+    there, naming the stand-in); :meth:`stop` is safe whatever ``start``
+    got to, and twice.
+    """
+
+    def __init__(self, name, route, port):
         self.name = name
-        self.server = simple_server.make_server(
-            '127.0.0.1', 0, _app(route), server_class=_Server,
-            handler_class=_QuietHandler)
-        self.url = 'http://127.0.0.1:%d' % self.server.server_port
-        self.thread = threading.Thread(target=self.server.serve_forever,
-                                       name=name, daemon=True)
+        self.route = route
+        self.port = port
+        self.url = 'http://127.0.0.1:%d' % port
+        self.server = None
+        self.thread = None
 
     def start(self):
+        self.server = simple_server.make_server(
+            '127.0.0.1', self.port, _app(self.route), server_class=_Server,
+            handler_class=_QuietHandler)
+        self.thread = threading.Thread(target=self.server.serve_forever,
+                                       name=self.name, daemon=True)
         self.thread.start()
         return self
 
     def stop(self):
-        self.server.shutdown()
-        self.server.server_close()
+        # shutdown() waits for serve_forever to notice: only a thread
+        # that runs it (or will: it returns at once then) can.
+        if self.thread is not None and self.thread.is_alive():
+            self.server.shutdown()
+            self.thread.join()
+        if self.server is not None:
+            self.server.server_close()
+        self.server = self.thread = None

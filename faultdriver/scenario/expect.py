@@ -4,9 +4,9 @@ what it found, met or not (see schema.yaml for the kinds)."""
 import re
 import time
 
-from faultdriver.novacompat import declared
+from faultdriver.novacompat import texts
 
-PERIODIC_ERROR = declared.PERIODIC_ERROR
+PERIODIC_ERROR = texts.PERIODIC_ERROR
 #: The last line of a logged traceback, ``nova.exception.Name: message``
 #: (oslo.log prefixes each traceback line with time, pid and logger).
 EXCEPTION_LINE = re.compile(

@@ -11,6 +11,7 @@ import time
 
 from faultdriver import exception
 from faultdriver import novaundertest
+from faultdriver.process import prereqs
 from faultdriver.scenario import runner
 
 VERDICT_EXIT = {'ok': 0, 'bug reproduced': 0}
@@ -79,6 +80,15 @@ def _refuse_if_bad(report, started):
     return report
 
 
+def refuse_missing(*backends):
+    """Raise MissingPrerequisite if a process tier among ``backends``
+    (or compared by them) lacks what it needs here."""
+    for backend in backends:
+        for tier in COMPARED.get(backend, (backend,)):
+            if tier in prereqs.TIERS:
+                prereqs.refuse(tier)
+
+
 def run(scenario, variants, mode, parallel=True, backend='embedded',
         stream=None, nova_patches=(), nova_tree=None):
     """Reports by variant, in the order asked.  Progress (one line per
@@ -97,7 +107,11 @@ def run(scenario, variants, mode, parallel=True, backend='embedded',
     make the Nova under test of every variant, before each variant's own
     ``nova-patches``; one that does not apply raises ScenarioError before
     any variant starts.
+
+    A tier that lacks a prerequisite on this machine is refused
+    (MissingPrerequisite) before any variant starts.
     """
+    refuse_missing(backend)
     if backend in COMPARED:
         first, *others = COMPARED[backend]
         reports = run(scenario, variants, mode, parallel, first, stream,

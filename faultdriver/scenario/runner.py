@@ -20,7 +20,7 @@ import unittest
 import warnings
 
 from faultdriver import exception
-from faultdriver.novacompat import declared
+from faultdriver.novacompat import texts
 from faultdriver import novaundertest
 from faultdriver.scenario import backend
 from faultdriver.scenario import expect
@@ -28,7 +28,7 @@ from faultdriver.scenario import model
 from faultdriver import waiting
 
 MODES = {'eventlet': 'False', 'threading': 'True'}
-PERIODIC_ERROR = declared.PERIODIC_ERROR
+PERIODIC_ERROR = texts.PERIODIC_ERROR
 #: A move that shows no change (migration statuses, server status, task
 #: state, host) for this many RPC timeouts is stuck: by then every call
 #: its hosts made timed out, and the caller's error handling (which may
@@ -37,7 +37,7 @@ QUIET_RPC_TIMEOUTS = 3
 #: The resource tracker's line when its periodic applies an instance's
 #: migration context for a migration to this host
 #: (``ResourceTracker._update_available_resource``).
-APPLIED_CONTEXT = declared.APPLIED_CONTEXT
+APPLIED_CONTEXT = texts.APPLIED_CONTEXT
 #: Loggers whose records log expectations count, and their levels.
 CAPTURED = (('nova.compute', logging.DEBUG), ('faultdriver', logging.INFO))
 
@@ -604,10 +604,11 @@ def main(argv=None, run_variant=None, backend='embedded'):
         novaundertest.check_includes(nova, scenario.nova_patches(variant))
         report = (run_variant or run)(path, variant, mode)
         report['unavailable'] = unavailable(scenario.patches(variant))
-    except exception.ScenarioError as exc:
+    except (exception.ScenarioError, exception.MissingPrerequisite) as exc:
         # Bad input, not an internal error: the launcher read the file but
         # left the checks that import Nova to its variants, which import
-        # it anyway (launch.run raises it).
+        # it anyway (launch.run raises it).  A prerequisite the stack
+        # finds missing (before it starts anything) is refused alike.
         report = {'variant': variant, 'mode': mode, 'backend': backend,
                   'scenario_error': str(exc)}
     except Exception:

@@ -22,10 +22,11 @@ import xml.etree.ElementTree as ElementTree
 import libvirt
 import pytest
 
-from faultdriver.process import libvirt_host
 from faultdriver.process import nova as process_nova
 from faultdriver.process import procs
 from faultdriver.process import stack as stack_module
+from tests.stacks import leftovers
+from tests.stacks import marked
 
 HOSTS = ('src', 'dest')
 MODE = ('threading' if os.environ.get('OS_NOVA_DISABLE_EVENTLET_PATCHING',
@@ -53,42 +54,6 @@ def vcpu_pins(hypervisor, uuid):
         conn.close()
     return {int(pin.get('vcpu')): pin.get('cpuset')
             for pin in ElementTree.fromstring(xml).iter('vcpupin')}
-
-
-def leftovers(stack_dir, sessions=()):
-    """What of a stack is still on the machine: processes carrying its
-    marker or in the sessions of its children, cgroups, mounts, its
-    directory."""
-    found = ['process %d' % pid for pid in sorted(
-        set(procs.alive_in_sessions(set(sessions))) | marked(stack_dir))]
-    name = os.path.basename(stack_dir)
-    for controller in libvirt_host.CGROUP_CONTROLLERS:
-        folder = os.path.join(libvirt_host.CGROUP_ROOT, controller)
-        if os.path.isdir(folder):
-            found += ['cgroup %s/%s' % (controller, c)
-                      for c in os.listdir(folder) if name in c]
-    with open('/proc/mounts') as mounts:
-        found += ['mount ' + line.split()[1] for line in mounts
-                  if stack_dir in line]
-    if os.path.exists(stack_dir):
-        found.append('directory ' + stack_dir)
-    return found
-
-
-def marked(stack_dir):
-    """Pids of the processes whose environment carries the stack's
-    marker."""
-    needle = ('%s=%s' % (procs.MARKER, stack_dir)).encode()
-    found = set()
-    for entry in os.listdir('/proc'):
-        if entry.isdigit() and int(entry) != os.getpid():
-            try:
-                with open('/proc/%s/environ' % entry, 'rb') as f:
-                    if needle in f.read().split(b'\0'):
-                        found.add(int(entry))
-            except OSError:
-                pass
-    return found
 
 
 def qemu_processes():

@@ -417,14 +417,33 @@ class TestDoctor(test.NoDBTestCase):
     def test_every_row_ok_on_the_installed_nova(self):
         code, rows, err = self.doctor()
         self.assertEqual(0, code, err)
-        statuses = {r['Assumption']: r['Status'] for r in rows}
+        statuses = {r['Assumption']: r['Status'] for r in rows
+                    if r['Checked by'] != 'prerequisite'}
         self.assertTrue(all(s.startswith('OK') for s in statuses.values()),
                         statuses)
         self.assertIn("log text 'Migration status is error'", statuses)
         self.assertIn("log text 'not applying the migration context'",
                       statuses)
         self.assertEqual(len(novacompat.assumptions()) + 1 + len(
-            logtexts.counted_texts(logtexts.bundled_paths())), len(rows))
+            logtexts.counted_texts(logtexts.bundled_paths())), len(statuses))
+
+    def test_a_missing_prerequisite_is_listed_not_broken(self):
+        """One row per need of the process tiers; a missing one says how
+        to install it, and only refuses its tier (exit 0 here)."""
+        from faultdriver.process import prereqs
+        folder = self.useFixture(fixtures.TempDir()).path
+        with open(folder + '/pymysql.py', 'w') as stream:
+            stream.write('raise ImportError("blocked by the test")\n')
+        # The check imports the modules in a fresh interpreter.
+        self.useFixture(fixtures.EnvironmentVariable('PYTHONPATH', folder))
+        code, rows, err = self.doctor()
+        self.assertEqual(0, code, err)
+        needs = [r for r in rows if r['Checked by'] == 'prerequisite']
+        self.assertEqual(len(prereqs.needs('libvirt')), len(needs))
+        [row] = [r for r in needs
+                 if r['Assumption'] == 'process tier: module pymysql']
+        self.assertEqual("MISSING: pip install 'faultdriver[process]'",
+                         row['Status'])
 
     def test_exit_1_naming_the_broken_symbol(self):
         symbol = declared.TRACKER + '.drop_move_claim_at_dest'

@@ -1,0 +1,13 @@
+"""The lines Nova logs that faultdriver counts, as Nova words them: one
+source for the scenario runner, the expectations and the declared
+assumptions that check Nova still logs them (this module imports no
+Nova, so the runner can use it before it sets up Nova's concurrency
+mode)."""
+
+#: The line Nova logs when a resource-tracker periodic fails on a node
+#: (``%s``: the node); the ``periodic`` step and the ``periodic-errors``
+#: expectation count it.
+PERIODIC_ERROR = 'Error updating resources for node %s'
+#: The end of the line the periodic logs when it applies an incoming
+#: migration's context (``%s``: the migration's status).
+APPLIED_CONTEXT = 'Migration status is %s'

@@ -1,0 +1,209 @@
+"""What the process and libvirt tiers need on this machine, checked
+before anything starts.
+
+Without it a stack fails half way (MariaDB and RabbitMQ already up when
+``import pymysql`` fails) or, worse, never gets far enough to fail.  The
+checks are cheap and import no Nova: a program lookup, the effective
+user, and the modules imported in one fresh interpreter (this one's, as
+the stack's processes run it; a module that fails to load, such as
+libvirt-python built against a libvirt no longer there, is found too,
+and the caller imports none of them).  ``scenario run`` and ``sweep``
+call :func:`refuse` before any variant starts (exit code 2, one line),
+:meth:`faultdriver.process.stack.Stack.start` before it starts anything,
+and ``faultdriver doctor`` lists :func:`check`'s results.
+
+Programs are looked up on ``PATH`` and then in the sbin directories
+(a user's ``PATH`` often lacks them); the stack runs them from where
+they were found (:func:`program`).  RabbitMQ's broker and CLI are only
+taken from Debian's private directory: the wrappers on ``PATH`` switch
+to the ``rabbitmq`` user.
+"""
+
+import collections
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+from faultdriver import exception
+
+TIERS = ('process', 'libvirt')
+RABBIT_BIN = '/usr/lib/rabbitmq/bin'
+SBIN = ('/usr/local/sbin', '/usr/sbin', '/sbin')
+
+#: ``kind`` is program (``source`` its Debian package), script (a console
+#: script beside the interpreter; ``source`` its distribution), module
+#: (``source`` its distribution) or root.
+Need = collections.namedtuple('Need', 'tier kind name source')
+#: ``found``: where the program or module is, or None; ``detail``: why
+#: it is missing (an import error's text), or None.
+Result = collections.namedtuple('Result', 'need found detail')
+
+NEEDS = (
+    Need('process', 'program', 'mariadbd', 'mariadb-server'),
+    Need('process', 'program', 'mariadb-install-db', 'mariadb-server'),
+    Need('process', 'program', 'rabbitmq-server', 'rabbitmq-server'),
+    Need('process', 'program', 'rabbitmqctl', 'rabbitmq-server'),
+    Need('process', 'program', 'epmd', 'erlang-base'),
+    Need('process', 'module', 'pymysql', 'PyMySQL'),
+    Need('process', 'module', 'gunicorn', 'gunicorn'),
+    Need('process', 'module', 'placement', 'openstack-placement'),
+    Need('process', 'script', 'gunicorn', 'gunicorn'),
+    Need('process', 'script', 'placement-manage', 'openstack-placement'),
+    Need('libvirt', 'program', 'libvirtd', 'libvirt-daemon-system'),
+    Need('libvirt', 'program', 'virtlogd', 'libvirt-daemon-system'),
+    Need('libvirt', 'program', 'qemu-system-x86_64', 'qemu-system-x86'),
+    Need('libvirt', 'program', 'qemu-img', 'qemu-utils'),
+    Need('libvirt', 'module', 'libvirt', 'libvirt-python'),
+    # Its daemons run in mount namespaces of their own, with libvirt's
+    # directories and cgroups bound over the system's.
+    Need('libvirt', 'root', 'root', None),
+)
+#: Programs found only in one directory (see the module's docstring).
+ONLY_IN = {'rabbitmq-server': RABBIT_BIN, 'rabbitmqctl': RABBIT_BIN}
+#: How to install what is missing, by kind: Debian packages (the script
+#: is in faultdriver's source tree; from a wheel, apt-get), pip extras,
+#: root.
+DEBIAN = 'tools/install-process-deps.sh%s (or apt-get install -y %s)'
+PIP = {'process': "pip install 'faultdriver[process]'",
+       'libvirt': "pip install 'faultdriver[libvirt]' (it builds against "
+                  "libvirt-dev, which tools/install-process-deps.sh "
+                  "libvirt installs)"}
+ROOT = 'run it as root'
+
+
+def needs(tier):
+    """What ``tier`` needs: the libvirt tier runs the process tier's
+    services too."""
+    if tier not in TIERS:
+        raise ValueError('tier %r: expected one of %s'
+                         % (tier, ', '.join(TIERS)))
+    return [need for need in NEEDS
+            if need.tier == 'process' or need.tier == tier]
+
+
+def find_program(name, path=None):
+    """Where program ``name`` is (``path``: the directories searched,
+    default ``PATH`` then the sbin directories), or None."""
+    if name in ONLY_IN:
+        dirs = [ONLY_IN[name]]
+    elif path is not None:
+        dirs = list(path)
+    else:
+        dirs = os.environ.get('PATH', os.defpath).split(os.pathsep) + \
+            list(SBIN)
+    return shutil.which(name, path=os.pathsep.join(dirs))
+
+
+def program(name):
+    """The path the stack runs ``name`` from (as checked), or the bare
+    name, for the error of starting it to name it."""
+    return find_program(name) or name
+
+
+def script(name):
+    """A console script of the interpreter's environment (the stack runs
+    Nova's, placement's and gunicorn's from there)."""
+    return os.path.join(os.path.dirname(sys.executable), name)
+
+
+IMPORT = """
+import importlib, json, sys
+found = {}
+for name in sys.argv[1:]:
+    try:
+        found[name] = [importlib.import_module(name).__file__, None]
+    except Exception as exc:
+        found[name] = [None, '%s: %s' % (type(exc).__name__, exc)]
+print(json.dumps(found))
+"""
+
+
+def import_modules(names, env=None):
+    """``{name: (file or None, error or None)}``: each module imported in
+    a fresh interpreter of this one's executable, with ``env`` (default
+    this process's environment)."""
+    if not names:
+        return {}
+    done = subprocess.run([sys.executable, '-W', 'ignore', '-c', IMPORT] +
+                          list(names), capture_output=True, text=True,
+                          env=env, timeout=120)
+    try:
+        return json.loads(done.stdout.splitlines()[-1])
+    except (IndexError, ValueError):
+        why = (done.stderr.strip().splitlines() or ['no output'])[-1]
+        return {name: [None, 'the import check failed: %s' % why]
+                for name in names}
+
+
+def check(tier, path=None, env=None):
+    """A :class:`Result` for each need of ``tier``: programs looked up
+    in ``path`` (default: see find_program), modules imported with
+    ``env``."""
+    wanted = needs(tier)
+    modules = import_modules([n.name for n in wanted if n.kind == 'module'],
+                             env)
+    results = []
+    for need in wanted:
+        if need.kind == 'program':
+            results.append(Result(need, find_program(need.name, path), None))
+        elif need.kind == 'script':
+            found = script(need.name)
+            results.append(Result(
+                need, found if os.access(found, os.X_OK) else None, None))
+        elif need.kind == 'module':
+            results.append(Result(need, *modules[need.name]))
+        else:
+            root = os.geteuid() == 0
+            results.append(Result(need, 'uid 0' if root else None, None
+                                  if root else 'running as uid %d'
+                                  % os.geteuid()))
+    return results
+
+
+def describe(result):
+    """One missing need, as the refusal names it."""
+    need = result.need
+    if need.kind == 'program':
+        return 'program %s (Debian package %s)' % (need.name, need.source)
+    if need.kind == 'script':
+        return 'console script %s beside %s (%s)' % (
+            need.name, sys.executable, need.source)
+    if need.kind == 'module':
+        return 'Python module %s (%s; %s)' % (need.name, need.source,
+                                              result.detail)
+    return 'root (%s)' % result.detail
+
+
+def install(missing):
+    """The commands that install the ``missing`` results, in one line."""
+    commands = []
+    packages = sorted({r.need.source for r in missing
+                       if r.need.kind == 'program'})
+    if packages:
+        libvirt = any(r.need.tier == 'libvirt' for r in missing
+                      if r.need.kind == 'program')
+        commands.append(DEBIAN % (' libvirt' if libvirt else '',
+                                  ' '.join(packages)))
+    for tier in TIERS:
+        if any(r.need.tier == tier and r.need.kind in ('module', 'script')
+               for r in missing):
+            commands.append(PIP[tier])
+    if any(r.need.kind == 'root' for r in missing):
+        commands.append(ROOT)
+    return '; '.join(commands)
+
+
+def message(tier, missing):
+    """The one line refusing ``tier`` for the ``missing`` results."""
+    return '--backend %s cannot start, this machine lacks: %s. Install: %s' \
+        % (tier, ', '.join(describe(r) for r in missing), install(missing))
+
+
+def refuse(tier, path=None, env=None):
+    """Raise MissingPrerequisite naming everything ``tier`` lacks here
+    and how to install it; return None when nothing is missing."""
+    missing = [r for r in check(tier, path, env) if r.found is None]
+    if missing:
+        raise exception.MissingPrerequisite(message(tier, missing))

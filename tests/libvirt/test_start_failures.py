@@ -1,0 +1,56 @@
+"""A libvirt-tier stack whose libvirtd (or nova-compute, run inside the
+host's namespaces) does not start ends promptly, raises PartFailed
+naming that part, and leaves nothing behind: no process, cgroup, mount
+or directory.
+
+libvirtd fails for real: its TCP address is taken by a socket bound
+beforehand.  nova-compute fails through the stack's test hook
+(``Stack.command``): a command that exits at once, entered into the
+host's namespaces as nova-compute would be.  The bound is a hang guard,
+not a speed target.  The process tier's parts: tests/process/
+test_start_failures.py.
+"""
+
+import os
+import socket
+import sys
+
+import pytest
+
+from faultdriver.process import libvirt_host
+from faultdriver.process import stack as stack_module
+from tests import stacks
+
+MODE = ('threading' if os.environ.get('OS_NOVA_DISABLE_EVENTLET_PATCHING',
+                                      'True').lower() == 'true'
+        else 'eventlet')
+
+
+@pytest.mark.parametrize('part, how, cause', [
+    ('libvirtd src', 'port', 'Address already in use'),
+    ('nova-compute src', 'command', 'nova-compute src made to fail'),
+])
+def test_a_part_that_does_not_start_is_named_and_nothing_is_left(part, how,
+                                                                 cause):
+    cpus = sorted(os.sched_getaffinity(0))
+    stack = stacks.FailingStack(
+        part, how, hosts=('src',), mode=MODE, hypervisor='libvirt',
+        faults={'src': {'inner_driver': 'libvirt', 'extra': {'compute': {
+            'cpu_dedicated_set': '%d-%d' % (cpus[0], cpus[-1])}}}},
+        progress=print)
+    blocker = socket.socket()
+    if how == 'port':
+        blocker.bind((stack.libvirt['src'].address,
+                      libvirt_host.LIBVIRT_PORT))
+    with blocker:
+        error, seconds = stacks.start_and_stop(stack)
+    print('%s failed; start and teardown took %.1fs' % (part, seconds))
+    assert isinstance(error, stack_module.PartFailed), repr(error)
+    assert error.part == part
+    assert str(error).startswith('%s did not start: ' % part)
+    assert cause in str(error)
+    assert stacks.leftovers(stack.dir, stack.sessions) == []
+
+
+if __name__ == '__main__':
+    sys.exit(pytest.main([__file__, '-q']))

@@ -1,0 +1,95 @@
+"""What the process and libvirt suites share: what a stack left on the
+machine, and a stack made to fail at one part of its start."""
+
+import os
+import sys
+import threading
+import time
+
+from faultdriver.process import libvirt_host
+from faultdriver.process import procs
+from faultdriver.process import stack as stack_module
+
+#: Seconds a failed start and its teardown may take: a hang guard, not a
+#: speed target.
+BOUND = 120
+
+
+def leftovers(stack_dir, sessions=()):
+    """What of a stack is still on the machine: processes carrying its
+    marker or in the sessions of its children, cgroups, mounts, its
+    directory."""
+    found = ['process %d' % pid for pid in sorted(
+        set(procs.alive_in_sessions(set(sessions))) | marked(stack_dir))]
+    name = os.path.basename(stack_dir)
+    for controller in libvirt_host.CGROUP_CONTROLLERS:
+        folder = os.path.join(libvirt_host.CGROUP_ROOT, controller)
+        if os.path.isdir(folder):
+            found += ['cgroup %s/%s' % (controller, c)
+                      for c in os.listdir(folder) if name in c]
+    with open('/proc/mounts') as mounts:
+        found += ['mount ' + line.split()[1] for line in mounts
+                  if stack_dir in line]
+    if os.path.exists(stack_dir):
+        found.append('directory ' + stack_dir)
+    return found
+
+
+def marked(stack_dir):
+    """Pids of the processes whose environment carries the stack's
+    marker."""
+    needle = ('%s=%s' % (procs.MARKER, stack_dir)).encode()
+    found = set()
+    for entry in os.listdir('/proc'):
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                with open('/proc/%s/environ' % entry, 'rb') as f:
+                    if needle in f.read().split(b'\0'):
+                        found.add(int(entry))
+            except OSError:
+                pass
+    return found
+
+
+class FailingStack(stack_module.Stack):
+    """A stack whose part ``failing`` is made to fail: with ``how``
+    'command', its command exits at once (the stack's test hook); with
+    'port', the test takes its port.  It remembers its sessions before
+    the teardown removes the file listing them."""
+
+    def __init__(self, failing, how, **kwargs):
+        self.failing = failing
+        self.how = how
+        self.sessions = set()
+        super().__init__(**kwargs)
+
+    def command(self, part, argv):
+        if (part, self.how) != (self.failing, 'command'):
+            return argv
+        return [sys.executable, '-c',
+                'raise SystemExit("%s made to fail by the test")' % part]
+
+    def stop(self):
+        self.sessions |= procs.sessions_of_stack(self.dir)
+        super().stop()
+
+
+def start_and_stop(stack):
+    """``with stack: pass`` in a thread; the error it ended with, and
+    the seconds it took.  Fails if it has not ended within BOUND."""
+    ended = {}
+
+    def run():
+        try:
+            with stack:
+                pass
+        except BaseException as exc:
+            ended['error'] = exc
+    began = time.monotonic()
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(BOUND)
+    assert not thread.is_alive(), (
+        '%s failing: start and teardown still running after %ds'
+        % (stack.failing, BOUND))
+    return ended.get('error'), time.monotonic() - began

@@ -1,0 +1,116 @@
+"""Every part of a process-tier stack stops at once when its start
+failed or never ran: a teardown waits on nothing that never started.
+
+(A stand-in's ``stop`` used to call ``shutdown()`` on a server whose
+``serve_forever`` never ran, which waits forever: any start failure
+before the stand-ins hung the run.)  The whole stack's failures, part by
+part, are tests/process/test_start_failures.py's.
+"""
+
+import os
+import socket
+import threading
+import urllib.request
+
+import pytest
+
+from faultdriver.process import backing
+from faultdriver.process import libvirt_host
+from faultdriver.process import procs
+from faultdriver.process import stack as stack_module
+from faultdriver.process import standins
+
+BOUND = 30      # a hang guard: each stop here takes milliseconds
+
+
+def ends(func, *args):
+    """Run ``func(*args)`` in a thread; fail if it has not returned
+    within BOUND seconds."""
+    errors = []
+
+    def call():
+        try:
+            func(*args)
+        except BaseException as exc:
+            errors.append(exc)
+    thread = threading.Thread(target=call, daemon=True)
+    thread.start()
+    thread.join(BOUND)
+    assert not thread.is_alive(), '%r still running after %ds' % (func,
+                                                                  BOUND)
+    if errors:
+        raise errors[0]
+
+
+def taken():
+    """A socket bound to a loopback port, not listening: connections
+    are refused and other binds fail."""
+    sock = socket.socket()
+    sock.bind(('127.0.0.1', 0))
+    return sock
+
+
+def test_stand_in_never_started_stops():
+    stand_in = standins.StandIn('glance', standins.glance, procs.free_port())
+    ends(stand_in.stop)
+    ends(stand_in.stop)
+
+
+def test_stand_in_whose_port_is_taken_fails_and_stops():
+    with taken() as sock:
+        stand_in = standins.StandIn('glance', standins.glance,
+                                    sock.getsockname()[1])
+        with pytest.raises(OSError):
+            stand_in.start()
+        ends(stand_in.stop)
+
+
+def test_stand_in_serves_then_stops_and_frees_its_port():
+    port = procs.free_port()
+    stand_in = standins.StandIn('glance', standins.glance, port).start()
+    with urllib.request.urlopen(stand_in.url + '/v2/schemas/image',
+                                timeout=10) as response:
+        assert response.status == 200
+    ends(stand_in.stop)
+    assert not procs.port_open(port)
+    ends(stand_in.stop)
+
+
+def test_services_never_started_stop(tmp_path):
+    for part in (backing.MariaDB(str(tmp_path)),
+                 backing.RabbitMQ(str(tmp_path)),
+                 procs.Process('nova-conductor', ['true'],
+                               str(tmp_path / 'log'))):
+        ends(part.stop)
+    host = libvirt_host.LibvirtHost(str(tmp_path), 'src', '127.0.9.2',
+                                    str(tmp_path / 'instances'))
+    ends(host.stop)
+
+
+def test_process_that_could_not_start_stops(tmp_path):
+    process = procs.Process('nova-conductor', [str(tmp_path / 'absent')],
+                            str(tmp_path / 'log'))
+    with pytest.raises(FileNotFoundError):
+        process.start()
+    ends(process.stop)
+
+
+def test_stack_never_started_stops_and_leaves_no_directory():
+    stack = stack_module.Stack(hosts=('src',))
+    assert os.path.isdir(stack.dir)
+    ends(stack.stop)
+    assert not os.path.exists(stack.dir)
+    ends(stack.stop)
+
+
+def test_a_process_that_exited_is_named_with_its_log(tmp_path):
+    log = tmp_path / 'nova-api.out'
+    process = procs.Process('nova-api', [
+        'sh', '-c', 'echo starting; echo "Address in use" >&2; exit 3'],
+        str(log)).start()
+    process.wait(30)
+    with pytest.raises(RuntimeError) as failed:
+        procs.check_alive([process], 'nova-api on port 1')
+    assert str(failed.value) == (
+        'nova-api on port 1: nova-api exited with 3 before it was ready; '
+        'log: %s ending: starting | Address in use' % log)
