@@ -147,8 +147,9 @@ class Sweep(command.Command):
             fixed = one(parsed_args.patches + parsed_args.ab,
                         parsed_args.nova_patch + parsed_args.ab_nova_patch,
                         later)
-            doc = {'a': stock, 'b': fixed,
-                   'ab': compare.compare(stock, fixed)}
+            doc = {'a': stock, 'b': fixed, 'ab': sweep.recheck_regressions(
+                compare.compare(stock, fixed), stock, parsed_args.mode,
+                parsed_args.backend)}
         write_html(self.app, doc, parsed_args.html)
         if parsed_args.output_format == 'json':
             self.app.stdout.write(json.dumps(doc, indent=2) + '\n')

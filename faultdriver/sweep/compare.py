@@ -66,6 +66,9 @@ def text(diff):
     for case in diff['regressions']:
         lines.append('  REGRESSION %s: ok without the change, broken with '
                      'it' % case)
+    for case in diff.get('flaky', ()):
+        lines.append('  flaky      %s: ok once without the change, broken '
+                     'when replayed without it too' % case)
     for kind in ('removed', 'unchecked', 'kept', 'added'):
         for f in diff[kind]:
             lines.append('  %-9s %s at %s.%s@%s (%s)%s' % (

@@ -145,6 +145,26 @@ def share_trace(folder, other):
                             os.path.join(other, 'trace', name))
 
 
+def recheck_regressions(diff, stock, mode, backend, progress=None):
+    """Replay each regression's case as A ran it: a case that breaks
+    there too is flaky on A (an outcome that depends on timing), not a
+    regression of B's change; it moves to ``diff['flaky']``."""
+    progress = progress or _stderr
+    cases = {case['id']: case for case in stock['cases']}
+    kept, flaky = [], []
+    for case_id in diff['regressions']:
+        case = cases[case_id]
+        log = os.path.splitext(case['scenario'])[0] + '.recheck.log'
+        report = execute.run_scenario(case['scenario'], 'case', mode,
+                                      backend, log)
+        broken = sorted(e['kind'] for e in report.get('expectations', ())
+                        if not e['met'])
+        (flaky if broken else kept).append(case_id)
+        progress('regression %s replayed without the change: %s' % (
+            case_id, ', '.join(broken) or 'ok (a regression)'))
+    return dict(diff, regressions=kept, flaky=flaky)
+
+
 def clean_outcome(folder):
     """How the moves ended in the clean, traced run (None for a trace
     written before this was kept)."""

@@ -263,3 +263,22 @@ def test_merge_refuses_a_torn_shard(tmp_path):
     done = _faultdriver('sweep', 'merge', str(tmp_path))
     assert done.returncode == 2, done.stderr
     assert 'results.jsonl line 1: cut short' in done.stderr
+
+
+def test_a_regression_that_breaks_without_the_change_too_is_flaky(
+        monkeypatch, tmp_path):
+    """A/B regressions are replayed as A ran them: one that breaks there
+    too depends on timing, and is not blamed on the change."""
+    replayed = {'flaky.yaml': [{'kind': 'periodics-clean', 'met': False}],
+                'real.yaml': [{'kind': 'periodics-clean', 'met': True}]}
+
+    def run_scenario(path, variant, mode, backend, log):
+        return {'expectations': replayed[os.path.basename(path)]}
+    monkeypatch.setattr(execute, 'run_scenario', run_scenario)
+    stock = {'cases': [{'id': 'f', 'scenario': str(tmp_path / 'flaky.yaml')},
+                       {'id': 'r', 'scenario': str(tmp_path / 'real.yaml')}]}
+    diff = sweep.recheck_regressions({'regressions': ['f', 'r']}, stock,
+                                     'threading', 'embedded',
+                                     progress=lambda text: None)
+    assert diff['regressions'] == ['r']
+    assert diff['flaky'] == ['f']
