@@ -36,7 +36,7 @@ export OS_NOVA_DISABLE_EVENTLET_PATCHING=${OS_NOVA_DISABLE_EVENTLET_PATCHING:-Tr
 cd "$ROOT"
 run() {
     PYTHONPATH="$NUT:$ROOT" "$PYTHON" -m pytest -q -p no:cacheprovider \
-        -W ignore -rA "$@" 2>&1 | grep -E '^(PASSED|FAILED|ERROR) |passed|failed'
+        -W ignore -rA "$@" 2>&1 | grep -E '^(PASSED|FAILED|ERROR) |^[0-9]+ (passed|failed)'
 }
 echo "== stock forms on the changed Nova (each should FAIL: the bug is gone)"
 stock=$(run nova-regressions "$@")
