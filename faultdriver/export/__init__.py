@@ -1,0 +1,43 @@
+"""Export a scenario as a functional test in the shape of Nova's own
+regression tests (``nova/tests/functional/regressions/test_bug_NNNN.py``).
+
+The exported module imports nothing of faultdriver: it runs with Nova's
+test requirements and passes Nova's style checks.  Its class is built on
+``nova.tests.functional.libvirt.base.ServersTestBase`` with the
+scenario's hosts, CPU topology and pinned flavors; each step becomes
+Nova's own test means (``mock.patch.object`` on the host's driver or
+resource tracker, ``InterceptMethodFixture``, a direct
+``update_available_resource``, ``restart_compute_service``); each
+expectation an assertion, those of the bug marked ``FIXME`` as Nova marks
+a known bug (``fixed=True``: the assertions of the correct state
+instead).
+
+* :mod:`.writer`: what the exported test accumulates while it is written;
+* :mod:`.faults`: a rule becomes a fault installed on a host;
+* :mod:`.steps`: each step kind;
+* :mod:`.expectations`: each expectation kind, the stock and fixed forms;
+* :mod:`.helpers`: the helper methods an exported class may need;
+* :mod:`.module`: the module text around them.
+
+What cannot be expressed raises :class:`Unsupported` (``faultdriver
+export`` exits 2 naming the step or expectation), never a silent drop.
+"""
+
+from faultdriver import exception
+
+
+class Unsupported(exception.ScenarioError):
+    """A step, rule or expectation the export cannot express."""
+
+    def __init__(self, where, why):
+        self.where = where
+        self.why = why
+        super().__init__('%s: cannot be exported: %s' % (where, why))
+
+
+def export(name_or_path, variant=None, fixed=False):
+    """The text of the exported test module of a scenario (a bundled
+    name or a file)."""
+    from faultdriver.export import module
+    from faultdriver.scenario import model
+    return module.render(model.load(name_or_path), variant, fixed)

@@ -1,0 +1,317 @@
+"""Each expectation kind of a scenario (schema.yaml ``expectation``) as
+assertions of the exported test.
+
+An expectation of the bug (one of an ``expect: bug`` variant's own, or
+an invariant written ``broken: true``) is asserted as Nova asserts a
+known bug: the current behaviour, under a ``FIXME`` comment that says
+what is correct.  The fixed form (``--fixed``) asserts the correct state
+instead: the invariant holds, the symptom is absent; a bug expectation
+with no single correct value is left out with a ``NOTE`` saying so, and
+so is a fact the invariants it asserts contradict (a migration left
+``running`` when every migration must end).
+
+The invariants and their order are those of
+:mod:`faultdriver.scenario.expect` (``LAST`` ones last: they run
+periodics and move servers).
+"""
+
+from faultdriver.export import Unsupported
+from faultdriver.scenario import expect
+
+#: What each invariant says, for the FIXME comments.
+INVARIANTS = {
+    'migrations-terminal': 'every migration should end in a terminal '
+                           'status',
+    'servers-settled': 'every server should be ACTIVE, SHUTOFF or ERROR '
+                       'with no task state',
+    'pcpus-not-shared': 'no pCPU of a host should be pinned to two servers',
+    'accounting-matches-placement': 'after a periodic, the pCPUs each '
+                                    'host pins should be the PCPUs '
+                                    'placement allocated there',
+    'moves-again': 'every ACTIVE server should live-migrate away and '
+                   'back',
+    'periodics-clean': 'no resource tracker periodic should fail after '
+                       'the recovery began',
+}
+HYPERVISOR_ONLY = ('guest',)
+
+
+class Assertion:
+    """One expectation's lines: as written, and its fixed form (None: no
+    single correct value) with what is correct."""
+
+    def __init__(self, lines, fixed=None, correct=None, setup=()):
+        self.lines = lines
+        self.fixed = fixed
+        self.correct = correct
+        self.setup = list(setup)    # lines both forms share, first
+
+
+def ordered(expectations):
+    """As :func:`faultdriver.scenario.expect.evaluate` checks them."""
+    def key(item):
+        kind = next(iter(item[0]))
+        return expect.LAST.index(kind) + 1 if kind in expect.LAST else 0
+    return sorted(expectations, key=key)
+
+
+def write(writer, common, own):
+    """Write the assertions of ``common`` (every variant's) and ``own``
+    (the variant's) expectations."""
+    bug_variant = writer.scenario.expects_bug(writer.variant)
+    items = [(e, False) for e in common] + [(e, bug_variant) for e in own]
+    asserted = {next(iter(e)) for e, _ in items
+                if next(iter(e)) in expect.INVARIANTS}
+    for index, (expectation, of_bug) in enumerate(ordered(items), 1):
+        [(kind, args)] = expectation.items()
+        args = dict(args or {})
+        where = 'expectation `%s` %s' % (kind, _short(args))
+        if kind in HYPERVISOR_ONLY:
+            raise Unsupported(where, 'asks libvirt itself for the guest; '
+                              'fakelibvirt is not a hypervisor to ask')
+        broken = kind in expect.INVARIANTS and args.pop('broken', False)
+        method = globals().get('_' + kind.replace('-', '_'))
+        if method is None:
+            raise Unsupported(where, 'no Nova test means for it')
+        result = method(writer, where, **{k.replace('-', '_'): v
+                                          for k, v in args.items()})
+        of_bug = of_bug or broken
+        writer.line()
+        _emit(writer, result.setup)
+        if kind in expect.INVARIANTS:
+            _invariant(writer, kind, result, broken)
+        elif not of_bug:
+            if writer.fixed and _contradicts(kind, args, asserted):
+                writer.comment(
+                    'NOTE(faultdriver): the stock form asserts %s here, '
+                    'the state the bug leaves; the invariants below say '
+                    'what is correct.' % _short_kind(kind, args))
+                continue
+            _emit(writer, result.lines)
+        elif writer.fixed:
+            if result.fixed is None:
+                writer.comment(
+                    'NOTE(faultdriver): the stock form asserts %s here, '
+                    'the state the bug leaves; the correct state has no '
+                    'single value.' % _short_kind(kind, args))
+            else:
+                _emit(writer, result.fixed)
+        else:
+            writer.comment('FIXME(faultdriver): this is the bug%s: %s' % (
+                _bug_ref(writer), result.correct or
+                'the correct state differs.'))
+            _emit(writer, result.lines)
+
+
+def _invariant(writer, kind, result, broken):
+    if broken and not writer.fixed:
+        writer.comment('FIXME(faultdriver): this is the bug%s: %s.' % (
+            _bug_ref(writer), INVARIANTS[kind]))
+        _emit(writer, result.fixed)     # the invariant's broken form
+    else:
+        writer.comment('Invariant: %s.' % INVARIANTS[kind])
+        _emit(writer, result.lines)
+
+
+def _bug_ref(writer):
+    finding = writer.finding
+    return ' (%s)' % finding if finding else ''
+
+
+def _emit(writer, lines):
+    for line in lines:
+        writer.line(line)
+
+
+def _short(args):
+    return '{%s}' % ', '.join('%s: %s' % item for item in args.items())
+
+
+def _short_kind(kind, args):
+    return '%s %s' % (kind, _short(args))
+
+
+def _contradicts(kind, args, asserted):
+    """Whether a fact of every variant contradicts an invariant the
+    fixed form asserts (so it is the bug's, not the scenario's)."""
+    if kind == 'migrations' and 'migrations-terminal' in asserted:
+        return any(s not in expect.TERMINAL for s in args['statuses'])
+    if kind == 'host-usage' and 'accounting-matches-placement' in asserted:
+        return ('pinned' in args and 'placement' in args and
+                args['pinned'] != args['placement'])
+    if kind == 'server' and 'servers-settled' in asserted:
+        return bool(args.get('task_state')) or args.get(
+            'status', 'ACTIVE') not in expect.SETTLED_SERVER
+    return False
+
+
+# -- counts ------------------------------------------------------------------
+
+def _count_lines(actual, count=None, min=None, max=None, text=None):
+    """Assertions that ``actual`` (an expression) is within the bounds."""
+    lines = []
+    if count is not None:
+        if text is not None and count == 0:
+            lines.append('self.assertNotIn(%r, %s)' % text)
+        else:
+            lines.append('self.assertEqual(%d, %s)' % (count, actual))
+    if min is not None:
+        if text is not None and min == 1:
+            lines.append('self.assertIn(%r, %s)' % text)
+        else:
+            lines.append('self.assertGreaterEqual(%s, %d)' % (actual, min))
+    if max is not None:
+        if text is not None and max == 0:
+            lines.append('self.assertNotIn(%r, %s)' % text)
+        else:
+            lines.append('self.assertLessEqual(%s, %d)' % (actual, max))
+    if not lines:
+        lines.append('self.assertGreaterEqual(%s, 1)' % actual)
+    return lines
+
+
+def _symptom(lines_as_written, absent, count, min, max, what):
+    """A counted symptom: the fixed form is its absence when the bug
+    form says it happens (min >= 1); else no single correct value."""
+    happens = (min or 0) >= 1 or (count or 0) >= 1
+    return Assertion(lines_as_written, [absent] if happens else None,
+                     '%s should not happen.' % what if happens else None)
+
+
+def _log(writer, where, text, count=None, min=None, max=None):
+    output = 'self.compute_log.output'
+    actual = '%s.count(%r)' % (output, text)
+    lines = _count_lines(actual, count, min, max, (text, output))
+    return _symptom(lines, 'self.assertNotIn(%r, %s)' % (text, output),
+                    count, min, max, 'logging %r' % text)
+
+
+def _periodic_errors(writer, where, host, count=None, min=None, max=None):
+    writer.use('failed_periodics')
+    actual = 'self._failed_periodics(%r)' % host
+    return _symptom(_count_lines(actual, count, min, max),
+                    'self.assertEqual(0, %s)' % actual, count, min, max,
+                    'a failing periodic on %s' % host)
+
+
+def _faults(writer, where, host=None, point=None, action=None, count=None,
+            min=None, max=None):
+    if action not in (None, 'crash', 'raise'):
+        raise Unsupported(where, 'only crash and raise faults are counted '
+                          'by the exported test')
+    writer.use('fired')
+    args = ', '.join('%s=%r' % (k, v) for k, v in (
+        ('hostname', host), ('point', point), ('action', action)) if v)
+    actual = 'self._fired(%s)' % args
+    return Assertion(_count_lines(actual, count, min, max))
+
+
+# -- state -------------------------------------------------------------------
+
+def _migrations(writer, where, server, statuses):
+    name = writer.server(server, where)
+    writer.use('migrations')
+    return Assertion(['self.assertEqual(', '    %r,' % list(statuses),
+                      '    [migration[\'status\'] for migration in '
+                      'self._migrations(%s)])' % name],
+                     correct='the migrations should not be left so.')
+
+
+def _server(writer, where, server, **fields):
+    name = writer.server(server, where)
+    keys = {'status': 'status', 'host': 'OS-EXT-SRV-ATTR:host',
+            'task_state': 'OS-EXT-STS:task_state'}
+    setup = ['%s = self.admin_api.get_server(%s[\'id\'])' % (name, name)]
+    lines = []
+    for key, value in fields.items():
+        if value is None:
+            lines.append('self.assertIsNone(%s[%r])' % (name, keys[key]))
+        else:
+            lines.append('self.assertEqual(%r, %s[%r])'
+                         % (value, name, keys[key]))
+    return Assertion(lines, setup=setup)
+
+
+def _pinned(writer, where, host, cpus):
+    writer.use('pinned_cpus')
+    return Assertion(['self.assertEqual(%r, self._pinned_cpus(%r))'
+                      % (list(cpus), host)])
+
+
+def _host_usage(writer, where, host, pinned=None, placement=None):
+    lines = []
+    if pinned is not None:
+        writer.use('pinned_cpus')
+        lines.append('self.assertEqual(%d, len(self._pinned_cpus(%r)))'
+                     % (pinned, host))
+    if placement is not None:
+        writer.use('placement_pcpus')
+        lines.append('self.assertEqual(%d, self._placement_pcpus(%r))'
+                     % (placement, host))
+    fixed = None
+    if pinned is not None and placement is not None and pinned != placement:
+        writer.use('pinned_cpus', 'placement_pcpus')
+        fixed = ['self.assertEqual(len(self._pinned_cpus(%r)),' % host,
+                 '                 self._placement_pcpus(%r))' % host]
+    return Assertion(lines, fixed, 'the pCPUs %s pins should be the PCPUs '
+                     'placement allocated there.' % host)
+
+
+def _servers_share_pcpus(writer, where, servers, count):
+    first, second = (writer.server(s, where) for s in servers)
+    writer.use('pinning')
+    if count == 'all':
+        return Assertion([
+            'self.assertTrue(self._pinning(%s))' % first,
+            'self.assertLessEqual(set(self._pinning(%s)),' % first,
+            '                     set(self._pinning(%s)))' % second])
+    return Assertion([
+        'self.assertEqual(%d, len(set(self._pinning(%s)) &' % (count, first),
+        '                     set(self._pinning(%s))))' % second])
+
+
+# -- invariants: lines = holds, fixed = broken --------------------------------
+
+def _pair(actual, empty):
+    return Assertion(['self.assertEqual(%s, %s)' % (empty, actual)],
+                     ['self.assertNotEqual(%s, %s)' % (empty, actual)])
+
+
+def _migrations_terminal(writer, where):
+    writer.use('unfinished_migrations')
+    return _pair('self._unfinished_migrations(%s)' % writer.server_dict(),
+                 '[]')
+
+
+def _servers_settled(writer, where):
+    writer.use('unsettled_servers')
+    return _pair('self._unsettled_servers(%s)' % writer.server_dict(), '[]')
+
+
+def _pcpus_not_shared(writer, where):
+    writer.use('shared_pcpus')
+    return _pair('self._shared_pcpus(%s)' % writer.server_dict(), '{}')
+
+
+def _accounting_matches_placement(writer, where, hosts=None):
+    writer.use('accounting')
+    hosts = list(hosts or writer.scenario.hosts)
+    return _pair('self._unaccounted(%r)' % hosts, '{}')
+
+
+def _moves_again(writer, where, timeout=60):
+    writer.use('moves_again')
+    moved = writer.moved or list(writer.servers)
+    servers = '{%s}' % ', '.join('%r: %s' % (alias, writer.servers[alias])
+                                 for alias in moved)
+    actual = 'self._moves_again(%s%s)' % (
+        servers, '' if timeout == 60 else ', timeout=%s' % timeout)
+    return _pair(actual, '[]')
+
+
+def _periodics_clean(writer, where):
+    if 'recover' not in [next(iter(s)) for s in writer.scenario.steps]:
+        raise Unsupported(where, 'counts the periodics that failed since '
+                          'recover began; the scenario has no recover step')
+    writer.use('failed_periodics_since')
+    return _pair('self._failed_periodics_since(self.recovery_began)', '{}')

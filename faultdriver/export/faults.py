@@ -1,0 +1,160 @@
+"""A fault rule of a host becomes a fault installed with Nova's test
+means on that host's service: ``mock.patch.object`` (the ``_fault``
+helper: ``fixtures.MockPatchObject`` with ``autospec=True``) on its
+driver or resource tracker for ``crash`` and ``raise``, Nova's
+``InterceptMethodFixture`` for ``hang``.
+
+Rules of the scenario's ``rules:`` are in force from the service's
+start, but an exported fault is installed on the running service: the
+hits the start itself makes (``STARTUP_HITS``) are taken off the rule's
+``N*off``.
+"""
+
+import inspect
+
+from faultdriver.actions import error as error_action
+from faultdriver.actions import timing
+from faultdriver.export import Unsupported
+from faultdriver import rules as rules_module
+
+#: How often nova-compute's start (Nova 34: init_host, then its first
+#: update_available_resource) calls a point; a point not named here is
+#: taken as not called by the start.
+STARTUP_HITS = {
+    'get_available_resource': 1,
+    'tracker.update_available_resource': 1,
+}
+#: How an exported crash is written, for the module docstring.
+CRASH_NOTE = (
+    'A crash of nova-compute cannot be expressed faithfully with Nova\'s '
+    'test fixtures: its services share one process (and its thread '
+    'pools).  The closest form is used: where the scenario kills a '
+    'compute, the call stops that service\'s RPC servers (no reply is '
+    'sent: callers time out) and its heartbeat, and raises ComputeDied, a '
+    'BaseException, which none of Nova\'s error handlers catches '
+    '(``finally`` blocks and context-manager exits still run, which a '
+    'killed process would not run); a restart starts a new service on the '
+    'same hypervisor (``_restart_compute``).  Calls to the dead compute '
+    'time out after ``rpc_response_timeout`` or ``long_rpc_timeout``; '
+    'unlike RabbitMQ, the fake transport keeps a call\'s request after '
+    'its caller gave up, so the restarted service may still handle it.')
+
+
+def parse(text, where):
+    try:
+        rule = rules_module.parse(text)
+    except rules_module.RuleError as exc:
+        raise Unsupported(where, str(exc))
+    if rule.role or rule.filters:
+        raise Unsupported(where, 'rule %r: a role or filter has no Nova '
+                          'test means here; write the rule for one host '
+                          'without them' % text)
+    return rule
+
+
+def _chain(rule, text, where):
+    """``(skip, term)``: the ``N*off`` before the one fault, and it."""
+    terms = list(rule.terms)
+    skip = 0
+    if len(terms) == 2 and terms[0].action == 'off' and \
+            terms[0].count is not None and terms[0].percent is None:
+        skip = terms.pop(0).count
+    if len(terms) != 1 or terms[0].percent is not None:
+        raise Unsupported(where, 'rule %r: only "[N*off ->] 1*ACTION" '
+                          'chains can be exported' % text)
+    term = terms[0]
+    if term.action not in ('crash', 'raise', 'hang'):
+        raise Unsupported(where, 'rule %r: action %s has no Nova test '
+                          'means here (crash, raise and hang do)'
+                          % (text, term.action))
+    if term.count not in (None, 1) and term.action != 'crash':
+        raise Unsupported(where, 'rule %r: only the first hit (1*%s) can '
+                          'be exported' % (text, term.action))
+    return skip, term
+
+
+def install(writer, host, text, where, at_start=False):
+    """Write the lines that install rule ``text`` on ``host``."""
+    rule = parse(text, where)
+    skip, term = _chain(rule, text, where)
+    if at_start:
+        skip = max(0, skip - STARTUP_HITS.get(rule.point, 0))
+    kind = 'tracker' if rule.point.startswith('tracker.') else 'driver'
+    writer.comment('Rule %r on %s: %s.' % (text, host, _describe(
+        rule, term, skip, kind)))
+    if term.action == 'hang':
+        _hang(writer, host, rule, term, skip, text, where)
+        return
+    args = [repr(host), repr(rule.point), repr(term.action)]
+    if skip:
+        args.append('skip=%d' % skip)
+    if rule.phase == 'after':
+        args.append('after=True')
+    if term.action == 'raise':
+        args.append('error=%s' % _error(writer, term, text, where))
+    else:
+        writer.crashes = True
+    writer.use('fault')
+    from faultdriver.export.writer import call
+    writer.line(call('self._fault', args))
+
+
+def _describe(rule, term, skip, kind):
+    which = 'the first call' if not skip else 'call %d' % (skip + 1)
+    owner = ("its resource tracker's %s" % rule.point.split('.', 1)[1]
+             if kind == 'tracker' else "its driver's %s" % rule.point)
+    when = 'once it returned' if rule.phase == 'after' else \
+        'before it runs'
+    if term.action == 'crash':
+        return 'nova-compute dies at %s of %s, %s' % (which, owner, when)
+    if term.action == 'raise':
+        return '%s of %s raises %s, %s' % (which, owner, term.args[0], when)
+    return '%s of %s is held until released' % (which, owner)
+
+
+def _error(writer, term, text, where):
+    """The exception a ``raise`` term raises, as Nova code."""
+    try:
+        args = error_action.Raise.bind(term)
+    except ValueError as exc:
+        raise Unsupported(where, 'rule %r: %s' % (text, exc))
+    from nova import exception as nova_exception
+    name = args['exception']
+    cls = getattr(nova_exception, name, None)
+    if cls is None:
+        raise Unsupported(where, 'rule %r: nova.exception has no %s'
+                          % (text, name))
+    writer.need('nova.exception')
+    message = repr('injected by the test' + (
+        ': ' + args['message'] if 'message' in args else ''))
+    if 'inner_exception' in inspect.signature(cls.__init__).parameters:
+        return ('exception.%s(inner_exception=exception.InternalError('
+                'message=%s))' % (name, message))
+    return 'exception.%s(message=%s)' % (name, message)
+
+
+def _hang(writer, host, rule, term, skip, text, where):
+    if skip or rule.phase != 'before':
+        raise Unsupported(where, 'rule %r: InterceptMethodFixture holds '
+                          'the first call, before it runs' % text)
+    try:
+        args = timing.Hang.bind(term)
+    except ValueError as exc:
+        raise Unsupported(where, 'rule %r: %s' % (text, exc))
+    barrier = args.get('name', rule.point)
+    name = 'held_%s' % len(writer.holds) if len(writer.holds) else 'held'
+    writer.holds[(host, barrier)] = name
+    writer.hits[(host, rule.point)] = name
+    writer.need('nova.tests.fixtures')
+    manager = 'self.computes[%r].manager' % host
+    target = ('%s.rt' % manager if rule.point.startswith('tracker.')
+              else '%s.driver' % manager)
+    method = rule.point.rpartition('.')[2]
+    timeout = args.get('timeout', 300.0)
+    writer.line('%s = self.useFixture(nova_fixtures.InterceptMethodFixture(\n'
+                '    %s, %r,\n'
+                '    timeout=%s))' % (name, target, method, _number(timeout)))
+
+
+def _number(value):
+    return str(int(value)) if float(value).is_integer() else repr(value)

@@ -1,0 +1,383 @@
+"""The exported module around the steps and expectations: Nova's licence
+header, the docstrings that state the bug, the imports in Nova's order,
+the class on Nova's libvirt functional base with the scenario's hosts,
+CPU topology and flavors, and the helpers the test uses."""
+
+import re
+import textwrap
+
+from faultdriver.export import expectations
+from faultdriver.export import faults
+from faultdriver.export import helpers
+from faultdriver.export import steps
+from faultdriver.export import Unsupported
+from faultdriver.export import writer as writer_module
+
+LICENCE = '''\
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+'''
+
+#: Import key -> (group, line): group 0 the standard library, 1 other
+#: libraries, 2 Nova, as Nova's modules group them; sorted within.
+IMPORTS = {
+    'logging': (0, 'import logging'),
+    'threading': (0, 'import threading'),
+    'time': (0, 'import time'),
+    'unittest.mock': (0, 'from unittest import mock'),
+    'urllib.parse': (0, 'import urllib.parse'),
+    'fixtures': (1, 'import fixtures'),
+    'oslo_messaging': (1, 'import oslo_messaging as messaging'),
+    'nova.compute.rpcapi': (2, 'from nova.compute import rpcapi as '
+                               'compute_rpcapi'),
+    'nova.conf': (2, 'import nova.conf'),
+    'nova.context': (2, 'from nova import context as nova_context'),
+    'nova.exception': (2, 'from nova import exception'),
+    'nova.objects': (2, 'from nova import objects'),
+    'nova.test': (2, 'from nova import test'),
+    'nova.tests.fixtures': (2, 'from nova.tests import fixtures as '
+                               'nova_fixtures'),
+    'fakelibvirt': (2, 'from nova.tests.fixtures import libvirt as '
+                       'fakelibvirt'),
+    'integrated_helpers': (2, 'from nova.tests.functional import '
+                              'integrated_helpers'),
+    'base': (2, 'from nova.tests.functional.libvirt import base'),
+}
+#: RPC timeouts of the exported test (seconds): a call to a dead compute
+#: times out after these.  Long enough for a live compute of a loaded
+#: machine, short enough that a test waits seconds for a dead one.
+RPC_TIMEOUT = 3
+LONG_RPC_TIMEOUT = 6
+MOVES = ('live-migrate', 'migrate', 'resize', 'evacuate')
+DIED = '''\
+class ComputeDied(BaseException):
+    """Unwinds the thread in which a compute service died.
+
+    A BaseException, not an Exception: Nova's error handlers catch
+    Exception, and none of them runs in a killed process.
+    """
+'''
+
+
+def render(scenario, variant=None, fixed=False):
+    variant = _variant(scenario, variant)
+    writer = writer_module.Writer(scenario, variant, fixed)
+    writer.finding = finding_of(scenario.description)
+    writer.need('fixtures', 'logging', 'nova.context', 'fakelibvirt',
+                'integrated_helpers', 'base')
+    _flavors(writer)
+    for host, texts in scenario.data.get('rules', {}).items():
+        if host == '*':
+            raise Unsupported('rules `*`', 'a rule for every host has no '
+                              'one service to patch; give each host its '
+                              'rules')
+        for text in texts:
+            faults.install(writer, host, text, 'rules `%s`' % host,
+                           at_start=True)
+    writer.setup, writer.lines = writer.lines, []
+    for index, step in enumerate(scenario.steps, 1):
+        steps.write(writer, index, step)
+    own = scenario.variants[variant].get('expectations', ())
+    expectations.write(writer, scenario.data.get('expectations', ()), own)
+    if not writer.lines:
+        raise Unsupported('scenario %s' % scenario.name, 'no steps')
+    return _text(writer)
+
+
+def _variant(scenario, variant):
+    if variant is None:
+        bugs = [v for v in scenario.variants if scenario.expects_bug(v)]
+        variant = 'stock' if 'stock' in scenario.variants else (
+            bugs[0] if bugs else next(iter(scenario.variants)))
+    if variant not in scenario.variants:
+        raise Unsupported('--variant %s' % variant, 'no such variant; '
+                          'the scenario has %s'
+                          % ', '.join(scenario.variants))
+    data = scenario.variants[variant]
+    for key in ('patches', 'nova-patches'):
+        if data.get(key):
+            raise Unsupported('variant %s' % variant, '%s %s change the '
+                              'Nova the test runs on; export the stock '
+                              'variant and run it on the changed Nova'
+                              % (key, data[key]))
+    return variant
+
+
+def finding_of(description):
+    """The finding a description names first (``F6``), or None."""
+    found = re.search(r'\bF\d+\b', description)
+    return found.group(0) if found else None
+
+
+def _flavors(writer):
+    for name in writer.scenario.data.get('flavors', {}):
+        writer.flavors[name] = 'self.flavors[%r]' % name
+
+
+# -- text --------------------------------------------------------------------
+
+def class_name(scenario):
+    return ''.join(part.capitalize() for part in
+                   re.split(r'[^A-Za-z0-9]+', scenario.name) if part)
+
+
+def method_name(scenario):
+    return 'test_' + re.sub(r'[^a-z0-9]+', '_', scenario.name.lower())
+
+
+def file_name(scenario):
+    return method_name(scenario) + '.py'
+
+
+def _text(writer):
+    used = helpers.closure(sorted(writer.helpers | {'migrate_stub'}))
+    for name in used:
+        writer.need(*helpers.HELPERS[name].imports)
+    uses_conf = any(name in helpers.CONF_USERS for name in used)
+    uses_terminal = any(name in helpers.TERMINAL_USERS for name in used)
+    if uses_conf:
+        writer.need('nova.conf')
+    body = _class(writer, used)
+    parts = [LICENCE, '\n', _docstring(writer), '\n', _imports(writer)]
+    constants = []
+    if uses_conf:
+        constants.append('CONF = nova.conf.CONF')
+    if uses_terminal:
+        constants.append('#: Migration statuses Nova never leaves by '
+                         'itself.\nTERMINAL = (\n%s)' % textwrap.fill(
+                             ', '.join(repr(s) for s in _terminal()), 75,
+                             initial_indent='    ',
+                             subsequent_indent='    '))
+    if constants:
+        parts.append('\n' + '\n'.join(constants) + '\n')
+    if any(name in helpers.DIED_USERS for name in used):
+        parts.append('\n\n' + DIED)
+    parts.append('\n\n' + body)
+    return ''.join(parts)
+
+
+def _terminal():
+    from faultdriver.scenario import expect
+    return expect.TERMINAL
+
+
+def _paragraphs(text, indent=''):
+    out = []
+    for paragraph in re.split(r'\n\s*\n', text.strip()):
+        out.append(textwrap.fill(' '.join(paragraph.split()), 79,
+                                 initial_indent=indent,
+                                 subsequent_indent=indent,
+                                 break_long_words=False,
+                                 break_on_hyphens=False))
+    return '\n\n'.join(out)
+
+
+def _docstring(writer):
+    scenario = writer.scenario
+    variant = scenario.variants[writer.variant]
+    title = 'Regression test for %s' % (
+        'finding %s of faultdriver (scenario %s)' % (writer.finding,
+                                                     scenario.name)
+        if writer.finding else 'faultdriver scenario %s' % scenario.name)
+    paragraphs = [title + '.', scenario.description]
+    if variant.get('description'):
+        paragraphs.append('Variant %s: %s' % (writer.variant,
+                                              variant['description']))
+    bug = scenario.expects_bug(writer.variant)
+    if bug and not writer.fixed:
+        paragraphs.append(
+            'The test asserts what Nova does today: the assertions of the '
+            'bug are marked FIXME with what is correct.  The form that '
+            'asserts the correct state instead is written by faultdriver '
+            'export --fixed.')
+    elif bug:
+        paragraphs.append(
+            'This is the fixed form: it asserts the correct state and fails '
+            'while the bug is there.')
+    if writer.crashes:
+        paragraphs.append(faults.CRASH_NOTE)
+    paragraphs.append('Written by faultdriver export from the scenario %s, '
+                      'variant %s%s; regenerate it rather than edit it.' % (
+                          scenario.name, writer.variant,
+                          ' (--fixed)' if writer.fixed else ''))
+    return '"""%s\n"""\n' % _paragraphs('\n\n'.join(paragraphs))
+
+
+def _imports(writer):
+    groups = {}
+    for key in writer.imports:
+        group, line = IMPORTS[key]
+        groups.setdefault(group, []).append(line)
+    return '\n'.join('\n'.join(sorted(lines, key=_import_key)) + '\n'
+                     for _group, lines in sorted(groups.items()))
+
+
+def _import_key(line):
+    """hacking's H306 order: the module path, lower case."""
+    words = line.split()
+    module = words[1] if words[0] == 'import' else '%s.%s' % (words[1],
+                                                              words[3])
+    return module.lower()
+
+
+def _class(writer, used):
+    scenario = writer.scenario
+    lines = ['class %s(' % class_name(scenario),
+             '        base.ServersTestBase,'
+             ' integrated_helpers.InstanceHelperMixin):']
+    lines.append(_class_docstring(_summary(writer)))
+    lines += ['',
+              "    ADMIN_API = True",
+              "    microversion = 'latest'",
+              "    ADDITIONAL_FILTERS = ['NUMATopologyFilter']",
+              '    # Casts stay casts: a compute that dies must not turn '
+              'them into',
+              "    # calls its caller waits for.",
+              '    CAST_AS_CALL = False',
+              '']
+    lines += _setup(writer, used)
+    lines += ['', '    def %s(self):' % method_name(scenario)]
+    body = _unused_names_dropped(writer)
+    while body and not body[0]:
+        body = body[1:]
+    lines += body
+    for name in used:
+        lines += ['', helpers.HELPERS[name].source.rstrip('\n')]
+    return '\n'.join(lines) + '\n'
+
+
+def _unused_names_dropped(writer):
+    """The body, a server that no later line names booted without a
+    name (flake8's F841)."""
+    body = list(writer.lines)
+    text = '\n'.join(line for line in body
+                     if not line.lstrip().startswith('#'))
+    for name in writer.servers.values():
+        if len(re.findall(r'\b%s\b' % re.escape(name), text)) == 1:
+            body = [re.sub(r'^(\s*)%s = ' % re.escape(name), r'\1', line)
+                    for line in body]
+    return body
+
+
+def _class_docstring(text):
+    out = []
+    for index, paragraph in enumerate(re.split(r'\n\s*\n', text.strip())):
+        out.append(textwrap.fill(
+            ' '.join(paragraph.split()), 79, subsequent_indent='    ',
+            initial_indent='    """' if index == 0 else '    ',
+            break_long_words=False, break_on_hyphens=False))
+    return '\n\n'.join(out) + '\n    """'
+
+
+def _summary(writer):
+    scenario = writer.scenario
+    first = ' '.join(scenario.description.split())
+    end = first.find('. ')
+    first = first if end < 0 else first[:end + 1]
+    hosts = ', '.join(scenario.hosts)
+    return '%s\n\nHosts %s; %s.' % (
+        first, hosts, 'pinned flavors on dedicated pCPUs'
+        if scenario.dedicated_cpus else "Nova's default flavors")
+
+
+def _setup(writer, used):
+    scenario = writer.scenario
+    shapes = scenario.host_shapes()
+    sets = {tuple(sorted(shape.cpu_sets().items()))
+            for shape in shapes.values()}
+    if len(sets) > 1:
+        raise Unsupported('topology', 'the hosts have different CPU sets; '
+                          'Nova\'s tests set [compute] options for every '
+                          'host of the test at once')
+    lines = ['    def setUp(self):', '        super().setUp()',
+             '        # Calls to a dead compute time out in seconds.',
+             '        self.flags(rpc_response_timeout=%d, long_rpc_timeout=%d)'
+             % (RPC_TIMEOUT, LONG_RPC_TIMEOUT)]
+    first = next(iter(shapes.values()))
+    if first.cpu_sets():
+        lines += ['        self.flags(',
+                  '            %s,' % ', '.join(
+                      '%s=%r' % (option, getattr(first, option)) for option
+                      in ('cpu_dedicated_set', 'cpu_shared_set')),
+                  "            group='compute')"]
+        lines.append('        self.flags(vcpu_pin_set=None)')
+    lines += [
+        '        self.useFixture(fixtures.MonkeyPatch(',
+        "            'nova.tests.fixtures.libvirt.Domain.migrateToURI3',",
+        '            self._migrate_stub))',
+        "        # fakelibvirt cannot copy disks (as in Nova's resize tests).",
+        '        self.useFixture(fixtures.MockPatch(',
+        "            'nova.virt.libvirt.driver.LibvirtDriver.'",
+        "            'migrate_disk_and_power_off', return_value='{}'))",
+        '        self.compute_log = self.useFixture(fixtures.FakeLogger(',
+        "            name='nova.compute', level=logging.DEBUG))",
+        '        self.ctxt = nova_context.get_admin_context()',
+    ]
+    state = [('self.periodics = []', 'periodic'),
+             ('self.fired = []', 'fault'),
+             ('self.crashed = {}', 'die'),
+             ('self.crashed = {}', 'restart_compute'),
+             ('self.gave_up = {}', 'watch_rpc')]
+    seen = []
+    for text, helper in state:
+        if helper in used and text not in seen:
+            seen.append(text)
+            lines.append('        ' + text)
+    lines += _hosts(writer, shapes)
+    if scenario.dedicated_cpus:
+        lines += ['        self.flavor_id = self._create_flavor(',
+                  "            vcpu=2, extra_spec={'hw:cpu_policy': "
+                  "'dedicated'})"]
+    else:
+        lines.append("        self.flavor_id = self.api.get_flavors()[0]"
+                     "['id']")
+    flavors = scenario.data.get('flavors', {})
+    if flavors:
+        lines.append('        self.flavors = {')
+        for name, spec in flavors.items():
+            specs = spec.get('extra_specs')
+            lines.append('            %r: self._create_flavor(' % name)
+            lines.append('                vcpu=%d%s),' % (
+                spec['vcpus'], ', extra_spec=%r' % (specs,) if specs else ''))
+        lines.append('        }')
+    for method in writer.watched:
+        lines.append('        self._watch_rpc(%r)' % method)
+    lines += writer.setup
+    for line in '\n'.join(lines).split('\n'):
+        if len(line) > 79:
+            raise Unsupported('setUp', 'line too long: %s' % line.strip())
+    return lines
+
+
+def _hosts(writer, shapes):
+    """Start the computes, hosts of one shape in one loop."""
+    lines = []
+    by_shape = {}
+    for host, shape in shapes.items():
+        by_shape.setdefault(shape, []).append(host)
+    for shape, hosts in by_shape.items():
+        info = ('cpu_nodes=%d, cpu_sockets=%d, cpu_cores=%d, cpu_threads=%d'
+                % (shape.cpu_nodes, shape.cpu_sockets, shape.cpu_cores,
+                   shape.cpu_threads))
+        if shape.memory_mb is not None:
+            info += ',\n%skB_mem=%d' % (' ' * 16, shape.memory_mb * 1024)
+        if len(hosts) == 1:
+            lines.append('        self.start_compute(%r, host_info=('
+                         % hosts[0])
+            lines.append('            fakelibvirt.HostInfo(')
+            lines.append('                %s)))' % info)
+            continue
+        lines.append('        for hostname in %r:' % (tuple(hosts),))
+        lines.append('            self.start_compute(hostname, '
+                     'host_info=fakelibvirt.HostInfo(')
+        lines.append('                %s))' % info)
+    return lines

@@ -1,0 +1,236 @@
+"""Each step kind of a scenario (schema.yaml ``step``) as the lines of
+the exported test method, with Nova's test means.  A kind or argument
+with no such means raises :class:`~faultdriver.export.Unsupported`
+naming the step."""
+
+from faultdriver.export import faults
+from faultdriver.export import Unsupported
+from faultdriver.export.writer import call
+
+#: Kinds that only a real hypervisor can show (--backend libvirt).
+HYPERVISOR_ONLY = {'wait-guest': 'asks libvirt itself for the guest; '
+                                 'fakelibvirt is not a hypervisor to ask'}
+
+
+def write(writer, index, step):
+    [(kind, args)] = step.items()
+    args = dict(args or {})
+    where = 'step %d `%s`' % (index, kind)
+    if kind in HYPERVISOR_ONLY:
+        raise Unsupported(where, HYPERVISOR_ONLY[kind])
+    method = globals().get('_' + kind.replace('-', '_'))
+    if method is None:
+        raise Unsupported(where, 'no Nova test means for this step')
+    writer.line()
+    method(writer, where, **{k.replace('-', '_'): v
+                             for k, v in args.items()})
+
+
+def _flavor(writer, where, flavor):
+    if flavor is None:
+        return 'self.flavor_id'
+    if flavor not in writer.flavors:
+        raise Unsupported(where, 'flavor %r is not defined' % flavor)
+    return writer.flavors[flavor]
+
+
+def _boot(writer, where, server, host=None, flavor=None, pin_as=None,
+          status='ACTIVE'):
+    host = host or writer.scenario.hosts[0]
+    flavor_id = _flavor(writer, where, flavor)
+    if status != 'ACTIVE':
+        raise Unsupported(where, 'status %s: only a boot that ends ACTIVE '
+                          'is exported' % status)
+    if pin_as:
+        other = writer.server(pin_as, where)
+        name = writer.new_server(server, where)
+        writer.comment('%s on %s, pinned to the pCPU numbers %s has.'
+                       % (server, host, pin_as))
+        writer.use('boot_pinned_as')
+        writer.line('%s = self._boot_pinned_as(\n    %r, %s, %s)'
+                    % (name, host, flavor_id, other))
+        return
+    name = writer.new_server(server, where)
+    writer.line('%s = self._create_server(' % name)
+    writer.line('    flavor_id=%s, host=%r, networks=\'none\')'
+                % (flavor_id, host))
+
+
+def _move(writer, where, server, body, api='self.api'):
+    """Ask the API for a move of ``server``; ``body`` is a dict literal."""
+    name = writer.server(server, where)
+    writer.moves[server] = writer.moves.get(server, 0) + 1
+    if server not in writer.moved:
+        writer.moved.append(server)
+    head = '%s.post_server_action(%s[\'id\'], ' % (api, name)
+    if len(head) + len(body) + 9 <= 79:
+        writer.line(head + body + ')')
+    else:
+        writer.line(head + '{')
+        writer.line('    ' + body[1:-1].strip() + '})')
+
+
+def _live_migrate(writer, where, server, host=None):
+    _move(writer, where, server, "{'os-migrateLive': {'host': %r, "
+          "'block_migration': 'auto'}}" % host)
+
+
+def _migrate(writer, where, server, host=None):
+    _move(writer, where, server, "{'migrate': %s}" % (
+        '{\'host\': %r}' % host if host else 'None'), 'self.admin_api')
+
+
+def _resize(writer, where, server, flavor):
+    _move(writer, where, server, "{'resize': {'flavorRef': %s}}"
+          % _flavor(writer, where, flavor))
+
+
+def _evacuate(writer, where, server, host=None):
+    _move(writer, where, server, "{'evacuate': %s}" % (
+        '{\'host\': %r}' % host if host else '{}'), 'self.admin_api')
+
+
+def _confirm(writer, where, server):
+    writer.line('self.api.post_server_action(%s[\'id\'], '
+                '{\'confirmResize\': None})' % writer.server(server, where))
+
+
+def _revert(writer, where, server):
+    writer.line('self.api.post_server_action(%s[\'id\'], '
+                '{\'revertResize\': None})' % writer.server(server, where))
+
+
+def _reset_state(writer, where, server, state='active'):
+    name = writer.server(server, where)
+    writer.line('self.admin_api.post_server_action(')
+    writer.line('    %s[\'id\'], {\'os-resetState\': {\'state\': %r}})'
+                % (name, state))
+
+
+def _wait_migration(writer, where, server, status, index=None, timeout=30):
+    name = writer.server(server, where)
+    index = index or writer.moves.get(server, 1)
+    writer.use('wait_for_nth_migration')
+    args = [name, str(index), repr(status)]
+    if timeout != 30:
+        args.append('timeout=%s' % timeout)
+    writer.line(call('self._wait_for_nth_migration', args))
+
+
+def _wait_server(writer, where, server, timeout=30, **fields):
+    name = writer.server(server, where)
+    keys = {'status': 'status', 'host': 'OS-EXT-SRV-ATTR:host',
+            'task_state': 'OS-EXT-STS:task_state'}
+    params = ', '.join('%r: %r' % (keys[k], v) for k, v in fields.items())
+    writer.line('%s = self._wait_for_server_parameter(' % name)
+    text = '    %s, {%s},' % (name, params)
+    if len(text) + 8 > 79:
+        writer.line('    %s, {' % name)
+        for k, v in fields.items():
+            writer.line('        %r: %r,' % (keys[k], v))
+        writer.line('    },')
+    else:
+        writer.line(text)
+    writer.line('    max_retries=%d)' % int(timeout * 2))
+
+
+def _wait_service(writer, where, host, state, timeout=30):
+    writer.use('wait_for_service')
+    writer.line('self._wait_for_service(%r, %r)' % (host, state))
+
+
+def _wait_point(writer, where, host, point, count=1, phase='before',
+                timeout=30):
+    held = writer.hits.get((host, point))
+    if held is None or count != 1 or phase != 'before':
+        raise Unsupported(where, 'only the first hit of a point a hang '
+                          'holds can be waited for (the '
+                          'InterceptMethodFixture says it started)')
+    writer.line('self.assertTrue(%s.started.wait(%s))' % (held, timeout))
+
+
+def _wait_queued(writer, where, host, method, expired=True, timeout=30):
+    if not expired:
+        raise Unsupported(where, 'the fake transport cannot be asked '
+                          'whether a message waits in a queue; only '
+                          '"until its caller gave up" (expired: true) '
+                          'can be exported')
+    writer.comment('Until the caller of %s gave up on %s (a timeout).'
+                   % (method, host))
+    if method not in writer.watched:
+        writer.watched.append(method)
+    writer.use('watch_rpc')
+    writer.line('self.assertTrue(self.gave_up[%r].wait(%s))'
+                % (method, timeout))
+
+
+def _crash(writer, where, host):
+    raise Unsupported(where, 'a crash outside a call has no thread to '
+                      'stop in; write it as a rule (POINT: 1*crash) of '
+                      'the call it should end')
+
+
+def _stop(writer, where, host):
+    writer.line('self.computes[%r].stop()' % host)
+
+
+def _force_down(writer, where, host, down=True):
+    writer.line('service = self.admin_api.get_services(')
+    writer.line('    host=%r, binary=\'nova-compute\')[0]' % host)
+    writer.line('self.admin_api.put_service_force_down(service[\'id\'], %s)'
+                % down)
+
+
+def _restart(writer, where, host, rules=()):
+    if rules:
+        raise Unsupported(where, 'rules of a restarted service are in '
+                          'force during its start; an exported fault is '
+                          'installed on a running service')
+    writer.use('restart_compute')
+    writer.line('self._restart_compute(%r)' % host)
+
+
+def _periodic(writer, where, host):
+    writer.use('periodic')
+    writer.line('self._periodic(%r)' % host)
+
+
+def _add_rule(writer, where, host, rule):
+    faults.install(writer, host, rule, where)
+
+
+def _release(writer, where, host, barrier=None):
+    held = [name for (h, b), name in writer.holds.items()
+            if h == host and barrier in (None, b)]
+    if not held:
+        raise Unsupported(where, 'no hang rule on %s holds barrier %r'
+                          % (host, barrier))
+    for name in held:
+        writer.released.add(name)
+        writer.line('%s.proceed.set()' % name)
+
+
+def _settle(writer, where, timeout=30):
+    writer.use('settle')
+    writer.line(call('self._settle', [writer.move_list()] + (
+        ['timeout=%s' % timeout] if timeout != 30 else [])))
+
+
+def _recover(writer, where, timeout=60, resize=None):
+    held = sorted(set(writer.holds.values()) - writer.released)
+    if held:
+        raise Unsupported(where, 'a hang still holds a thread (%s): release '
+                          'it before recover' % ', '.join(held))
+    writer.comment('What an operator does after the fault.')
+    writer.use('recover')
+    args = [writer.move_list()]
+    if resize:
+        args.append('resize=%r' % resize)
+    if timeout != 60:
+        args.append('timeout=%s' % timeout)
+    writer.line(call('self._recover', args))
+
+
+def _sleep(writer, where, seconds):
+    writer.need('time')
+    writer.line('time.sleep(%s)' % seconds)

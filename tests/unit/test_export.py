@@ -1,0 +1,225 @@
+"""``faultdriver export``: the code a scenario becomes.
+
+Invariant: each fault becomes the fault helper or fixture on the host's
+own service object (driver or resource tracker) with the hit and phase
+of the rule; a bug's assertions carry FIXME and ``--fixed`` asserts the
+correct state; the module imports nothing of faultdriver and compiles;
+a step or expectation with no Nova test means is exit 2 naming it.
+(Scenario files are checked against Nova's driver class, so Nova is
+imported, never started.)
+"""
+
+import ast
+import textwrap
+
+import pytest
+
+from faultdriver.cmd import main
+from faultdriver import export
+
+HEAD = '''\
+name: t
+description: F99 (test) a pinned server's live migration fails.
+topology: {hosts: [src, dest], pinned: true}
+variants:
+  stock: {description: stock, expect: bug}
+'''
+
+
+def scenario(tmp_path, text):
+    path = tmp_path / 't.yaml'
+    path.write_text(HEAD + textwrap.dedent(text))
+    return str(path)
+
+
+def flat(text):
+    """``text`` with every run of white space one space."""
+    return ' '.join(text.split())
+
+
+def cli(capsys, *argv):
+    code = main.FaultDriverApp().run(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+STEPS = '''\
+steps:
+  - boot: {server: s1, host: src}
+  - add-rule: {host: dest, rule: 'pre_live_migration: 1*crash'}
+  - live-migrate: {server: s1, host: dest}
+  - wait-migration: {server: s1, status: error}
+'''
+
+
+def test_crash_rule_becomes_the_fault_helper_on_the_hosts_driver(tmp_path):
+    text = export.export(scenario(tmp_path, STEPS + '''\
+expectations:
+  - faults: {host: dest, point: pre_live_migration, action: crash, count: 1}
+'''))
+    assert "self._fault('dest', 'pre_live_migration', 'crash')" in text
+    # The helper patches the host's own object, autospecced.
+    assert 'target = manager.rt if point.startswith(\'tracker.\')' in text
+    assert ('self.useFixture(fixtures.MockPatchObject(\n'
+            '            target, method, autospec=True, '
+            'side_effect=failing))') in text
+    assert 'def _die(self, hostname):' in text
+    assert 'A crash of nova-compute cannot be expressed faithfully' in text
+    assert "self._wait_for_nth_migration(s1, 1, 'error')" in text
+    assert "hostname='dest', point='pre_live_migration', action='crash'" \
+        in text
+
+
+def test_raise_rule_raises_the_nova_exception(tmp_path):
+    text = export.export(scenario(tmp_path, '''\
+rules:
+  src: ['live_migration.after: 1*raise(MigrationError)']
+''' + STEPS.replace("  - add-rule: {host: dest, rule: 'pre_live_migration: "
+                    "1*crash'}\n", '')))
+    assert ("self._fault( 'src', 'live_migration', 'raise', after=True, "
+            "error=exception.MigrationError(message='injected by the "
+            "test'))") in flat(text)
+    assert 'from nova import exception' in text
+    assert 'A crash of nova-compute' not in text     # no crash
+
+
+def test_start_rules_skip_the_hits_of_the_start(tmp_path):
+    # The start's resource update is the first get_available_resource:
+    # the exported fault, installed once the compute runs, skips none.
+    text = export.export(scenario(tmp_path, '''\
+rules:
+  src: ['get_available_resource: 1*off -> 1*crash']
+  dest: ['spawn.before: 1*off -> 1*crash']
+''' + STEPS.replace("  - add-rule: {host: dest, rule: 'pre_live_migration: "
+                    "1*crash'}\n", '')))
+    assert "self._fault('src', 'get_available_resource', 'crash')" in text
+    assert "self._fault('dest', 'spawn', 'crash', skip=1)" in text
+    setup = text[text.index('def setUp'):text.index('def test_t')]
+    assert "self._fault('src'" in setup
+
+
+def test_hang_becomes_nova_intercept_fixture(tmp_path):
+    text = export.export(scenario(tmp_path, '''\
+steps:
+  - boot: {server: s1, host: src}
+  - add-rule: {host: dest, rule: 'pre_live_migration: 1*hang(60, away)'}
+  - live-migrate: {server: s1, host: dest}
+  - wait-point: {host: dest, point: pre_live_migration}
+  - periodic: {host: src}
+  - release: {host: dest, barrier: away}
+'''))
+    assert ('held = self.useFixture(nova_fixtures.InterceptMethodFixture(\n'
+            "            self.computes['dest'].manager.driver, "
+            "'pre_live_migration',\n            timeout=60))") in text
+    assert 'self.assertTrue(held.started.wait(30))' in text
+    assert "self._periodic('src')" in text
+    assert 'held.proceed.set()' in text
+
+
+def test_bug_assertions_are_fixme_and_fixed_asserts_correct(tmp_path):
+    path = scenario(tmp_path, STEPS + '''\
+  - recover: {}
+expectations:
+  - migrations: {server: s1, statuses: [running]}
+  - migrations-terminal: {broken: true}
+  - accounting-matches-placement: {broken: true}
+  - servers-settled: {}
+''')
+    stock = export.export(path)
+    assert '# FIXME(faultdriver): this is the bug (F99): every migration' \
+        in stock
+    assert "self.assertNotEqual({}, self._unaccounted(['src', 'dest']))" \
+        in stock
+    assert 'self.assertEqual([], self._unsettled_servers(' in stock
+    assert "['running']," in stock
+    fixed = export.export(path, fixed=True)
+    assert 'FIXME' not in fixed
+    assert "self.assertEqual({}, self._unaccounted(['src', 'dest']))" \
+        in fixed
+    assert 'self.assertEqual([], self._unfinished_migrations(' in fixed
+    # The running migration is the bug's state, not the scenario's.
+    assert "['running']," not in fixed
+    assert 'NOTE(faultdriver): the stock form asserts migrations' in fixed
+
+
+def test_bug_variant_symptoms_invert_in_fixed_form(tmp_path):
+    path = tmp_path / 't.yaml'
+    path.write_text((HEAD + STEPS + '  - periodic: {host: dest}\n').replace(
+        '  stock: {description: stock, expect: bug}\n', '''\
+  stock:
+    expect: bug
+    expectations:
+      - log: {text: CPUPinningInvalid, min: 1}
+      - periodic-errors: {host: dest, min: 1}
+'''))
+    path = str(path)
+    stock = export.export(path)
+    assert "self.assertIn('CPUPinningInvalid', self.compute_log.output)" \
+        in stock
+    assert "self.assertGreaterEqual(self._failed_periodics('dest'), 1)" \
+        in stock
+    fixed = export.export(path, fixed=True)
+    assert ("self.assertNotIn('CPUPinningInvalid', self.compute_log.output)"
+            in fixed)
+    assert "self.assertEqual(0, self._failed_periodics('dest'))" in fixed
+
+
+def test_module_is_nova_only_and_compiles(tmp_path):
+    text = export.export('stale-error-migration-context')
+    tree = ast.parse(text)
+    modules = [node.module if isinstance(node, ast.ImportFrom) else
+               alias.name for node in ast.walk(tree)
+               if isinstance(node, (ast.Import, ast.ImportFrom))
+               for alias in node.names]
+    assert not [m for m in modules if m and 'faultdriver' in m]
+    assert text.startswith('# Licensed under the Apache License')
+    assert 'base.ServersTestBase, integrated_helpers.InstanceHelperMixin' \
+        in text
+    assert "host_info=fakelibvirt.HostInfo(\n" \
+        "                cpu_nodes=1, cpu_sockets=1, cpu_cores=4, " \
+        "cpu_threads=1)" in text
+    assert "cpu_dedicated_set='0-3'" in text
+    assert all(len(line) <= 79 for line in text.splitlines())
+
+
+@pytest.mark.parametrize('step,named', [
+    ("  - wait-guest: {server: s1, host: src, state: running}\n",
+     'step 2 `wait-guest`: cannot be exported: asks libvirt itself'),
+    ("  - crash: {host: src}\n",
+     'step 2 `crash`: cannot be exported: a crash outside a call'),
+    ("  - add-rule: {host: src, rule: 'live_migration: 1*delay(3)'}\n",
+     'step 2 `add-rule`: cannot be exported: rule '),
+    ("  - restart: {host: src, rules: ['init_host: 1*crash']}\n",
+     'step 2 `restart`: cannot be exported: rules of a restarted'),
+])
+def test_unsupported_step_is_exit_2_naming_it(tmp_path, capsys, step,
+                                              named):
+    path = scenario(tmp_path, 'steps:\n  - boot: {server: s1, host: src}\n'
+                    + step)
+    code, out, err = cli(capsys, 'export', path)
+    assert code == 2
+    assert named in err
+    assert out == ''
+
+
+def test_unsupported_expectation_is_exit_2_naming_it(tmp_path, capsys):
+    path = scenario(tmp_path, '''\
+steps:
+  - boot: {server: s1, host: src}
+expectations:
+  - guest: {server: s1, host: src, state: running}
+''')
+    code, _, err = cli(capsys, 'export', path)
+    assert code == 2
+    assert 'expectation `guest`' in err and 'cannot be exported' in err
+
+
+def test_cli_writes_the_file(tmp_path, capsys):
+    out = tmp_path / 'test_x.py'
+    code, _, _ = cli(capsys, 'export', 'stale-error-migration-context',
+                     '-o', str(out))
+    assert code == 0
+    assert out.read_text() == export.export('stale-error-migration-context')
+    code, _, err = cli(capsys, 'export', 'stale-error-migration-context',
+                       '--variant', 'fix')
+    assert code == 2 and 'variant fix' in err

@@ -1,0 +1,23 @@
+"""The exported tests shipped in nova-regressions/ are what ``faultdriver
+export`` writes for the scenarios nova-regressions/exports.txt lists:
+regenerate them (tools/export-nova-regressions.sh) when this fails, so
+they never drift from the scenarios and the exporter."""
+
+import os
+
+from faultdriver.export import shipped
+
+FOLDER = os.path.join(os.path.dirname(__file__), '..', '..',
+                      'nova-regressions')
+
+
+def test_shipped_exports_are_regenerated():
+    expected = shipped.written(FOLDER)
+    present = {name for name in os.listdir(FOLDER)
+               if name.startswith('test_') and name.endswith('.py')}
+    assert present == set(expected)
+    for name, text in expected.items():
+        with open(os.path.join(FOLDER, name), encoding='utf-8') as stream:
+            assert stream.read() == text, (
+                '%s differs from what faultdriver export writes: run '
+                'tools/export-nova-regressions.sh' % name)
