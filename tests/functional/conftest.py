@@ -23,9 +23,9 @@ import os
 MATRICES = ('test_live_migration_steps.py', 'test_resize_steps.py',
             'test_evacuate_steps.py', 'test_live_migration_actions.py')
 BUNDLED = 'test_bundled_scenarios.py'
-#: Runs its cases as subprocesses in threading mode whatever the test's
+#: Run their cases as subprocesses in threading mode whatever the test's
 #: mode: once is enough.
-SWEEP = 'test_sweep.py'
+SWEEPS = ('test_sweep.py', 'test_sweep_recall.py')
 SAMPLE = {
     # live migration: a crash on each side, one NUMA-claim window
     'TestCrashDestAfterClaim', 'TestCrashSourceAtLiveMigration',
@@ -45,7 +45,7 @@ def _dropped(share, item):
     if share == 'threading':
         return name == BUNDLED
     if share == 'eventlet':
-        return name == SWEEP or (
+        return name in SWEEPS or (
             name in MATRICES and (item.cls is None or
                                   item.cls.__name__ not in SAMPLE))
     raise ValueError('FAULTDRIVER_CI_SHARE=%r: expected eventlet or '

@@ -7,7 +7,7 @@ Invariant: every process of the run imports the changed Nova and says
 so in its report; the change's effect is what Nova with it does: the
 stale-context seed (doc/findings.rst F1) is not reproduced, and the
 A/B sweep of the seed's step reports F1's finding removed, none added,
-no regression.
+no regression (that sweep: tests/functional/test_sweep.py).
 """
 
 import json
@@ -73,37 +73,6 @@ def _saved(folder, text):
     path = folder / 'run.json'
     path.write_text(text)
     return str(path)
-
-
-def test_ab_nova_patch_sweep_removes_the_seed_finding(tmp_path):
-    done = faultdriver('sweep', 'live-migration', '--points',
-                       'pre_live_migration', '--hosts', 'dest', '--actions',
-                       'crash', '--mode', mode(), '--ab-nova-patch', DIFF,
-                       '--results', str(tmp_path), '-f', 'json')
-    assert done.returncode == 0, done.stderr[-3000:]
-    doc = json.loads(done.stdout)
-    assert doc['a']['nova']['patches'] == []
-    assert [p['file'] for p in doc['b']['nova']['patches']] == [
-        'revert-stale-error-context.diff']
-    assert [c['id'] for c in doc['b']['cases']] == \
-        [c['id'] for c in doc['a']['cases']]
-    removed = {(f['invariant'], f['phase'], f['known'])
-               for f in doc['ab']['removed']}
-    assert ('periodics-clean', 'before',
-            'stale-error-migration-context') in removed
-    assert doc['ab']['added'] == [] and doc['ab']['regressions'] == []
-    assert doc['ab']['patches'] == ['revert-stale-error-context.diff (Nova)']
-    # Each case's reproducer names the change: it replays on that Nova.
-    [case] = [c for c in doc['b']['cases'] if c['phase'] == 'before']
-    variant = yaml.safe_load(open(case['scenario']))['variants']['case']
-    assert variant['nova-patches'] == [os.path.abspath(DIFF)]
-    # The record says which Nova: a resume of B with stock is refused.
-    again = faultdriver('sweep', 'live-migration', '--points',
-                        'pre_live_migration', '--hosts', 'dest',
-                        '--actions', 'crash', '--mode', mode(),
-                        '--results', str(tmp_path / 'b'))
-    assert again.returncode == 2, again.stderr[-3000:]
-    assert 'the results of another sweep (nova:' in again.stderr
 
 
 def test_a_change_to_code_faultdriver_pins_disables_only_that_feature():

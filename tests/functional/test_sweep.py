@@ -14,6 +14,8 @@ import os
 import subprocess
 import sys
 
+import yaml
+
 
 def faultdriver(*args, timeout=900):
     return subprocess.run(
@@ -104,3 +106,38 @@ def test_a_hang_is_released_after_every_hosts_periodic(tmp_path):
         [recovery] = case['recovery']
         assert recovery.startswith('periodics while held: src '), recovery
         assert 'released 1 on dest' in recovery, recovery
+
+
+DIFF = os.path.join(os.path.dirname(__file__), 'data',
+                    'revert-stale-error-context.diff')
+
+
+def test_ab_nova_patch_sweep_removes_the_seed_finding(tmp_path):
+    done = faultdriver('sweep', 'live-migration', '--points',
+                       'pre_live_migration', '--hosts', 'dest', '--actions',
+                       'crash', '--ab-nova-patch', DIFF,
+                       '--results', str(tmp_path), '-f', 'json')
+    assert done.returncode == 0, done.stderr[-3000:]
+    doc = json.loads(done.stdout)
+    assert doc['a']['nova']['patches'] == []
+    assert [p['file'] for p in doc['b']['nova']['patches']] == [
+        'revert-stale-error-context.diff']
+    assert [c['id'] for c in doc['b']['cases']] == \
+        [c['id'] for c in doc['a']['cases']]
+    removed = {(f['invariant'], f['phase'], f['known'])
+               for f in doc['ab']['removed']}
+    assert ('periodics-clean', 'before',
+            'stale-error-migration-context') in removed
+    assert doc['ab']['added'] == [] and doc['ab']['regressions'] == []
+    assert doc['ab']['patches'] == ['revert-stale-error-context.diff (Nova)']
+    # Each case's reproducer names the change: it replays on that Nova.
+    [case] = [c for c in doc['b']['cases'] if c['phase'] == 'before']
+    variant = yaml.safe_load(open(case['scenario']))['variants']['case']
+    assert variant['nova-patches'] == [os.path.abspath(DIFF)]
+    # The record says which Nova: a resume of B with stock is refused.
+    again = faultdriver('sweep', 'live-migration', '--points',
+                        'pre_live_migration', '--hosts', 'dest',
+                        '--actions', 'crash',
+                        '--results', str(tmp_path / 'b'))
+    assert again.returncode == 2, again.stderr[-3000:]
+    assert 'the results of another sweep (nova:' in again.stderr
