@@ -2,6 +2,7 @@
 machine, and a stack made to fail at one part of its start."""
 
 import os
+import socket
 import sys
 import threading
 import time
@@ -72,6 +73,25 @@ class FailingStack(stack_module.Stack):
     def stop(self):
         self.sessions |= procs.sessions_of_stack(self.dir)
         super().stop()
+
+
+def assert_part_fails(stack, part, cause, blocked=None):
+    """Start ``stack`` (a FailingStack made to fail at ``part``) with
+    ``blocked``, an ``(address, port)`` bound but not listening, if
+    given: the part's own bind fails, and nothing answers on the port it
+    waits for.  The start fails naming ``part`` and ``cause``, within
+    BOUND, and leaves nothing behind."""
+    blocker = socket.socket()
+    if blocked:
+        blocker.bind(blocked)
+    with blocker:
+        error, seconds = start_and_stop(stack)
+    print('%s failed; start and teardown took %.1fs' % (part, seconds))
+    assert isinstance(error, stack_module.PartFailed), repr(error)
+    assert error.part == part
+    assert str(error).startswith('%s did not start: ' % part)
+    assert cause in str(error)
+    assert leftovers(stack.dir, stack.sessions) == []
 
 
 def start_and_stop(stack):

@@ -12,13 +12,11 @@ test_start_failures.py.
 """
 
 import os
-import socket
 import sys
 
 import pytest
 
 from faultdriver.process import libvirt_host
-from faultdriver.process import stack as stack_module
 from tests import stacks
 
 MODE = ('threading' if os.environ.get('OS_NOVA_DISABLE_EVENTLET_PATCHING',
@@ -38,18 +36,9 @@ def test_a_part_that_does_not_start_is_named_and_nothing_is_left(part, how,
         faults={'src': {'inner_driver': 'libvirt', 'extra': {'compute': {
             'cpu_dedicated_set': '%d-%d' % (cpus[0], cpus[-1])}}}},
         progress=print)
-    blocker = socket.socket()
-    if how == 'port':
-        blocker.bind((stack.libvirt['src'].address,
-                      libvirt_host.LIBVIRT_PORT))
-    with blocker:
-        error, seconds = stacks.start_and_stop(stack)
-    print('%s failed; start and teardown took %.1fs' % (part, seconds))
-    assert isinstance(error, stack_module.PartFailed), repr(error)
-    assert error.part == part
-    assert str(error).startswith('%s did not start: ' % part)
-    assert cause in str(error)
-    assert stacks.leftovers(stack.dir, stack.sessions) == []
+    stacks.assert_part_fails(stack, part, cause, blocked=(
+        stack.libvirt['src'].address, libvirt_host.LIBVIRT_PORT)
+        if how == 'port' else None)
 
 
 if __name__ == '__main__':

@@ -16,14 +16,12 @@ Also: a missing prerequisite is refused by the variant's runner itself
 
 import json
 import os
-import socket
 import subprocess
 import sys
 
 import pytest
 
 from faultdriver.process import procs
-from faultdriver.process import stack as stack_module
 from tests import stacks
 
 MODE = ('threading' if os.environ.get('OS_NOVA_DISABLE_EVENTLET_PATCHING',
@@ -59,19 +57,8 @@ def test_a_part_that_does_not_start_is_named_and_nothing_is_left(part, how,
     stack = stacks.FailingStack(
         part, how, hosts=('src',), mode=MODE, progress=print,
         faults={'src': {'inner_driver': 'fake_numa'}})
-    blocker = socket.socket()
-    if how == 'port':
-        # Bound, not listening: the part's own bind fails, and nothing
-        # answers on the port it waits for.
-        blocker.bind(('127.0.0.1', port_of(stack, part)))
-    with blocker:
-        error, seconds = stacks.start_and_stop(stack)
-    print('%s failed; start and teardown took %.1fs' % (part, seconds))
-    assert isinstance(error, stack_module.PartFailed), repr(error)
-    assert error.part == part
-    assert str(error).startswith('%s did not start: ' % part)
-    assert cause in str(error)
-    assert stacks.leftovers(stack.dir, stack.sessions) == []
+    stacks.assert_part_fails(stack, part, cause, blocked=(
+        '127.0.0.1', port_of(stack, part)) if how == 'port' else None)
     assert [p for p in ports(stack) if procs.port_open(p)] == []
 
 
