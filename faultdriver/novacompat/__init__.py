@@ -220,10 +220,13 @@ def _warn_unavailable(feature, message):
                     novaundertest.recorded()), message)
 
 
-def unavailable(groups=GROUPS):
+def unavailable(groups=DRIVER_GROUPS):
     """``{feature: why}``: the optional features this Nova lacks (only
     ever non-empty on a changed Nova under test: on any other Nova a
-    broken assumption refuses the start)."""
+    broken assumption refuses the start).  ``groups``: what this process
+    checks (default what every FaultDriver start checks: a real
+    nova-compute must never import Nova's test framework, which the
+    harness group reaches)."""
     found = {}
     if not novaundertest.is_changed():
         return found
