@@ -33,7 +33,7 @@ def load(names):
     left out, with a warning (:func:`unavailable` says which)."""
     choices = registered()
     patches = []
-    gone = unavailable(names)
+    gone = novacompat.unavailable()
     for name in names or ():
         if name not in choices:
             raise exception.ConfigError(
@@ -52,9 +52,10 @@ def load(names):
                 'on this Nova (%s; it relies on %s): %s: %s'
                 % (name, novacompat.nova_version_text(), ', '.join(symbols),
                    type(exc).__name__, exc)) from exc
-        if name in gone:
+        why = _why_unavailable(patch.requires, gone)
+        if why:
             LOG.warning('%s fix=%s: %s', novacompat.UNAVAILABLE_MARKER, name,
-                        gone[name])
+                        why)
             continue
         patches.append(patch)
     return patches
@@ -65,17 +66,27 @@ def unavailable(names):
     (changed) Nova under test made unavailable."""
     gone = novacompat.unavailable()
     found = {}
-    for name in names if gone else ():
-        if name not in registered():
-            continue
-        plugin = stevedore.DriverManager(NAMESPACE, name).driver
-        needs = {a.optional for a in novacompat.assumptions()
-                 if a.symbol in plugin.requires and a.optional}
-        why = ['%s: %s' % (f, gone[f]) for f in sorted(needs & set(gone))]
-        if why:
-            found[name] = 'unavailable on this Nova under test (%s)' % (
-                '; '.join(why))
+    choices = registered() if gone else ()
+    for name in names or ():
+        if name in choices:
+            why = _why_unavailable(
+                stevedore.DriverManager(NAMESPACE, name).driver.requires,
+                gone)
+            if why:
+                found[name] = why
     return found
+
+
+def _why_unavailable(requires, gone):
+    """Why a fix relying on the Nova symbols ``requires`` cannot run,
+    given the unavailable features ``gone`` (novacompat.unavailable), or
+    None."""
+    needs = {a.optional for a in novacompat.assumptions()
+             if a.symbol in requires and a.optional}
+    why = ['%s: %s' % (f, gone[f]) for f in sorted(needs & set(gone))]
+    if not why:
+        return None
+    return 'unavailable on this Nova under test (%s)' % '; '.join(why)
 
 
 class TrackerPatch:
