@@ -22,7 +22,7 @@ import tempfile
 
 import yaml
 
-from faultdriver.scenario import runner as scenario_runner
+from faultdriver.scenario import worker
 
 SHORT, LONG = 1, 31
 
@@ -51,7 +51,7 @@ def main():
             with open(paths[seconds], 'w', encoding='utf-8') as out:
                 yaml.safe_dump(scenario(seconds), out)
         env = dict(os.environ, PYTHONWARNINGS='ignore',
-                   OS_NOVA_DISABLE_EVENTLET_PATCHING=scenario_runner.MODES[
+                   OS_NOVA_DISABLE_EVENTLET_PATCHING=worker.MODES[
                        args.mode])
         served = subprocess.Popen(
             [sys.executable, '-m', 'faultdriver.scenario.runner', '--serve',

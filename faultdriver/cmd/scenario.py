@@ -108,7 +108,7 @@ class ScenarioShow(show.ShowOne):
 
     def take_action(self, parsed_args):
         from faultdriver.scenario import model
-        from faultdriver.scenario import runner
+        from faultdriver.scenario import steps
         s = model.load(parsed_args.scenario)
 
         structured = parsed_args.formatter in MACHINE_FORMATS
@@ -116,7 +116,7 @@ class ScenarioShow(show.ShowOne):
         def listing(items):
             if structured:
                 return list(items)
-            return '\n'.join(runner.describe_step(*next(iter(i.items())))
+            return '\n'.join(steps.describe_step(*next(iter(i.items())))
                              for i in items)
         rules = s.data.get('rules', {})
         data = {'name': s.name, 'file': s.path,

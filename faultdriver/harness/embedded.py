@@ -33,18 +33,17 @@ from faultdriver.harness import rpcwake  # noqa: E402
 from faultdriver.harness import topology  # noqa: E402
 from faultdriver import novacompat  # noqa: E402
 from faultdriver.novacompat import patchfixtures  # noqa: E402
-from faultdriver import waiting
+from faultdriver.scenario import backend  # noqa: E402
+from faultdriver.scenario import backend_base  # noqa: E402
 
 #: The nova wheel installs api-paste.ini under <prefix>/etc/nova.
 API_PASTE = os.path.join(sys.prefix, 'etc', 'nova', 'api-paste.ini')
 
 #: Pinned topology: dedicated pCPUs, all in one NUMA cell, per host.
 PINNED_CPUS = topology.PINNED.cpus
-#: Seconds between two looks at the state a wait waits for.
-POLL = 0.1
 
 
-class EmbeddedNova(base.ServersTestBase,
+class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
                    integrated_helpers.InstanceHelperMixin):
     """Two hosts, ``src`` and ``dest``; subclasses set RULES and PINNED."""
 
@@ -79,6 +78,11 @@ class EmbeddedNova(base.ServersTestBase,
     #: waits, and only live hosts under load need the longer wait.  A
     #: test restarting a host within its callers' wait sets more.
     DEAD_HOST_WAIT = 0.5
+    #: vCPUs of a pinned server booted without a flavor.
+    default_vcpus = 2
+    #: ``(logger name, level)`` whose records ``log_text`` returns (the
+    #: scenario runner's; none for a plain test).
+    CAPTURED_LOGS = ()
 
     def setUp(self):
         # Scenario steps and expectations count Nova's log lines too.
@@ -109,6 +113,11 @@ class EmbeddedNova(base.ServersTestBase,
         for host in self.HOSTS:
             self.start_compute(hostname=host, host_info=(
                 topology.host_info(shapes[host]) if shapes else None))
+        # After the starts: what scenarios count is what the steps caused.
+        self._captured_logs = [self.useFixture(fixtures.FakeLogger(
+            name=name, level=level,
+            format='%(levelname)s %(name)s %(message)s'))
+            for name, level in self.CAPTURED_LOGS]
 
     def _setup_services(self):
         # Nova's test setUp has set its value; the services start now.
@@ -135,33 +144,18 @@ class EmbeddedNova(base.ServersTestBase,
     def create_flavor(self, vcpus, extra_specs=None):
         return self._create_flavor(vcpu=vcpus, extra_spec=extra_specs)
 
-    def boot(self, host='src', vcpus=None, status='ACTIVE'):
-        flavor = None
-        if self.PINNED:
-            flavor = self.create_flavor(vcpus or 2,
-                                        {'hw:cpu_policy': 'dedicated'})
-        return self.create_server(host, flavor, status=status)
-
     def guests(self, host):
         """None: fakelibvirt is not a hypervisor to ask (the scenario
         backend contract; real guests are the libvirt tier's)."""
         return None
 
-    def create_server(self, host, flavor_id=None, timeout=30,
-                      status='ACTIVE'):
+    def create_server(self, host, flavor_id=None,
+                      timeout=backend.SERVER_TIMEOUT, status='ACTIVE'):
         """Boot a server on ``host`` (no network) and wait for ``status``;
         waiting for ACTIVE fails at once, with the fault, on ERROR."""
         server = self.admin_api.post_server({'server': self._build_server(
             flavor_id=flavor_id, networks='none', host=host)})
-        return self.wait_for_server(
-            server, timeout=timeout, status=status,
-            fail_on='ERROR' if status != 'ERROR' else None)
-
-    def delete_server(self, server, timeout=30):
-        """Delete a server and wait until it is gone."""
-        self.api.delete_server(server['id'])
-        self._until(lambda: self.observe.server_gone(server['id']), timeout,
-                    'server %s deleted' % server['id'])
+        return self.wait_for_server(server, timeout=timeout, status=status)
 
     def live_migrate(self, server, host='dest'):
         self.api.post_server_action(server['id'], {'os-migrateLive': {
@@ -187,51 +181,39 @@ class EmbeddedNova(base.ServersTestBase,
         graceful shutdown, which waits for operations in progress."""
         self.computes[host].stop()
 
-    def force_down(self, host, down=True):
-        """Mark ``host``'s nova-compute forced down (or up again) through
-        the API, as an operator fencing a failed host before evacuating."""
-        [service] = self.admin_api.get_services(host=host,
-                                                binary='nova-compute')
-        self.admin_api.put_service_force_down(service['id'], down)
-
     def run_periodic(self, host):
         self.computes[host].manager.update_available_resource(
             context.get_admin_context())
 
-    # -- waiting ------------------------------------------------------------
-    # Waits poll the database (faultdriver.harness.observe: an API request
-    # costs as much CPU as the work waited for) and return the API's view.
+    # -- primitive reads ----------------------------------------------------
+    # They read the database (faultdriver.harness.observe: an API request
+    # costs as much CPU as the work waited for) with the API's derivations;
+    # the shared waits (backend_base) poll them and return the API's view.
+
+    def server_fields(self, server):
+        return self.observe.server_fields(server['id'])
+
+    def server_exists(self, server):
+        return not self.observe.server_gone(server['id'])
+
+    def migration_statuses(self, server):
+        return self.observe.migration_statuses(server['id'])
 
     def service_state(self, host):
-        return self.admin_api.get_services(
-            host=host, binary='nova-compute')[0]['state']
-
-    def wait_service_state(self, host, state, timeout=20):
-        self._until(lambda: self.observe.service_state(host) == state,
-                    timeout, '%s %s' % (host, state))
-
-    @staticmethod
-    def _until(check, timeout, what):
-        """Wait as a test does: a timeout fails the test."""
-        return waiting.until(check, timeout, what, interval=POLL,
-                             error=AssertionError)
+        return self.observe.service_state(host)
 
     def migrations(self, server):
         return self.api.api_get(
             '/os-migrations?instance_uuid=%s' % server['id']
         ).body['migrations']
 
-    def move_state(self, server):
-        fields = self.observe.server_fields(server['id'])
-        return (tuple(status for _id, status in
-                      self.observe.migration_statuses(server['id'])),
-                fields['status'], fields['task_state'], fields['host'])
+    def log_text(self):
+        """What the loggers of ``CAPTURED_LOGS`` recorded."""
+        return ''.join(capture.output for capture in self._captured_logs)
 
     def migration(self, server, migration_id):
         """The API's view of one of the server's migrations."""
-        [found] = [m for m in self.migrations(server)
-                   if m['id'] == migration_id]
-        return found
+        return self._migration(server, migration_id)
 
     def wait_for_migration(self, server, statuses, timeout=20):
         """Wait until the server's newest migration has one of
@@ -240,63 +222,9 @@ class EmbeddedNova(base.ServersTestBase,
             migrations = self.observe.migration_statuses(server['id'])
             if migrations and migrations[-1][1] in statuses:
                 return self.migration(server, migrations[-1][0])
-        return self._until(newest, timeout, lambda: 'migration %s: %s' % (
+        return self.wait(newest, lambda: 'migration %s: %s' % (
             '/'.join(statuses), self.observe.migration_statuses(
-                server['id'])))
-
-    def wait_newest_migration(self, server, status, count, timeout=30,
-                              fail_on=('error', 'failed')):
-        """Wait for the server's ``count``-th migration (oldest first) to
-        reach ``status``; fail at once if it reaches one of ``fail_on``."""
-        def reached():
-            migrations = self.observe.migration_statuses(server['id'])
-            if len(migrations) >= count:
-                migration_id, actual = migrations[count - 1]
-                if actual == status:
-                    return self.migration(server, migration_id)
-                if status not in fail_on and actual in fail_on:
-                    self.fail('migration %d of %s is %s, not %s: %s'
-                              % (count, server['id'], actual, status,
-                                 self.migration(server, migration_id)))
-        return self._until(reached, timeout, lambda: (
-            'migration %d of %s %s: %s' % (
-                count, server['id'], status,
-                self.observe.migration_statuses(server['id']))))
-
-    def wait_action_event(self, server, action, event, timeout=20):
-        """Wait until the newest ``action`` (e.g. live_migration_cancel) of
-        the server has ``event`` (compute_live_migration_abort) finished;
-        returns the event (``result``: Success or Error)."""
-        def finished():
-            actions = [a for a in self.admin_api.get_instance_actions(
-                server['id']) if a['action'] == action]
-            if actions:
-                for found in self.admin_api.get_instance_action_details(
-                        server['id'], actions[0]['request_id'])['events']:
-                    if found['event'] == event and found['finish_time']:
-                        return found
-        return self._until(finished, timeout, 'a finished %s event of %s'
-                           % (event, action))
-
-    def wait_for_server(self, server, timeout=20, fail_on=None,
-                        **expected):
-        """Wait until the server's API fields (``status='ACTIVE'``,
-        ``host='src'``, ``task_state=None``) match; returns it.  With
-        ``fail_on='ERROR'`` fail at once on that status, with the fault."""
-        def reached():
-            fields = self.observe.server_fields(server['id'])
-            if all(fields[k] == v for k, v in expected.items()):
-                return self.api.get_server(server['id'])
-            if fail_on and fields['status'] == fail_on:
-                found = self.api.get_server(server['id'])
-                self.fail('server became %s, not %s: %s' % (
-                    fail_on, expected, found.get('fault')))
-
-        def what():
-            fields = self.observe.server_fields(server['id'])
-            return 'server %s; it is %s' % (expected, {
-                k: fields[k] for k in expected})
-        return self._until(reached, timeout, what)
+                server['id'])), timeout)
 
     # -- state --------------------------------------------------------------
 

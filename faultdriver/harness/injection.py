@@ -135,15 +135,17 @@ class FaultInjection(fixtures.Fixture):
         """Parse and validate one rule exactly as nova.conf would."""
         return conf.RuleType()(text)
 
-    def set_rules(self, host, texts):
-        """Rules for ``host``'s next start (and now, if it runs)."""
-        self._rules[host] = [self.parse(t) for t in texts]
+    def set_rules(self, host, rules):
+        """Rules (texts) for ``host``'s next start (and now, if it
+        runs)."""
+        self._rules[host] = [self.parse(t) for t in rules]
         if host in self.drivers:
             self.engine(host).set_rules(self._rules[host])
 
-    def add_rule(self, host, text):
-        """Add a rule to the running ``host``; returns its index."""
-        return self.engine(host).add_rule(self.parse(text))
+    def add_rule(self, host, rule):
+        """Add a rule (text) to the running ``host``; returns its
+        index."""
+        return self.engine(host).add_rule(self.parse(rule))
 
     def remove_rule(self, host, index):
         """Remove rule ``index`` (as add_rule returned it) from the running
@@ -177,9 +179,10 @@ class FaultInjection(fixtures.Fixture):
         """Block until ``point`` was hit ``count`` times on ``host``."""
         return self.engine(host).wait_for_hit(point, count, timeout, phase)
 
-    def release(self, host, name=None):
-        """Release threads held by ``hang`` on ``host`` (barrier ``name``)."""
-        return self.engine(host).release(name)
+    def release(self, host, barrier=None):
+        """Release threads held by ``hang`` on ``host`` (one barrier, or
+        all); returns how many."""
+        return self.engine(host).release(barrier)
 
     def held(self, host):
         """``{barrier: threads held}`` on ``host``."""

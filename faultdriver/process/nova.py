@@ -17,12 +17,12 @@ from faultdriver.control import client as control_client
 from faultdriver.control import protocol
 from faultdriver import exception
 from faultdriver import journal as journal_module
+from faultdriver.process import client as client_module
 from faultdriver.process import config
 from faultdriver.process import prereqs
 from faultdriver.process import standins
-from faultdriver import waiting
-
-POLL = 0.25
+from faultdriver.scenario import backend
+from faultdriver.scenario import backend_base
 
 
 def _data(obj):
@@ -63,7 +63,12 @@ class Faults:
         return self.control(host).add(rule)['index']
 
     def remove_rule(self, host, index):
-        self.control(host).remove(index)
+        """False if ``host`` has no rule ``index`` (as the embedded
+        tier's engine answers)."""
+        try:
+            self.control(host).remove(index)
+        except protocol.RequestRejected:
+            return False
         return True
 
     def set_rules(self, host, rules):
@@ -176,26 +181,33 @@ class Faults:
 
 
 class _AdminAPI:
+    """The compute API calls of the contract (backend.ComputeAPI), with
+    the names and arguments of Nova's functional API client."""
+
     def __init__(self, client):
         self.client = client
 
-    def post_server_action(self, server_id, body):
-        return self.client.post('/servers/%s/action' % server_id, body)
+    def post_server_action(self, server_id, data):
+        return self.client.post('/servers/%s/action' % server_id, data)
 
     def get_server(self, server_id):
         return self.client.server(server_id)
+
+    def delete_server(self, server_id):
+        return self.client.request('DELETE', '/servers/%s' % server_id,
+                                   ok=(204,))
 
     def delete_migration(self, server_id, migration_id):
         return self.client.request(
             'DELETE', '/servers/%s/migrations/%s' % (server_id, migration_id),
             ok=(202,))
 
-    def get_services(self, host=None, binary='nova-compute'):
+    def get_services(self, binary='nova-compute', host=None):
         return self.client.services(binary, host)
 
-    def put_service_force_down(self, service_id, down):
+    def put_service_force_down(self, service_id, forced_down):
         return self.client.request('PUT', '/os-services/%s' % service_id,
-                                   {'forced_down': down})
+                                   {'forced_down': forced_down})
 
     def get_instance_actions(self, server_id):
         return self.client.get('/servers/%s/os-instance-actions'
@@ -206,8 +218,11 @@ class _AdminAPI:
             server_id, request_id))['instanceAction']
 
 
-class ProcessNova:
+class ProcessNova(backend_base.BackendBase):
     """What scenario steps and expectations need, on real processes."""
+
+    #: An API request is dearer than the embedded Nova's database read.
+    POLL = 0.25
 
     def __init__(self, stack, pinned=True):
         self.stack = stack
@@ -221,10 +236,6 @@ class ProcessNova:
         self.default_vcpus = 1 if stack.libvirt else 2
 
     # -- polling ----------------------------------------------------------
-
-    @staticmethod
-    def wait(check, what, timeout):
-        waiting.until(check, timeout, what, interval=POLL)
 
     def consumers(self, host):
         """Consumers of ``host``'s compute queue: 1 once its nova-compute
@@ -260,101 +271,46 @@ class ProcessNova:
                 extra_specs=extra_specs)
         return self._flavors[key]
 
-    def boot(self, host='src', vcpus=None, status='ACTIVE'):
-        flavor = self.create_flavor(
-            vcpus or self.default_vcpus,
-            {'hw:cpu_policy': 'dedicated'} if self.PINNED else None)
-        return self.create_server(host, flavor, status=status)
-
-    def create_server(self, host, flavor_id=None, timeout=90,
-                      status='ACTIVE'):
+    def create_server(self, host, flavor_id=None,
+                      timeout=backend.SERVER_TIMEOUT, status='ACTIVE'):
         server_id = self.client.boot(
             'server-%d' % time.monotonic_ns(), flavor_id or
             self.create_flavor(), standins.IMAGE_ID, host=host)
-        return self.client.wait_for_server(server_id, timeout,
-                                           status=status)
+        return self.wait_for_server({'id': server_id}, timeout,
+                                    status=status)
 
-    def delete_server(self, server, timeout=60):
-        self.client.request('DELETE', '/servers/%s' % server['id'],
-                            ok=(204,))
-        self.wait(lambda: not self._exists(server['id']),
-                  'server %s deleted' % server['id'], timeout)
+    # -- primitive reads (the API's, as an operator's) ----------------------
 
-    def _exists(self, server_id):
+    def server_fields(self, server):
+        found = self.client.server(server['id'])
+        return {'status': found['status'],
+                'host': found['OS-EXT-SRV-ATTR:host'],
+                'task_state': found['OS-EXT-STS:task_state']}
+
+    def server_exists(self, server):
         try:
-            self.client.server(server_id)
+            self.client.server(server['id'])
             return True
-        except Exception as exc:
+        except client_module.APIError as exc:
             if '404' in str(exc):
                 return False
             raise
 
-    def wait_for_server(self, server, timeout=30, **fields):
-        return self.client.wait_for_server(server['id'], timeout, **fields)
-
-    # -- migrations -------------------------------------------------------
-
     def migrations(self, server):
         return self.client.migrations(server['id'])
 
-    def move_state(self, server):
-        found = self.client.server(server['id'])
-        return (tuple(m['status'] for m in sorted(
-            self.migrations(server), key=lambda m: m['id'])),
-            found['status'], found['OS-EXT-STS:task_state'],
-            found['OS-EXT-SRV-ATTR:host'])
-
-    def wait_newest_migration(self, server, status, count, timeout=30,
-                              fail_on=('error', 'failed')):
-        def reached():
-            migrations = self.migrations(server)
-            if len(migrations) >= count:
-                actual = migrations[count - 1]['status']
-                if actual == status:
-                    return migrations[count - 1]
-                if status not in fail_on and actual in fail_on:
-                    raise AssertionError('migration %d of %s is %s, not %s'
-                                         % (count, server['id'], actual,
-                                            status))
-        return waiting.until(reached, timeout, lambda: (
-            'migration %d of %s %s: %s' % (
-                count, server['id'], status,
-                [m['status'] for m in self.migrations(server)])),
-            interval=POLL, error=AssertionError)
+    def migration_statuses(self, server):
+        return [(m['id'], m['status']) for m in self.migrations(server)]
 
     # -- services and periodics -------------------------------------------
 
     def service_state(self, host):
         return self.client.services('nova-compute', host)[0]['state']
 
-    def wait_service_state(self, host, state, timeout=30):
-        self.client.wait_for_service('nova-compute', host, state, timeout)
-
     def stop_compute(self, host):
         """Stop ``host``'s nova-compute as ``systemctl stop`` does
         (SIGTERM: Nova's graceful shutdown)."""
         self.stack.computes[host].stop(grace=60)
-
-    def force_down(self, host, down=True):
-        [service] = self.admin_api.get_services(host=host)
-        self.admin_api.put_service_force_down(service['id'], down)
-
-    def wait_action_event(self, server, action, event, timeout=20):
-        """The newest ``action``'s ``event`` once finished."""
-        found = []
-
-        def finished():
-            actions = [a for a in self.admin_api.get_instance_actions(
-                server['id']) if a['action'] == action]
-            if actions:
-                details = self.admin_api.get_instance_action_details(
-                    server['id'], actions[0]['request_id'])
-                found[:] = [e for e in details.get('events', ())
-                            if e['event'] == event and e['finish_time']]
-            return bool(found)
-        self.wait(finished, '%s %s of %s' % (action, event, server['id']),
-                  timeout)
-        return found[0]
 
     def run_periodic(self, host):
         """Run one whole resource-tracker periodic on ``host`` now, as the

@@ -2,7 +2,9 @@
 
 Same command line and report as :mod:`faultdriver.scenario.runner`
 (``python -m faultdriver.process.runner [--hypervisor libvirt] FILE
-VARIANT MODE OUT``) and the same steps and expectations; only the Nova
+VARIANT MODE OUT``, :mod:`faultdriver.scenario.worker`'s protocol) and
+the same steps and expectations (:mod:`faultdriver.scenario.play`);
+only the Nova
 underneath differs: a :class:`~faultdriver.process.stack.Stack` of real
 services, its computes on ``fake_numa`` (or on real libvirtd + QEMU per
 host) behind FaultDriver, faults driven through each compute's control
@@ -19,14 +21,8 @@ from faultdriver import novacompat
 from faultdriver.process import nova as process_nova
 from faultdriver.process import stack as stack_module
 from faultdriver.scenario import model
-from faultdriver.scenario import runner
-
-
-class Steps(runner.Steps):
-    """The scenario steps; logs come from the computes' log files."""
-
-    def log_text(self):
-        return self.test.log_text()
+from faultdriver.scenario import play
+from faultdriver.scenario import worker
 
 
 def host_settings(shape):
@@ -102,10 +98,10 @@ def run(path, variant, mode, keep=False, hypervisor='fake_numa'):
               'expect': scenario.variants[variant].get('expect', 'ok'),
               'patches': scenario.patches(variant), 'timeline': [],
               'step_failed': None, '_t0': time.monotonic()}
-    runner.progress(variant, 'starting Nova as processes on %s (%s mode, '
-                    'fixes: %s)' % (hypervisor, mode,
-                                    ', '.join(report['patches']) or
-                                    'none (stock)'))
+    play.progress(variant, 'starting Nova as processes on %s (%s mode, '
+                  'fixes: %s)' % (hypervisor, mode,
+                                  ', '.join(report['patches']) or
+                                  'none (stock)'))
     cpus = machine_cpus()
     faults = {host: host_faults(scenario, variant, host, hypervisor, cpus)
               for host in scenario.hosts}
@@ -113,23 +109,21 @@ def run(path, variant, mode, keep=False, hypervisor='fake_numa'):
         report['topology'] = {
             host: libvirt_host_settings(shape, cpus)[1].as_dict()
             for host, shape in scenario.host_shapes().items()}
-        runner.progress(variant, 'real libvirt: every host has this '
-                        "machine's CPUs %s in one NUMA node; CPU sets: %s" % (
-                            ','.join(map(str, cpus)), '; '.join(
-                                '%s %s' % (h, faults[h]['extra'].get(
-                                    'compute', {}))
-                                for h in scenario.hosts)))
+        play.progress(variant, 'real libvirt: every host has this '
+                      "machine's CPUs %s in one NUMA node; CPU sets: %s" % (
+                          ','.join(map(str, cpus)), '; '.join(
+                              '%s %s' % (h, faults[h]['extra'].get(
+                                  'compute', {}))
+                              for h in scenario.hosts)))
     stack = stack_module.Stack(
         hosts=scenario.hosts, faults=faults, mode=mode, keep=keep,
-        progress=lambda text: runner.progress(variant, text),
+        progress=lambda text: play.progress(variant, text),
         hypervisor=hypervisor)
     with stack:
         report['stack_seconds'] = stack.timings
         nova = process_nova.ProcessNova(stack, pinned=scenario.pinned)
-        test = runner.scenario_test(scenario, variant, report,
-                                    steps_class=Steps)
         try:
-            test(nova)
+            play.play(nova, scenario, variant, report)
         except Exception:
             report['internal_error'] = traceback.format_exc()
         report['logs'] = stack.dir if keep else None
@@ -146,7 +140,7 @@ def main(argv=None):
         hypervisor = args[1]
         args = args[2:]
     backend = 'libvirt' if hypervisor == 'libvirt' else 'process'
-    return runner.main(args, functools.partial(run, hypervisor=hypervisor),
+    return worker.main(args, functools.partial(run, hypervisor=hypervisor),
                        backend)
 
 

@@ -174,20 +174,20 @@ def _moves_again(steps, state, timeout=60):
 
 
 def _live_migrate(steps, server, host, timeout):
-    test = steps.test
-    source = test.api.get_server(server['id'])['OS-EXT-SRV-ATTR:host']
-    count = len(test.migrations(server)) + 1
-    index = test.faults.add_rule(source, WINDOW_RULE)
+    nova = steps.nova
+    source = nova.api.get_server(server['id'])['OS-EXT-SRV-ATTR:host']
+    count = len(nova.migrations(server)) + 1
+    index = nova.faults.add_rule(source, WINDOW_RULE)
     try:
-        test.api.post_server_action(server['id'], {
+        nova.api.post_server_action(server['id'], {
             'os-migrateLive': {'host': host, 'block_migration': 'auto'}})
-        test.wait_newest_migration(server, 'completed', count,
+        nova.wait_newest_migration(server, 'completed', count,
                                    timeout=timeout)
-        test.wait_for_server(server, timeout=timeout, status='ACTIVE',
+        nova.wait_for_server(server, timeout=timeout, status='ACTIVE',
                              task_state=None)
     finally:
         # Not hit when the move failed early: it must not fire later.
-        test.faults.remove_rule(source, index)
+        nova.faults.remove_rule(source, index)
 
 
 def _periodics_clean(steps, state):
@@ -232,12 +232,12 @@ def _accounting(steps, state, hosts=None):
     hosts = hosts or steps.scenario.hosts
     actual = {}
     for host in hosts:
-        steps.test.run_periodic(host)
+        steps.nova.run_periodic(host)
         actual[host] = '%d pinned / %d PCPU' % (
-            len(steps.test.pinned_cpus(host)),
-            steps.test.placement_pcpus(host))
-    met = all(len(steps.test.pinned_cpus(h)) ==
-              steps.test.placement_pcpus(h) for h in hosts)
+            len(steps.nova.pinned_cpus(host)),
+            steps.nova.placement_pcpus(host))
+    met = all(len(steps.nova.pinned_cpus(h)) ==
+              steps.nova.placement_pcpus(h) for h in hosts)
     return met, 'pinned pCPUs match placement on %s' % ', '.join(hosts), \
         actual
 

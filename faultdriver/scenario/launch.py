@@ -12,7 +12,7 @@ import time
 from faultdriver import exception
 from faultdriver import novaundertest
 from faultdriver.process import prereqs
-from faultdriver.scenario import runner
+from faultdriver.scenario import worker
 
 VERDICT_EXIT = {'ok': 0, 'bug reproduced': 0}
 
@@ -125,7 +125,7 @@ def run(scenario, variants, mode, parallel=True, backend='embedded',
     # Stacks of processes are heavy: one at a time.
     parallel = parallel and backend == 'embedded'
     env = dict(os.environ, PYTHONWARNINGS='ignore',
-               OS_NOVA_DISABLE_EVENTLET_PATCHING=runner.MODES[mode])
+               OS_NOVA_DISABLE_EVENTLET_PATCHING=worker.MODES[mode])
     novas = {variant: novaundertest.prepare(
         list(nova_patches) + scenario.nova_patches(variant), nova_tree)
         for variant in variants}

@@ -21,7 +21,7 @@ import threading
 import time
 
 from faultdriver.scenario import launch
-from faultdriver.scenario import runner as scenario_runner
+from faultdriver.scenario import worker
 
 #: Cases one runner process runs before it is replaced.  Each case
 #: leaves its frozen garbage behind (harness/heap.py, ~6 MB); 40 cases
@@ -95,7 +95,7 @@ class Runner:
         the caller does other things."""
         self.close()
         env = dict(self.env or os.environ, PYTHONWARNINGS='ignore',
-                   OS_NOVA_DISABLE_EVENTLET_PATCHING=scenario_runner.MODES[
+                   OS_NOVA_DISABLE_EVENTLET_PATCHING=worker.MODES[
                        self.mode])
         self.process = subprocess.Popen(
             [sys.executable, '-m', 'faultdriver.scenario.runner', '--serve',

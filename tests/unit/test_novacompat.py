@@ -396,8 +396,8 @@ class TestScenarioLogTexts(test.NoDBTestCase):
                          logtexts.origin('Nova never logs this sentence'))
 
     def test_periodic_marker_is_the_declared_one(self):
-        from faultdriver.scenario import runner
-        self.assertEqual(declared.PERIODIC_ERROR, runner.PERIODIC_ERROR)
+        from faultdriver.scenario import steps
+        self.assertEqual(declared.PERIODIC_ERROR, steps.PERIODIC_ERROR)
 
 
 class TestDoctor(test.NoDBTestCase):

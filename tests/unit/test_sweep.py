@@ -75,10 +75,10 @@ class _Log:
 def _steps_with_log():
     import types
 
-    from faultdriver.scenario import runner
+    from faultdriver.scenario import steps as steps_module
     log = _Log()
-    test = types.SimpleNamespace(scenario_logs=[log])
-    return runner.Steps(test, model.load('live-migration'), 'stock'), log
+    nova = types.SimpleNamespace(log_text=lambda: log.output)
+    return steps_module.Steps(nova, model.load('live-migration'), 'stock'), log
 
 
 PERIODIC_FAILED = (
@@ -465,9 +465,9 @@ class _Cloud:
 
 
 def _settling(statuses):
-    from faultdriver.scenario import runner
-    steps = runner.Steps(_Cloud(statuses), model.load('live-migration'),
-                         'stock')
+    from faultdriver.scenario import steps as steps_module
+    steps = steps_module.Steps(_Cloud(statuses),
+                               model.load('live-migration'), 'stock')
     steps.servers = {'s1': {'id': 'u1'}}
     steps.moves = {'s1': 1}
     return steps

@@ -1,0 +1,80 @@
+"""A scenario variant as the one test of an embedded Nova test case.
+
+The embedded tier's ``run_variant``: builds a TestCase on
+:class:`faultdriver.harness.embedded.EmbeddedNova` for the scenario's
+hosts, shapes, rules and fixes, and runs it through unittest, outside
+any test discovery, playing the scenario
+(:func:`faultdriver.scenario.play.play`) as its test.  Import it only
+once ``OS_NOVA_DISABLE_EVENTLET_PATCHING`` is set
+(:func:`faultdriver.scenario.runner.run` does).
+"""
+
+import logging
+import time
+import unittest
+
+from faultdriver.harness import embedded
+from faultdriver.harness import heap
+from faultdriver.novacompat import patchfixtures
+from faultdriver.scenario import model
+from faultdriver.scenario import play
+
+#: Loggers whose records log expectations count, and their levels.
+CAPTURED = (('nova.compute', logging.DEBUG), ('faultdriver', logging.INFO))
+
+
+def _no_disk_copy(self, context, instance, dest, flavor, network_info,
+                  block_device_info=None, timeout=0, retry_interval=0):
+    """LibvirtDriver.migrate_disk_and_power_off on fakelibvirt, which
+    cannot copy disks (Nova's own tests stub it too): no disk info."""
+    return '{}'
+
+
+def run(path, variant, mode):
+    """Run ``variant`` of the scenario at ``path``; returns the report."""
+    scenario = model.load(path)
+    report = {'scenario': scenario.name, 'variant': variant, 'mode': mode,
+              'backend': 'embedded',
+              'expect': scenario.variants[variant].get('expect', 'ok'),
+              'patches': scenario.patches(variant), 'timeline': [],
+              'topology': {host: shape.as_dict() for host, shape in
+                           scenario.host_shapes().items()},
+              'step_failed': None, '_t0': time.monotonic(),
+              '_cpu0': time.process_time(), 'cpu_seconds': {}}
+    play.progress(variant, 'starting embedded Nova (%s mode, fixes: %s)'
+                  % (mode, ', '.join(report['patches']) or 'none (stock)'))
+
+    class ScenarioCase(embedded.EmbeddedNova):
+        PINNED = scenario.pinned
+        HOSTS = tuple(scenario.hosts)
+        TOPOLOGY = scenario.host_shapes()
+        IDLE_WAKEUP = 0.2       # restarts and teardown wait <= 0.2 s
+        RULES = scenario.data.get('rules', {})
+        PATCHES = tuple(scenario.patches(variant))
+        CAPTURED_LOGS = CAPTURED
+
+        def setUp(self):
+            super().setUp()
+            self.stub_live_migration()
+            self.useFixture(patchfixtures.Patch(
+                'nova.virt.libvirt.driver.LibvirtDriver.'
+                'migrate_disk_and_power_off', _no_disk_copy))
+            # Registered last, runs first: Nova's thread pools log their
+            # shutdown once the test's logging fixtures are gone.
+            self.addCleanup(logging.disable, logging.CRITICAL)
+
+        def test_scenario(self):
+            play.play(self, scenario, variant, report)
+
+    result = unittest.TestResult()
+    heap.ready_for_case()
+    ScenarioCase('test_scenario').run(result)
+    report['wall_seconds'] = round(time.monotonic() - report.pop('_t0'), 2)
+    play.mark_cpu(report, 'teardown')
+    del report['_cpu0']
+    problems = result.errors + result.failures
+    report['internal_error'] = (
+        ''.join(text for _case, text in problems) or None)
+    if report['internal_error']:
+        play.progress(variant, 'internal error:\n' + report['internal_error'])
+    return report

@@ -1,0 +1,138 @@
+"""What every scenario backend does the same way, written once.
+
+The waits, ``boot``, ``delete_server``, ``move_state`` and ``force_down``
+are built here on a tier's primitives (:class:`faultdriver.scenario.
+backend.NovaBackend`): the embedded Nova and the process tier inherit
+them and may not override them (``backend.problems`` says so), so a wait
+cannot behave one way on one tier and another way on the other -- as
+they did when each tier had its copy (one waited out its timeout on a
+server in ERROR, the other failed at once).
+"""
+
+from faultdriver.scenario import backend
+from faultdriver import waiting
+
+#: Members written here that a tier must not override.
+SHARED = ('wait', 'boot', 'delete_server', 'move_state',
+          'wait_newest_migration', 'wait_for_server', 'wait_action_event',
+          'wait_service_state', 'force_down')
+
+
+class BackendBase:
+    """The shared half of a scenario backend (a mixin: put it first)."""
+
+    #: Seconds between two looks at the state a wait waits for (a tier
+    #: whose reads are dearer looks less often).
+    POLL = 0.1
+    #: Extra specs of the flavor a pinned scenario boots with.
+    PINNED_SPECS = {'hw:cpu_policy': 'dedicated'}
+
+    def wait(self, check, what, timeout):
+        """Poll ``check`` until it answers; a timeout fails the step (or
+        test) with ``what`` (a string or a callable giving one)."""
+        return waiting.until(check, timeout, what, interval=self.POLL,
+                             error=AssertionError)
+
+    def boot(self, host, vcpus=None, status='ACTIVE'):
+        """Boot a server on ``host`` with the tier's default flavor
+        (pinned when the scenario is), wait for ``status``."""
+        flavor = None
+        if self.PINNED:
+            flavor = self.create_flavor(vcpus or self.default_vcpus,
+                                        self.PINNED_SPECS)
+        elif vcpus:
+            flavor = self.create_flavor(vcpus)
+        return self.create_server(host, flavor, status=status)
+
+    def delete_server(self, server, timeout=backend.SERVER_TIMEOUT):
+        """Delete and wait until the server is gone."""
+        self.api.delete_server(server['id'])
+        self.wait(lambda: not self.server_exists(server),
+                  'server %s deleted' % server['id'], timeout)
+
+    def move_state(self, server):
+        """``(migration statuses oldest first, status, task_state,
+        host)``: what shows a move's progress, cheap enough to poll."""
+        fields = self.server_fields(server)
+        return (tuple(status for _id, status in
+                      self.migration_statuses(server)),
+                fields['status'], fields['task_state'], fields['host'])
+
+    def _migration(self, server, migration_id):
+        [found] = [m for m in self.migrations(server)
+                   if m['id'] == migration_id]
+        return found
+
+    def wait_newest_migration(self, server, status, count,
+                              timeout=backend.WAIT_TIMEOUT,
+                              fail_on=('error', 'failed')):
+        """Wait for the server's ``count``-th migration (oldest first) to
+        reach ``status``; fail at once if it reaches one of ``fail_on``.
+        Returns the migration (API dict)."""
+        def reached():
+            migrations = self.migration_statuses(server)
+            if len(migrations) >= count:
+                migration_id, actual = migrations[count - 1]
+                if actual == status:
+                    return self._migration(server, migration_id)
+                if status not in fail_on and actual in fail_on:
+                    raise AssertionError(
+                        'migration %d of %s is %s, not %s: %s' % (
+                            count, server['id'], actual, status,
+                            self._migration(server, migration_id)))
+        return self.wait(reached, lambda: 'migration %d of %s %s: %s' % (
+            count, server['id'], status,
+            self.migration_statuses(server)), timeout)
+
+    def wait_for_server(self, server, timeout=backend.WAIT_TIMEOUT,
+                        **expected):
+        """Wait until the server's fields (``status='ACTIVE'``,
+        ``host='src'``, ``task_state=None``) match; returns the server.
+        A server in ERROR when ERROR is not asked for fails at once, with
+        its fault: nothing brings it back by itself."""
+        def reached():
+            fields = self.server_fields(server)
+            if all(fields[k] == v for k, v in expected.items()):
+                return self.api.get_server(server['id'])
+            if fields['status'] == 'ERROR' and \
+                    expected.get('status') != 'ERROR':
+                found = self.api.get_server(server['id'])
+                raise AssertionError('server %s went to ERROR, not %s: %s'
+                                     % (server['id'], expected,
+                                        found.get('fault')))
+
+        def what():
+            fields = self.server_fields(server)
+            return 'server %s %s; it is %s' % (server['id'], expected, {
+                k: fields[k] for k in expected})
+        return self.wait(reached, what, timeout)
+
+    def wait_action_event(self, server, action, event,
+                          timeout=backend.WAIT_TIMEOUT):
+        """Wait until the newest ``action`` (e.g. live_migration_cancel)
+        of the server has ``event`` (compute_live_migration_abort)
+        finished; returns the event (``result``: Success or Error)."""
+        def finished():
+            actions = [a for a in self.admin_api.get_instance_actions(
+                server['id']) if a['action'] == action]
+            if actions:
+                details = self.admin_api.get_instance_action_details(
+                    server['id'], actions[0]['request_id'])
+                for found in details.get('events', ()):
+                    if found['event'] == event and found['finish_time']:
+                        return found
+        return self.wait(finished, 'a finished %s event of %s of %s' % (
+            event, action, server['id']), timeout)
+
+    def wait_service_state(self, host, state, timeout=backend.WAIT_TIMEOUT):
+        """Wait until the API would say ``state`` ('up'/'down')."""
+        self.wait(lambda: self.service_state(host) == state,
+                  lambda: 'nova-compute on %s %s (it is %s)' % (
+                      host, state, self.service_state(host)), timeout)
+
+    def force_down(self, host, down=True):
+        """Mark ``host``'s nova-compute forced down (or up again) through
+        the API, as an operator fencing a failed host before evacuating."""
+        [service] = self.admin_api.get_services(host=host,
+                                                binary='nova-compute')
+        self.admin_api.put_service_force_down(service['id'], down)

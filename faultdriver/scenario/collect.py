@@ -1,0 +1,55 @@
+"""The state a scenario run ends in, as plain data for its report:
+migrations, each host's accounting, fired faults, servers and (where a
+real hypervisor can be asked) their guests.  Read through the backend
+contract only, so every tier reports the same shape.
+"""
+
+
+def collect_state(steps):
+    """Migrations, per-host accounting and fired faults, as plain data."""
+    nova = steps.nova
+    migrations = []
+    for alias, server in steps.servers.items():
+        for m in sorted(nova.migrations(server), key=lambda m: m['id']):
+            migrations.append({
+                'server': alias, 'id': m['id'], 'uuid': m['uuid'],
+                'type': m.get('migration_type'), 'status': m['status'],
+                'source_compute': m['source_compute'],
+                'dest_compute': m['dest_compute'],
+                'created_at': m.get('created_at'),
+                'updated_at': m.get('updated_at')})
+    hosts = {}
+    for host in steps.scenario.hosts:
+        pinned = (nova.pinned_cpus(host) if steps.scenario.dedicated_cpus
+                  else [])
+        pcpus = nova.placement_pcpus(host)
+        hosts[host] = {'service': nova.service_state(host),
+                       'pinned_cpus': pinned, 'placement_pcpu': pcpus,
+                       'matches': len(pinned) == pcpus}
+    keys = ('time', 'host', 'point', 'phase', 'hit', 'action', 'event',
+            'rule', 'error', 'waited_for_lock', 'in_periodic', 'skipped')
+    faults = [{k: e[k] for k in keys if k in e}
+              for e in nova.faults.history()]
+    servers = {}
+    guests = hypervisor_guests(steps)
+    for alias, server in steps.servers.items():
+        server = nova.api.get_server(server['id'])
+        servers[alias] = {
+            'id': server['id'], 'status': server['status'],
+            'host': server['OS-EXT-SRV-ATTR:host'],
+            'task_state': server['OS-EXT-STS:task_state'],
+            'pinned_cpus': (nova.instance_pinning(server)
+                            if steps.scenario.dedicated_cpus else [])}
+        if guests is not None:
+            servers[alias]['guests'] = {
+                host: found[server['id']] for host, found in guests.items()
+                if server['id'] in found}
+    return {'migrations': migrations, 'hosts': hosts, 'faults': faults,
+            'servers': servers}
+
+
+def hypervisor_guests(steps):
+    """``{host: {uuid: state}}`` as the hypervisors see it, where the
+    backend can ask a real one (``guests``); else None."""
+    found = {host: steps.nova.guests(host) for host in steps.scenario.hosts}
+    return None if None in found.values() else found

@@ -1,0 +1,83 @@
+"""Play one scenario variant on a running Nova: the steps in order, then
+the state, then the expectations, into the variant's report.
+
+The same body runs on every tier (the embedded Nova calls it as its one
+test, the process tier on its stack); only the backend differs.
+"""
+
+import sys
+import time
+
+from faultdriver.scenario import backend
+from faultdriver.scenario import collect
+from faultdriver.scenario import expect
+from faultdriver.scenario import steps as steps_module
+
+
+def progress(variant, text):
+    """One line of a run's progress, on the real stderr (a test runner
+    may have replaced sys.stderr)."""
+    sys.__stderr__.write('[%s] %s\n' % (variant, text))
+    sys.__stderr__.flush()
+
+
+def play(nova, scenario, variant, report):
+    """Run ``scenario``'s steps on ``nova``, then check the expectations;
+    fills ``report`` (timeline, state, expectations, timings)."""
+    backend.check(nova)
+    steps = steps_module.Steps(nova, scenario, variant)
+    started = time.monotonic()
+    # Wall clock of step 0: places journal times on the timeline.
+    report['steps_started_at'] = time.time()
+    report['setup_seconds'] = round(started - report['_t0'], 2)
+    mark_cpu(report, 'setup')
+    progress(variant, 'Nova up in %.1fs (hosts %s)'
+             % (report['setup_seconds'], ', '.join(scenario.hosts)))
+    total = len(scenario.steps)
+    for i, step in enumerate(scenario.steps, 1):
+        [(kind, args)] = step.items()
+        entry = {'index': i, 'step': steps_module.describe_step(kind, args),
+                 'kind': kind, 'args': args,
+                 'start': round(time.monotonic() - started, 2)}
+        report['timeline'].append(entry)
+        t = time.monotonic()
+        try:
+            detail = steps.run(kind, args)
+            entry['status'] = 'ok'
+        except Exception as exc:
+            detail = '%s: %s' % (type(exc).__name__, exc)
+            entry['status'] = 'failed'
+            report['step_failed'] = entry['step']
+        entry['seconds'] = round(time.monotonic() - t, 2)
+        entry['detail'] = detail or ''
+        progress(variant, '%2d/%d %-60s %5.2fs %s %s'
+                 % (i, total, entry['step'][:60], entry['seconds'],
+                    entry['status'], entry['detail']))
+        if entry['status'] == 'failed':
+            break
+    report['steps_seconds'] = round(time.monotonic() - started, 2)
+    mark_cpu(report, 'steps')
+    report['state'] = collect.collect_state(steps)
+    report['expectations'] = expect.evaluate(
+        steps, scenario.expectations(variant), report['state'])
+    mark_cpu(report, 'expectations')
+    if report['step_failed'] or not all(
+            e['met'] for e in report['expectations']):
+        # What the computes logged, to tell why.
+        report['compute_log'] = steps.log_text()
+    for verdict in report['expectations']:
+        progress(variant, '%s %s (actual: %s)' % (
+            'met    ' if verdict['met'] else 'NOT MET',
+            verdict['expectation'], verdict['actual']))
+
+
+def mark_cpu(report, phase):
+    """Record the CPU seconds ``phase`` took in this whole process
+    (every thread: the embedded Nova's services too): where a case's time
+    goes when the sweep's workers share the cores and wall times stretch.
+    Only on the embedded Nova (the process tier's services are other
+    processes)."""
+    if '_cpu0' in report:
+        cpu = report['cpu_seconds']
+        spent = time.process_time() - report['_cpu0']
+        cpu[phase] = round(spent - sum(cpu.values()), 2)

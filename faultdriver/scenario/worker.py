@@ -1,0 +1,99 @@
+"""The worker protocol every tier's runner speaks: run one scenario
+variant and write its report as JSON, or serve such runs one after the
+other (the sweep's workers).
+
+``python -m faultdriver.scenario.runner FILE VARIANT MODE OUT`` (the
+embedded Nova) and ``python -m faultdriver.process.runner ...`` (the
+process and libvirt tiers) both end here with their own ``run_variant``.
+"""
+
+import json
+import os
+import sys
+import traceback
+import warnings
+
+from faultdriver import exception
+from faultdriver import novaundertest
+from faultdriver.scenario import model
+from faultdriver.scenario import play
+
+#: Concurrency mode -> ``OS_NOVA_DISABLE_EVENTLET_PATCHING``, which Nova
+#: reads when first imported: set before a worker imports Nova.
+MODES = {'eventlet': 'False', 'threading': 'True'}
+
+
+def main(argv, run_variant, backend):
+    """``FILE VARIANT MODE OUT``: run, then write the report to OUT (an
+    internal error becomes a report too)."""
+    warnings.simplefilter('ignore')
+    path, variant, mode, out = argv
+    nova = None
+    try:
+        # Which Nova this process runs, checked before anything starts.
+        nova = novaundertest.current()
+        scenario = model.read(path)
+        novaundertest.check_includes(nova, scenario.nova_patches(variant))
+        report = run_variant(path, variant, mode)
+        report['unavailable'] = unavailable(scenario.patches(variant))
+    except (exception.ScenarioError, exception.MissingPrerequisite) as exc:
+        # Bad input, not an internal error: the launcher read the file but
+        # left the checks that import Nova to its variants, which import
+        # it anyway (launch.run raises it).  A prerequisite the stack
+        # finds missing (before it starts anything) is refused alike.
+        report = {'variant': variant, 'mode': mode, 'backend': backend,
+                  'scenario_error': str(exc)}
+    except Exception:
+        report = {'variant': variant, 'mode': mode, 'backend': backend,
+                  'internal_error': traceback.format_exc()}
+        play.progress(variant, 'internal error:\n' + report['internal_error'])
+    report['nova'] = nova
+    with open(out, 'w', encoding='utf-8') as stream:
+        json.dump(report, stream, indent=2, default=str)
+    return 0
+
+
+def unavailable(fixes):
+    """``{feature or fix: why}``: what the changed Nova under test made
+    unavailable (the run went on without it; the report says so)."""
+    from faultdriver import novacompat
+    from faultdriver.tracker import patches as tracker_patches
+    found = dict(novacompat.unavailable())
+    found.update(('fix %s' % name, why) for name, why in
+                 tracker_patches.unavailable(fixes).items())
+    return found
+
+
+def serve(mode, run_variant, backend):
+    """``--serve MODE``: run one scenario variant after another in this
+    process (the sweep's workers: Nova's imports and its cached database
+    schema are paid once, each run still gets a fresh Nova).
+
+    Reads one JSON request per line on stdin, ``{"path", "variant",
+    "out", "log"}``; the run's output goes to ``log``, its report to
+    ``out``, then the line ``done`` on the original stdout.
+    """
+    warnings.simplefilter('ignore')
+    replies = os.fdopen(os.dup(1), 'w')
+    for line in sys.stdin:
+        request = json.loads(line)
+        with open(request['log'], 'a', encoding='utf-8') as log:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(log.fileno(), 1)
+            os.dup2(log.fileno(), 2)
+            main([request['path'], request['variant'], mode,
+                  request['out']], run_variant, backend)
+            sys.stdout.flush()
+            sys.stderr.flush()
+        replies.write('done\n')
+        replies.flush()
+
+
+def exit_now():
+    """End a worker once its reports are written: Nova's leftover
+    threads and pools (whose shutdown logs after the test's logging
+    fixtures are gone) need not be waited for."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
