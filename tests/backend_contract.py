@@ -1,0 +1,73 @@
+"""The scenario backend contract checked by behaviour, the same checks on
+every tier (the embedded Nova in tests/functional, processes in
+tests/process): what a step sees must not depend on the tier.
+
+``check(nova, src, dest)`` needs a running Nova with two hosts, pinned
+servers, no rules, and hosts of fewer than 8 pCPUs each.
+"""
+
+import pytest
+
+
+def check(nova, src, dest):
+    """Every assertion names the member it holds to the contract."""
+    from faultdriver.scenario import backend
+    backend.check(nova)
+
+    # boot / server_fields / move_state / migrations
+    server = nova.boot(src)
+    assert server['status'] == 'ACTIVE'
+    assert nova.server_exists(server)
+    assert nova.server_fields(server) == {
+        'status': 'ACTIVE', 'host': src, 'task_state': None}
+    assert nova.move_state(server) == ((), 'ACTIVE', None, src)
+    assert nova.migrations(server) == []
+    assert nova.migration_statuses(server) == []
+    assert nova.wait_for_server(server, status='ACTIVE', host=src)[
+        'id'] == server['id']
+
+    # a wait that cannot be met fails, naming what it waited for
+    with pytest.raises(AssertionError, match='server %s' % server['id']):
+        nova.wait_for_server(server, timeout=1, host=dest)
+    with pytest.raises(AssertionError, match='migration 1 of'):
+        nova.wait_newest_migration(server, 'completed', 1, timeout=1)
+
+    # accounting: the server's pCPUs are its host's, placement agrees
+    pinned = nova.instance_pinning(server)
+    assert pinned and set(pinned) <= set(nova.pinned_cpus(src))
+    assert nova.placement_pcpus(src) == len(nova.pinned_cpus(src))
+    assert nova.placement_pcpus(dest) == len(nova.pinned_cpus(dest)) == 0
+
+    # a boot that ends in ERROR fails at once with the fault, not with a
+    # timeout; a wait for ERROR returns it
+    flavor = nova.create_flavor(8, nova.PINNED_SPECS)
+    with pytest.raises(AssertionError, match='went to ERROR'):
+        nova.create_server(src, flavor)
+    failed = nova.create_server(src, flavor, status='ERROR')
+    assert nova.server_fields(failed)['status'] == 'ERROR'
+    nova.delete_server(failed)
+    assert not nova.server_exists(failed)
+
+    # services: forced down and up again, as the API says
+    assert nova.service_state(src) == 'up'
+    nova.force_down(src)
+    nova.wait_service_state(src, 'down')
+    nova.force_down(src, down=False)
+    nova.wait_service_state(src, 'up')
+
+    # fault control: rule indexes, removal, barriers, the journal
+    faults = nova.faults
+    index = faults.add_rule(src, 'pre_live_migration: 1*hang')
+    assert isinstance(index, int)
+    assert faults.remove_rule(src, index) is True
+    assert faults.remove_rule(src, index) is False
+    assert faults.held(src) == {}
+    assert faults.release(src) == 0
+    assert not faults.is_crashed(src)
+    assert isinstance(faults.history(), list)
+    assert faults.rpc_timeout > 0
+    assert isinstance(nova.log_text(), str)
+
+    nova.delete_server(server)
+    assert not nova.server_exists(server)
+    assert nova.placement_pcpus(src) == len(nova.pinned_cpus(src)) == 0
