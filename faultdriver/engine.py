@@ -17,6 +17,8 @@ import random
 import threading
 import time
 
+from faultdriver import journal as journal_module
+
 LOG = logging.getLogger(__name__)
 
 #: Every injected fault logs one WARNING line that starts with this.
@@ -260,14 +262,13 @@ class Engine:
                     hit.hit, action.name, hit.role, hit.instance,
                     hit.migration, hit.operation)
         if self.journal is not None:
-            self.journal.record({
-                'time': time.time(), 'host': hit.host, 'point': hit.point,
-                'phase': hit.phase, 'rule': str(hit.rule),
-                'rule_index': hit.rule_index, 'hit': hit.hit,
-                'action': action.name, 'role': hit.role,
-                'instance': hit.instance, 'migration': hit.migration,
-                'operation': hit.operation,
-                'in_periodic': hit.in_periodic})
+            self.journal.record(journal_module.JournalEntry(
+                kind=journal_module.FAULT, time=time.time(), host=hit.host,
+                point=hit.point, phase=hit.phase, rule=str(hit.rule),
+                rule_index=hit.rule_index, hit=hit.hit, action=action.name,
+                role=hit.role, instance=hit.instance,
+                migration=hit.migration, operation=hit.operation,
+                in_periodic=hit.in_periodic))
 
     def wait_for_hit(self, point, count=1, timeout=60.0, phase='before'):
         """Block until ``point.phase`` was hit ``count`` times.

@@ -13,6 +13,7 @@ ERROR line starting with :data:`MARKER` that names the path.
 """
 
 import collections
+import dataclasses
 import json
 import logging
 import os
@@ -25,6 +26,81 @@ LOG = logging.getLogger(__name__)
 
 #: An ERROR line starting with this says a fired fault is not on disk.
 MARKER = 'FAULTDRIVER-JOURNAL-ERROR'
+
+
+#: What a journal entry records.
+FAULT = 'fault'         # an action fired at a point (one per firing)
+PERIODIC = 'periodic'   # what the ``periodic`` action's run did
+KINDS = (FAULT, PERIODIC)
+
+
+@dataclasses.dataclass(frozen=True)
+class JournalEntry:
+    """One journal line: the one shape of what every engine records, the
+    control socket's ``journal`` returns, a crash leaves on disk and a
+    scenario report's ``state.faults`` lists.  ``kind`` tells a fired
+    fault from a periodic's report; fields a kind does not have stay
+    None and are left out of the JSON."""
+
+    kind: str
+    time: float
+    host: str
+    point: str
+    phase: str = 'before'
+    rule_index: int = None
+    hit: int = None
+    # -- a fired fault (kind 'fault')
+    rule: str = None
+    action: str = None
+    role: str = None
+    instance: str = None
+    migration: str = None
+    operation: str = None
+    in_periodic: bool = None
+    # -- a periodic's report (kind 'periodic')
+    lock_wait_seconds: float = None
+    waited_for_lock: bool = None
+    duration_seconds: float = None
+    error: str = None
+    skipped: str = None
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError('journal entry kind %r; expected one of %s'
+                             % (self.kind, ', '.join(KINDS)))
+        if (self.kind == FAULT) != (self.action is not None):
+            raise ValueError('a journal entry has an action exactly when '
+                             'it is a fired fault: %r' % (self,))
+
+    #: The fields of each kind beyond the common ones: a kind's JSON
+    #: has them all (None included: a fault may have no instance), and
+    #: none of the other kind's.
+    _OWN = {FAULT: ('rule', 'action', 'role', 'instance', 'migration',
+                    'operation', 'in_periodic'),
+            PERIODIC: ('lock_wait_seconds', 'waited_for_lock',
+                       'duration_seconds', 'error', 'skipped')}
+
+    def to_json(self):
+        other = {name for kind, names in self._OWN.items()
+                 if kind != self.kind for name in names}
+        return {name: value for name, value in dataclasses.asdict(
+            self).items() if name not in other}
+
+    @classmethod
+    def from_json(cls, data):
+        """From ``to_json``'s dict; unknown keys are refused by name.
+        Reads the shape journals and reports had before ``kind`` too (a
+        periodic's report said ``event: periodic``), so saved runs still
+        render."""
+        if 'kind' not in data:
+            data = dict(data)
+            data['kind'] = data.pop('event', FAULT)
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ValueError('journal entry with unknown keys %s: %r'
+                             % (', '.join(unknown), data))
+        return cls(**data)
 
 
 def path_problem(path, access=True):
@@ -84,8 +160,13 @@ class Journal:
         self._file = _open(path) if path else None
 
     def record(self, entry):
-        """Keep ``entry``; append it to the file.  Never raises for the
-        file: a failure is logged (see the module's docstring)."""
+        """Keep JournalEntry ``entry`` (as its JSON dict); append it to
+        the file.  Never raises for the file: a failure is logged (see the
+        module's docstring)."""
+        if not isinstance(entry, JournalEntry):
+            raise TypeError('journal entries are JournalEntry, not %r'
+                            % (entry,))
+        entry = entry.to_json()
         line = (json.dumps(entry, sort_keys=True, default=str) +
                 '\n').encode('utf-8')
         with self._lock:
@@ -136,10 +217,9 @@ def read(path):
             if not line.strip():
                 continue
             try:
-                entry = json.loads(line)
-            except (ValueError, RecursionError):
-                entry = None
-            if not isinstance(entry, dict):
+                entry = JournalEntry.from_json(json.loads(line)).to_json()
+            except (ValueError, TypeError, RecursionError,
+                    AttributeError):
                 LOG.warning('journal %s line %d is not a journal entry; '
                             'skipped', path, number)
                 continue

@@ -7,6 +7,7 @@ import time
 from oslo_concurrency import lockutils
 
 from faultdriver.actions import base
+from faultdriver import journal
 from faultdriver import rules
 
 LOG = logging.getLogger(__name__)
@@ -94,24 +95,23 @@ class Periodic(base.Action):
         LOG.warning('faultdriver periodic at %s on %s not run: %s',
                     hit.describe(), hit.host, reason)
         if hit.engine.journal is not None:
-            hit.engine.journal.record({
-                'event': 'periodic', 'time': time.time(), 'host': hit.host,
-                'point': hit.point, 'phase': hit.phase,
-                'rule_index': hit.rule_index, 'hit': hit.hit,
-                'skipped': reason})
+            hit.engine.journal.record(journal.JournalEntry(
+                kind=journal.PERIODIC, time=time.time(), host=hit.host,
+                point=hit.point, phase=hit.phase,
+                rule_index=hit.rule_index, hit=hit.hit, skipped=reason))
 
     @staticmethod
     def _report(hit, outcome, duration):
         wait = outcome.get('lock_wait')
-        entry = {'event': 'periodic', 'time': time.time(),
-                 'host': hit.host, 'point': hit.point, 'phase': hit.phase,
-                 'rule_index': hit.rule_index, 'hit': hit.hit,
-                 'lock_wait_seconds': None if wait is None else round(wait, 3),
-                 'waited_for_lock': bool(outcome.get('held')),
-                 'duration_seconds': round(duration, 3),
-                 'error': outcome.get('error')}
+        entry = journal.JournalEntry(
+            kind=journal.PERIODIC, time=time.time(), host=hit.host,
+            point=hit.point, phase=hit.phase, rule_index=hit.rule_index,
+            hit=hit.hit,
+            lock_wait_seconds=None if wait is None else round(wait, 3),
+            waited_for_lock=bool(outcome.get('held')),
+            duration_seconds=round(duration, 3), error=outcome.get('error'))
         LOG.warning('faultdriver periodic at %s on %s done: waited %ss for '
                     'the tracker lock, error=%s', hit.describe(), hit.host,
-                    entry['lock_wait_seconds'], entry['error'])
+                    entry.lock_wait_seconds, entry.error)
         if hit.engine.journal is not None:
             hit.engine.journal.record(entry)

@@ -251,9 +251,9 @@ class CtlJournal(_Control, lister.Lister):
             if row[0] is not None:
                 row[0] = datetime.datetime.fromtimestamp(
                     row[0], datetime.timezone.utc).isoformat()
-            row[5] = row[5] or entry.get('event')
+            row[5] = row[5] or entry['kind']
             rest = {k: v for k, v in entry.items()
-                    if k not in self.COLUMNS + ('event', 'host', 'rule')}
+                    if k not in self.COLUMNS + ('kind', 'host', 'rule')}
             rows.append(row + [entry.get('rule'),
                                json.dumps(rest, sort_keys=True)
                                if rest else ''])

@@ -108,16 +108,14 @@ class ScenarioShow(show.ShowOne):
 
     def take_action(self, parsed_args):
         from faultdriver.scenario import model
-        from faultdriver.scenario import steps
         s = model.load(parsed_args.scenario)
 
         structured = parsed_args.formatter in MACHINE_FORMATS
 
         def listing(items):
             if structured:
-                return list(items)
-            return '\n'.join(steps.describe_step(*next(iter(i.items())))
-                             for i in items)
+                return [item.to_json() for item in items]
+            return '\n'.join(item.describe() for item in items)
         rules = s.data.get('rules', {})
         data = {'name': s.name, 'file': s.path,
                 'description': s.description,
@@ -126,7 +124,7 @@ class ScenarioShow(show.ShowOne):
                 'rules': rules if structured else json.dumps(rules),
                 'steps': listing(s.steps),
                 'expectations (all variants)': listing(
-                    s.data.get('expectations', ()))}
+                    s.common_expectations())}
         for name, spec in s.variants.items():
             if structured:
                 data['variant %s' % name] = spec
@@ -135,7 +133,7 @@ class ScenarioShow(show.ShowOne):
                 spec.get('description', ''),
                 ', '.join(spec.get('patches', ())) or 'none',
                 spec.get('expect', 'ok'),
-                listing(spec.get('expectations', ())))
+                listing(s.own_expectations(name)))
         return tuple(zip(*data.items()))
 
 

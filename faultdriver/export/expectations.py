@@ -50,7 +50,7 @@ class Assertion:
 def ordered(expectations):
     """As :func:`faultdriver.scenario.expect.evaluate` checks them."""
     def key(item):
-        kind = next(iter(item[0]))
+        kind = item[0].kind
         return expect.LAST.index(kind) + 1 if kind in expect.LAST else 0
     return sorted(expectations, key=key)
 
@@ -60,11 +60,9 @@ def write(writer, common, own):
     (the variant's) expectations."""
     bug_variant = writer.scenario.expects_bug(writer.variant)
     items = [(e, False) for e in common] + [(e, bug_variant) for e in own]
-    asserted = {next(iter(e)) for e, _ in items
-                if next(iter(e)) in expect.INVARIANTS}
+    asserted = {e.kind for e, _ in items if e.kind in expect.INVARIANTS}
     for index, (expectation, of_bug) in enumerate(ordered(items), 1):
-        [(kind, args)] = expectation.items()
-        args = dict(args or {})
+        kind, args = expectation.kind, dict(expectation.args)
         where = 'expectation `%s` %s' % (kind, _short(args))
         if kind in HYPERVISOR_ONLY:
             raise Unsupported(where, 'asks libvirt itself for the guest; '
@@ -310,7 +308,7 @@ def _moves_again(writer, where, timeout=60):
 
 
 def _periodics_clean(writer, where):
-    if 'recover' not in [next(iter(s)) for s in writer.scenario.steps]:
+    if 'recover' not in [s.kind for s in writer.scenario.steps]:
         raise Unsupported(where, 'counts the periodics that failed since '
                           'recover began; the scenario has no recover step')
     writer.use('failed_periodics_since')

@@ -86,8 +86,8 @@ def render(scenario, variant=None, fixed=False):
     writer.setup, writer.lines = writer.lines, []
     for index, step in enumerate(scenario.steps, 1):
         steps.write(writer, index, step)
-    own = scenario.variants[variant].get('expectations', ())
-    expectations.write(writer, scenario.data.get('expectations', ()), own)
+    expectations.write(writer, scenario.common_expectations(),
+                       scenario.own_expectations(variant))
     if not writer.lines:
         raise Unsupported('scenario %s' % scenario.name, 'no steps')
     return _text(writer)

@@ -13,8 +13,8 @@ HYPERVISOR_ONLY = {'wait-guest': 'asks libvirt itself for the guest; '
 
 
 def write(writer, index, step):
-    [(kind, args)] = step.items()
-    args = dict(args or {})
+    """The lines of StepSpec ``step`` (number ``index``)."""
+    kind, args = step.kind, dict(step.args)
     where = 'step %d `%s`' % (index, kind)
     if kind in HYPERVISOR_ONLY:
         raise Unsupported(where, HYPERVISOR_ONLY[kind])

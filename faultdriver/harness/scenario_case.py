@@ -10,7 +10,6 @@ once ``OS_NOVA_DISABLE_EVENTLET_PATCHING`` is set
 """
 
 import logging
-import time
 import unittest
 
 from faultdriver.harness import embedded
@@ -18,6 +17,7 @@ from faultdriver.harness import heap
 from faultdriver.novacompat import patchfixtures
 from faultdriver.scenario import model
 from faultdriver.scenario import play
+from faultdriver.scenario import variant_report
 
 #: Loggers whose records log expectations count, and their levels.
 CAPTURED = (('nova.compute', logging.DEBUG), ('faultdriver', logging.INFO))
@@ -33,16 +33,12 @@ def _no_disk_copy(self, context, instance, dest, flavor, network_info,
 def run(path, variant, mode):
     """Run ``variant`` of the scenario at ``path``; returns the report."""
     scenario = model.load(path)
-    report = {'scenario': scenario.name, 'variant': variant, 'mode': mode,
-              'backend': 'embedded',
-              'expect': scenario.variants[variant].get('expect', 'ok'),
-              'patches': scenario.patches(variant), 'timeline': [],
-              'topology': {host: shape.as_dict() for host, shape in
-                           scenario.host_shapes().items()},
-              'step_failed': None, '_t0': time.monotonic(),
-              '_cpu0': time.process_time(), 'cpu_seconds': {}}
+    report = variant_report.VariantReport.begin(
+        scenario, variant, mode, 'embedded', topology={
+            host: shape.as_dict()
+            for host, shape in scenario.host_shapes().items()}, cpu=True)
     play.progress(variant, 'starting embedded Nova (%s mode, fixes: %s)'
-                  % (mode, ', '.join(report['patches']) or 'none (stock)'))
+                  % (mode, ', '.join(report.patches) or 'none (stock)'))
 
     class ScenarioCase(embedded.EmbeddedNova):
         PINNED = scenario.pinned
@@ -69,12 +65,11 @@ def run(path, variant, mode):
     result = unittest.TestResult()
     heap.ready_for_case()
     ScenarioCase('test_scenario').run(result)
-    report['wall_seconds'] = round(time.monotonic() - report.pop('_t0'), 2)
+    report.ended()
     play.mark_cpu(report, 'teardown')
-    del report['_cpu0']
     problems = result.errors + result.failures
-    report['internal_error'] = (
+    report.internal_error = (
         ''.join(text for _case, text in problems) or None)
-    if report['internal_error']:
-        play.progress(variant, 'internal error:\n' + report['internal_error'])
+    if report.internal_error:
+        play.progress(variant, 'internal error:\n' + report.internal_error)
     return report

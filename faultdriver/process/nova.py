@@ -172,11 +172,8 @@ class Faults:
         entries = []
         for host in self.nova.stack.hosts:
             path = self.nova.stack.journal_path(host)
-            if not os.path.exists(path):
-                continue
-            with open(path, encoding='utf-8') as stream:
-                entries.extend(json.loads(line) for line in stream
-                               if line.strip())
+            if os.path.exists(path):
+                entries.extend(journal_module.read(path))
         return sorted(entries, key=lambda e: e.get('time', 0))
 
 

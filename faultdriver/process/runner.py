@@ -14,7 +14,6 @@ socket, crashes that end the process.
 import functools
 import os
 import sys
-import time
 import traceback
 
 from faultdriver import novacompat
@@ -22,6 +21,7 @@ from faultdriver.process import nova as process_nova
 from faultdriver.process import stack as stack_module
 from faultdriver.scenario import model
 from faultdriver.scenario import play
+from faultdriver.scenario import variant_report
 from faultdriver.scenario import worker
 
 
@@ -93,20 +93,18 @@ def run(path, variant, mode, keep=False, hypervisor='fake_numa'):
     # FaultDriver hooks in the computes) is checked before anything
     # starts; a broken assumption is an error naming the Nova symbol.
     novacompat.verify(novacompat.PROCESS_GROUPS)
-    report = {'scenario': scenario.name, 'variant': variant, 'mode': mode,
-              'backend': 'libvirt' if hypervisor == 'libvirt' else 'process',
-              'expect': scenario.variants[variant].get('expect', 'ok'),
-              'patches': scenario.patches(variant), 'timeline': [],
-              'step_failed': None, '_t0': time.monotonic()}
+    report = variant_report.VariantReport.begin(
+        scenario, variant, mode,
+        'libvirt' if hypervisor == 'libvirt' else 'process')
     play.progress(variant, 'starting Nova as processes on %s (%s mode, '
                   'fixes: %s)' % (hypervisor, mode,
-                                  ', '.join(report['patches']) or
+                                  ', '.join(report.patches) or
                                   'none (stock)'))
     cpus = machine_cpus()
     faults = {host: host_faults(scenario, variant, host, hypervisor, cpus)
               for host in scenario.hosts}
     if hypervisor == 'libvirt':
-        report['topology'] = {
+        report.topology = {
             host: libvirt_host_settings(shape, cpus)[1].as_dict()
             for host, shape in scenario.host_shapes().items()}
         play.progress(variant, 'real libvirt: every host has this '
@@ -120,15 +118,14 @@ def run(path, variant, mode, keep=False, hypervisor='fake_numa'):
         progress=lambda text: play.progress(variant, text),
         hypervisor=hypervisor)
     with stack:
-        report['stack_seconds'] = stack.timings
+        report.stack_seconds = stack.timings
         nova = process_nova.ProcessNova(stack, pinned=scenario.pinned)
         try:
             play.play(nova, scenario, variant, report)
         except Exception:
-            report['internal_error'] = traceback.format_exc()
-        report['logs'] = stack.dir if keep else None
-    report['wall_seconds'] = round(time.monotonic() - report.pop('_t0'), 2)
-    report.setdefault('internal_error', None)
+            report.internal_error = traceback.format_exc()
+        report.logs = stack.dir if keep else None
+    report.ended()
     return report
 
 

@@ -33,7 +33,7 @@ class BackendBase:
         return waiting.until(check, timeout, what, interval=self.POLL,
                              error=AssertionError)
 
-    def boot(self, host, vcpus=None, status='ACTIVE'):
+    def boot(self, host='src', vcpus=None, status='ACTIVE'):
         """Boot a server on ``host`` with the tier's default flavor
         (pinned when the scenario is), wait for ``status``."""
         flavor = None

@@ -26,7 +26,7 @@ def collect_state(steps):
         hosts[host] = {'service': nova.service_state(host),
                        'pinned_cpus': pinned, 'placement_pcpu': pcpus,
                        'matches': len(pinned) == pcpus}
-    keys = ('time', 'host', 'point', 'phase', 'hit', 'action', 'event',
+    keys = ('kind', 'time', 'host', 'point', 'phase', 'hit', 'action',
             'rule', 'error', 'waited_for_lock', 'in_periodic', 'skipped')
     faults = [{k: e[k] for k in keys if k in e}
               for e in nova.faults.history()]

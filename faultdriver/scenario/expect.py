@@ -295,12 +295,13 @@ LAST = ('accounting-matches-placement', 'moves-again', 'periodics-clean')
 
 
 def evaluate(steps, expectations, state):
-    ordered = sorted(expectations, key=lambda e: LAST.index(next(iter(e)))
-                     + 1 if next(iter(e)) in LAST else 0)
+    """Check each ExpectationSpec on the run's ``state``: verdicts, the
+    state-changing ones (``LAST``) last."""
+    ordered = sorted(expectations, key=lambda e: LAST.index(e.kind) + 1
+                     if e.kind in LAST else 0)
     verdicts = []
     for expectation in ordered:
-        [(kind, args)] = expectation.items()
-        args = dict(args or {})
+        kind, args = expectation.kind, dict(expectation.args)
         # An invariant written ``broken: true``: the scenario shows it
         # broken (a sweep finding's reproducer).
         broken = kind in INVARIANTS + CASE_INVARIANTS and \

@@ -2,7 +2,6 @@
 concurrency mode must be chosen before Nova is imported), and collect
 their reports."""
 
-import json
 import os
 import subprocess
 import sys
@@ -35,15 +34,10 @@ def verdict(report):
     return 'ok' if met else 'expectations not met'
 
 
-def _collect(variant, mode, process, out, began, stream=None):
+def _collect(variant, mode, backend, process, out, began, stream=None):
     code = process.wait()
-    try:
-        with open(out, encoding='utf-8') as source:
-            report = json.load(source)
-    except (OSError, ValueError):
-        report = {'variant': variant, 'mode': mode,
-                  'internal_error': 'runner exited %d without a report'
-                                    % code}
+    report = worker.read(out, variant, mode, backend,
+                         'runner exited %d without a report' % code)
     if report.get('scenario_error'):
         return report               # bad input: _refuse_if_bad
     report['verdict'] = verdict(report)
@@ -149,12 +143,13 @@ def run(scenario, variants, mode, parallel=True, backend='embedded',
             started[variant] = (process, out, time.monotonic())
             if not parallel:
                 reports[variant] = _refuse_if_bad(_collect(
-                    variant, mode, *started[variant], stream=stream), started)
+                    variant, mode, backend, *started[variant],
+                    stream=stream), started)
         while len(reports) < len(started):
             for variant, (process, out, began) in started.items():
                 if variant not in reports and process.poll() is not None:
                     reports[variant] = _refuse_if_bad(_collect(
-                        variant, mode, process, out, began, stream=stream),
-                        started)
+                        variant, mode, backend, process, out, began,
+                        stream=stream), started)
             time.sleep(0.1)
     return {variant: reports[variant] for variant in variants}

@@ -23,6 +23,7 @@ from faultdriver import exception
 from faultdriver import hostshape
 from faultdriver import rules as rules_module
 from faultdriver.scenario import bounded_yaml
+from faultdriver.scenario import specs
 
 BUNDLED = 'faultdriver.scenarios'
 DEFAULT_HOSTS = ('src', 'dest')
@@ -59,8 +60,12 @@ class Scenario:
 
     name = property(lambda self: self.data['name'])
     description = property(lambda self: self.data['description'].strip())
-    steps = property(lambda self: self.data['steps'])
     variants = property(lambda self: self.data['variants'])
+
+    @property
+    def steps(self):
+        """The steps, as :class:`~faultdriver.scenario.specs.StepSpec`."""
+        return [specs.StepSpec.from_json(s) for s in self.data['steps']]
 
     @property
     def hosts(self):
@@ -98,9 +103,20 @@ class Scenario:
         return any(shape.cpu_dedicated_set
                    for shape in self.host_shapes().values())
 
+    def common_expectations(self):
+        """Every variant's expectations (ExpectationSpec)."""
+        return [specs.ExpectationSpec.from_json(e)
+                for e in self.data.get('expectations', ())]
+
+    def own_expectations(self, variant):
+        """The expectations ``variant`` adds (ExpectationSpec)."""
+        return [specs.ExpectationSpec.from_json(e)
+                for e in self.variants[variant].get('expectations', ())]
+
     def expectations(self, variant):
-        return (list(self.data.get('expectations', ())) +
-                list(self.variants[variant].get('expectations', ())))
+        """What decides ``variant``'s verdict: the common expectations,
+        then its own."""
+        return self.common_expectations() + self.own_expectations(variant)
 
     def patches(self, variant):
         return list(self.variants[variant].get('patches', ()))
@@ -306,7 +322,7 @@ def _check_references(scenario):
                          ', '.join(fixes)))
     booted = set()
     for i, step in enumerate(scenario.steps):
-        [(kind, args)] = step.items()
+        kind, args = step.kind, step.args
         where = ['steps', i, kind]
         for key in ('host',):
             if key in args:
@@ -331,7 +347,7 @@ def _check_references(scenario):
             rule(where + ['rules', j], text)
     for prefix, block in _blocks(scenario):
         for i, expectation in enumerate(block):
-            [(kind, args)] = expectation.items()
+            kind, args = expectation.kind, expectation.args
             where = prefix + [i, kind]
             names = list(args.get('servers', ()))
             if 'server' in args:
@@ -348,9 +364,9 @@ def _check_references(scenario):
 
 def _blocks(scenario):
     """``(key path, expectation list)`` of the scenario and each variant."""
-    blocks = [(['expectations'], scenario.data.get('expectations', ()))]
-    blocks += [(['variants', v, 'expectations'], s.get('expectations', ()))
-               for v, s in scenario.variants.items()]
+    blocks = [(['expectations'], scenario.common_expectations())]
+    blocks += [(['variants', v, 'expectations'], scenario.own_expectations(v))
+               for v in scenario.variants]
     return blocks
 
 
@@ -369,13 +385,13 @@ def _check_expectations(scenario):
                       name, choices), listing))
 
     for i, step in enumerate(scenario.steps):
-        [(kind, args)] = step.items()
+        kind, args = step.kind, step.args
         if kind == 'wait-point':
             known(['steps', i, kind, 'point'], args['point'], catalogue,
                   'point', 'faultdriver points')
     for prefix, block in _blocks(scenario):
         for i, expectation in enumerate(block):
-            [(kind, args)] = expectation.items()
+            kind, args = expectation.kind, expectation.args
             where = prefix + [i, kind]
             if kind == 'faults':
                 if 'point' in args:

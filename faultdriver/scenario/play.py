@@ -23,31 +23,31 @@ def progress(variant, text):
 
 def play(nova, scenario, variant, report):
     """Run ``scenario``'s steps on ``nova``, then check the expectations;
-    fills ``report`` (timeline, state, expectations, timings)."""
+    fills ``report`` (a VariantReport: timeline, state, expectations,
+    timings)."""
     backend.check(nova)
     steps = steps_module.Steps(nova, scenario, variant)
     started = time.monotonic()
     # Wall clock of step 0: places journal times on the timeline.
-    report['steps_started_at'] = time.time()
-    report['setup_seconds'] = round(started - report['_t0'], 2)
+    report.steps_started_at = time.time()
+    report.setup_seconds = round(started - report.started, 2)
     mark_cpu(report, 'setup')
     progress(variant, 'Nova up in %.1fs (hosts %s)'
-             % (report['setup_seconds'], ', '.join(scenario.hosts)))
+             % (report.setup_seconds, ', '.join(scenario.hosts)))
     total = len(scenario.steps)
     for i, step in enumerate(scenario.steps, 1):
-        [(kind, args)] = step.items()
-        entry = {'index': i, 'step': steps_module.describe_step(kind, args),
-                 'kind': kind, 'args': args,
+        entry = {'index': i, 'step': step.describe(),
+                 'kind': step.kind, 'args': step.args,
                  'start': round(time.monotonic() - started, 2)}
-        report['timeline'].append(entry)
+        report.timeline.append(entry)
         t = time.monotonic()
         try:
-            detail = steps.run(kind, args)
+            detail = steps.run(step)
             entry['status'] = 'ok'
         except Exception as exc:
             detail = '%s: %s' % (type(exc).__name__, exc)
             entry['status'] = 'failed'
-            report['step_failed'] = entry['step']
+            report.step_failed = entry['step']
         entry['seconds'] = round(time.monotonic() - t, 2)
         entry['detail'] = detail or ''
         progress(variant, '%2d/%d %-60s %5.2fs %s %s'
@@ -55,17 +55,17 @@ def play(nova, scenario, variant, report):
                     entry['status'], entry['detail']))
         if entry['status'] == 'failed':
             break
-    report['steps_seconds'] = round(time.monotonic() - started, 2)
+    report.steps_seconds = round(time.monotonic() - started, 2)
     mark_cpu(report, 'steps')
-    report['state'] = collect.collect_state(steps)
-    report['expectations'] = expect.evaluate(
-        steps, scenario.expectations(variant), report['state'])
+    report.state = collect.collect_state(steps)
+    report.expectations = expect.evaluate(
+        steps, scenario.expectations(variant), report.state)
     mark_cpu(report, 'expectations')
-    if report['step_failed'] or not all(
-            e['met'] for e in report['expectations']):
+    if report.step_failed or not all(
+            e['met'] for e in report.expectations):
         # What the computes logged, to tell why.
-        report['compute_log'] = steps.log_text()
-    for verdict in report['expectations']:
+        report.compute_log = steps.log_text()
+    for verdict in report.expectations:
         progress(variant, '%s %s (actual: %s)' % (
             'met    ' if verdict['met'] else 'NOT MET',
             verdict['expectation'], verdict['actual']))
@@ -77,7 +77,7 @@ def mark_cpu(report, phase):
     goes when the sweep's workers share the cores and wall times stretch.
     Only on the embedded Nova (the process tier's services are other
     processes)."""
-    if '_cpu0' in report:
-        cpu = report['cpu_seconds']
-        spent = time.process_time() - report['_cpu0']
+    if report.cpu_started is not None:
+        cpu = report.cpu_seconds
+        spent = time.process_time() - report.cpu_started
         cpu[phase] = round(spent - sum(cpu.values()), 2)

@@ -65,7 +65,7 @@ def variant_tables(report):
          ['At (s)', 'Host', 'Point', 'Phase', 'Hit', 'Action', 'Note'],
          [('%.2f' % (f['time'] - t0), f['host'], f['point'],
            f.get('phase', ''), f.get('hit', ''),
-           f.get('action') or f.get('event', ''),
+           f.get('action') or f['kind'],
            ('waited for lock' if f.get('waited_for_lock') else '') +
            (' error: %s' % f['error'] if f.get('error') else ''))
           for f in state['faults']]),
@@ -109,10 +109,10 @@ def _facts(report):
                              if f.get('action')]),
         'periodics run (errors)': '%d (%d)' % (
             len(periodic_steps) + len([f for f in state.get('faults', ())
-                                       if f.get('event') == 'periodic']),
+                                       if f['kind'] == 'periodic']),
             len([e for e in periodic_steps if 'ERROR' in e['detail']]) +
             len([f for f in state.get('faults', ())
-                 if f.get('event') == 'periodic' and f.get('error')])),
+                 if f['kind'] == 'periodic' and f.get('error')])),
         'hosts pinned/placement': '; '.join(
             '%s %d/%d' % (h, len(v['pinned_cpus']), v['placement_pcpu'])
             for h, v in state.get('hosts', {}).items()),

@@ -12,6 +12,7 @@ import os
 import stat
 
 from faultdriver import exception
+from faultdriver.scenario import variant_report
 
 #: Largest run file read (a run with its logs is a few MiB).
 MAX_BYTES = 64 * 1024 * 1024
@@ -46,13 +47,14 @@ def check(path, doc):
     variants = _shape(path, 'variants', doc['variants'], (dict,))
     if not variants:
         _fail(path, 'variants is empty')
-    for name, report in variants.items():
+    for name, report in list(variants.items()):
         where = 'variants.%s' % name
         _shape(path, where, report, (dict,))
         for key in ('variant', 'verdict'):
             if key not in report:
                 _fail(path, '%s has no %r' % (where, key))
             _shape(path, '%s.%s' % (where, key), report[key], (str,))
+
         if 'state' not in report or 'expectations' not in report:
             continue            # did not run: the report shows its error
         state = _shape(path, where + '.state', report['state'], (dict,))
@@ -67,6 +69,14 @@ def check(path, doc):
                           report.get(key, []), (list,)))
         for key in ('faults', 'migrations'):
             _items(path, '%s.state.%s' % (where, key), state.get(key, []))
+    for name, report in list(variants.items()):
+        try:
+            # Through the record: its fields' kinds, its journal entries
+            # in the one shape (a run saved before they had one too).
+            variants[name] = variant_report.VariantReport.from_json(
+                report, 'variants.%s' % name).to_json()
+        except ValueError as exc:
+            _fail(path, str(exc))
 
 
 def load(path):

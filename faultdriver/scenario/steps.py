@@ -68,9 +68,11 @@ class Steps:
                 spec['vcpus'], spec.get('extra_specs'))
         return self.flavors[name]
 
-    def run(self, kind, args):
-        method = getattr(self, 'do_' + kind.replace('-', '_'))
-        return method(**{k.replace('-', '_'): v for k, v in args.items()})
+    def run(self, step):
+        """Carry out one StepSpec; returns what it did (text) or None."""
+        method = getattr(self, 'do_' + step.kind.replace('-', '_'))
+        return method(**{k.replace('-', '_'): v
+                         for k, v in step.args.items()})
 
     # -- the steps, one method each (see schema.yaml) -----------------------
 
@@ -370,8 +372,3 @@ class Steps:
 
     def do_sleep(self, seconds):
         time.sleep(seconds)
-
-
-def describe_step(kind, args):
-    return '%s %s' % (kind, ' '.join('%s=%s' % (k, v)
-                                     for k, v in args.items()))

@@ -110,7 +110,7 @@ def _fault(fault, t0):
     host = fault['host']
     tip = ' '.join('%s=%s' % (k, v) for k, v in fault.items() if k != 'time')
     where = '%s.%s' % (fault['point'], fault.get('phase', 'before'))
-    if fault.get('event') == 'periodic':
+    if fault['kind'] == 'periodic':
         bad = bool(fault.get('error'))
         text = 'periodic at %s on %s: %s' % (
             where, host, ('error: %s' % fault['error']) if bad else
@@ -121,7 +121,7 @@ def _fault(fault, t0):
         return Event(at=fault['time'] - t0, kind='periodic', lane=host,
                      tag='periodic', text=text, style='bad' if bad else 'ok',
                      tip=tip)
-    action = fault.get('action') or fault.get('event') or '?'
+    action = fault['action']
     text = '%s on %s hit %s: %s' % (where, host, fault.get('hit', '?'),
                                     action)
     crash = action == 'crash'

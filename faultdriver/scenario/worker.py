@@ -17,6 +17,7 @@ from faultdriver import exception
 from faultdriver import novaundertest
 from faultdriver.scenario import model
 from faultdriver.scenario import play
+from faultdriver.scenario import variant_report
 
 #: Concurrency mode -> ``OS_NOVA_DISABLE_EVENTLET_PATCHING``, which Nova
 #: reads when first imported: set before a worker imports Nova.
@@ -35,22 +36,42 @@ def main(argv, run_variant, backend):
         scenario = model.read(path)
         novaundertest.check_includes(nova, scenario.nova_patches(variant))
         report = run_variant(path, variant, mode)
-        report['unavailable'] = unavailable(scenario.patches(variant))
+        report.unavailable = unavailable(scenario.patches(variant))
     except (exception.ScenarioError, exception.MissingPrerequisite) as exc:
         # Bad input, not an internal error: the launcher read the file but
         # left the checks that import Nova to its variants, which import
         # it anyway (launch.run raises it).  A prerequisite the stack
         # finds missing (before it starts anything) is refused alike.
-        report = {'variant': variant, 'mode': mode, 'backend': backend,
-                  'scenario_error': str(exc)}
+        report = variant_report.VariantReport.failed(
+            variant, mode, backend, scenario_error=str(exc))
     except Exception:
-        report = {'variant': variant, 'mode': mode, 'backend': backend,
-                  'internal_error': traceback.format_exc()}
-        play.progress(variant, 'internal error:\n' + report['internal_error'])
-    report['nova'] = nova
+        report = variant_report.VariantReport.failed(
+            variant, mode, backend, internal_error=traceback.format_exc())
+        play.progress(variant, 'internal error:\n' + report.internal_error)
+    report.nova = nova
     with open(out, 'w', encoding='utf-8') as stream:
-        json.dump(report, stream, indent=2, default=str)
+        json.dump(report.to_json(), stream, indent=2, default=str)
     return 0
+
+
+def read(path, variant, mode, backend, missing):
+    """The report a worker wrote to ``path``, checked (as JSON data); a
+    report that is missing or malformed becomes an internal error
+    (``missing`` says how the worker ended)."""
+    try:
+        with open(path, encoding='utf-8') as source:
+            data = json.load(source)
+    except (OSError, ValueError):
+        return variant_report.VariantReport.failed(
+            variant, mode, backend, internal_error=missing).to_json()
+    try:
+        return variant_report.VariantReport.from_json(
+            data, 'the report of variant %s' % variant).to_json()
+    except ValueError as exc:
+        return variant_report.VariantReport.failed(
+            variant, mode, backend,
+            internal_error='the worker wrote a malformed report: %s'
+            % exc).to_json()
 
 
 def unavailable(fixes):

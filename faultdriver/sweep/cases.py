@@ -88,7 +88,8 @@ class Case:
 def generate(steps, actions=DEFAULT_ACTIONS, backend='embedded'):
     """Every (step, action) with a rule, sorted by id (a stable order the
     shards and the resume rely on)."""
-    cases = [Case(*step[:3], action, *step[3:6])
+    cases = [Case(step.point, step.host, step.phase, action, step.skip,
+                  step.in_periodic, step.restart)
              for step in steps for action in actions]
     return sorted((c for c in cases if c.rule(backend)), key=lambda c: c.id)
 

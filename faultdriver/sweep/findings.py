@@ -9,6 +9,7 @@ import os
 import yaml
 
 from faultdriver.scenario import model
+from faultdriver.scenario import specs
 from faultdriver.sweep import cases
 from faultdriver.sweep import execute
 
@@ -92,10 +93,10 @@ def write_reproducers(findings, folder):
         # The case's outcome: the invariants it broke expected broken,
         # the others holding (periodics-clean needs moves-again to run).
         data['expectations'] = [
-            {kind: dict(args or {}, broken=True)
-             if kind in finding['case_broken'] else args}
-            for kind, args in (next(iter(e.items()))
-                               for e in data['expectations'])]
+            specs.ExpectationSpec(e.kind, dict(e.args, broken=True)).to_json()
+            if e.kind in finding['case_broken'] else e.to_json()
+            for e in map(specs.ExpectationSpec.from_json,
+                         data['expectations'])]
         finding['scenario'] = execute.write_scenario(folder, data)
     return findings
 

@@ -55,16 +55,13 @@ class Runner:
             'path': path, 'variant': variant, 'out': out, 'log': log}) + '\n')
         self.process.stdin.flush()
         answered = self._answer(CASE_TIMEOUT)
-        try:
-            with open(out, encoding='utf-8') as stream:
-                report = json.load(stream)
-            os.unlink(out)
-        except (OSError, ValueError):
-            report = {'variant': variant, 'mode': self.mode,
-                      'internal_error': 'the runner process %s without a '
-                      'report' % {True: 'answered', False: 'died',
+        report = worker.read(
+            out, variant, self.mode, 'embedded', 'the runner process %s '
+            'without a report' % {True: 'answered', False: 'died',
                                   None: 'was killed after %d s (the case was '
-                                  'stuck)' % CASE_TIMEOUT}[answered]}
+                                  'stuck)' % CASE_TIMEOUT}[answered])
+        if os.path.exists(out):
+            os.unlink(out)
         report['verdict'] = launch.verdict(report)
         with open(log, 'a', encoding='utf-8') as stream:
             stream.write('[%s] done in %.1fs: %s\n' % (

@@ -24,7 +24,6 @@ from faultdriver.sweep import served
 from faultdriver.sweep import trace
 
 #: What the sweep document says of each traced step.
-TRACE_KEYS = ('point', 'host', 'phase', 'skip', 'in_periodic', 'restart')
 
 
 def check_arguments(workflow_name, points=None, hosts=None, patches=()):
@@ -104,7 +103,7 @@ def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
            'patches': list(patches), 'nova': nova.record,
            'shard': '%d/%d' % shard,
            'results': folder,
-           'trace': [dict(zip(TRACE_KEYS, step)) for step in steps],
+           'trace': [step.to_json() for step in steps],
            'cases': results, 'findings': findings,
            'internal_errors': [c['id'] for c in results
                                if c['internal_error']],
@@ -118,16 +117,16 @@ def _chosen_cases(workflow, steps, actions, points, hosts, shard, backend,
     """This shard's cases of the traced ``steps`` narrowed to ``points``
     and ``hosts``."""
     if points:
-        hit = {step[0] for step in steps}
+        hit = {step.point for step in steps}
         unknown = sorted(set(points) - hit)
         if unknown:
             raise exception.ScenarioError(
                 '--points %s: not hit by workflow %s; its steps: %s' % (
                     ', '.join(unknown), workflow.name,
                     ', '.join(sorted(hit))))
-        steps = [s for s in steps if s[0] in points]
+        steps = [s for s in steps if s.point in points]
     if hosts:
-        steps = [s for s in steps if s[1] in hosts]
+        steps = [s for s in steps if s.host in hosts]
     every = cases_module.generate(steps, actions, backend)
     chosen = cases_module.shard(every, *shard)
     progress('%d steps traced, %d cases, shard %d/%d runs %d' % (
@@ -187,7 +186,8 @@ def traced_steps(workflow, folder, mode, backend, pool=None, warm=1,
     saved = os.path.join(folder, 'trace', 'steps.json')
     if os.path.exists(saved):
         with open(saved, encoding='utf-8') as stream:
-            return [tuple(step) for step in json.load(stream)]
+            return [trace.TracedStep.from_json(step)
+                    for step in json.load(stream)]
     path = execute.write_scenario(os.path.join(folder, 'trace'),
                                   trace.trace_scenario(workflow,
                                                        nova_patches))

@@ -8,6 +8,7 @@ workflow hands over to ``recover``.
 """
 
 import copy
+import typing
 
 from faultdriver import points as points_module
 from faultdriver import rules as rules_module
@@ -46,18 +47,36 @@ def trace_scenario(workflow, nova_patches=()):
     return data
 
 
+class TracedStep(typing.NamedTuple):
+    """One step a workflow's clean run hit: where a case's fault goes.
+
+    ``skip``: hits of the point the host's service made first (a case's
+    fault lets them pass); ``in_periodic``: the hit a case's fault takes
+    runs in its host's resource periodic; ``restart``: after how many of
+    the workflow's ``restart`` steps of that host it came (0: in the
+    service the scenario started)."""
+
+    point: str
+    host: str
+    phase: str
+    skip: int = 0
+    in_periodic: bool = False
+    restart: int = 0
+
+    @classmethod
+    def from_json(cls, data):
+        """From ``to_json``'s dict, or the list a saved trace holds."""
+        return cls(**data) if isinstance(data, dict) else cls(*data)
+
+    def to_json(self):
+        return self._asdict()
+
+
 def steps_hit(report, operation=None):
-    """``[(point, host, phase, skip, in_periodic, restart)]`` in the
-    order first hit, from the workflow's first move up to its ``recover``
-    step (what happens before is its setup, after is the operator's);
-    ``skip`` is how many hits of that point the host's service made
-    first (a case's fault skips them), ``in_periodic`` whether the hit a
-    case's fault takes runs in its host's resource periodic, ``restart``
-    after how many of the workflow's ``restart`` steps of that host it
-    came (0: in the service the scenario started; k: in the one the k-th
-    restart started, whose hits are counted from 1 again and whose rules
-    that step gives); with ``operation``, only points
-    whose catalogue facts say that move reaches them (or that do not say:
+    """The TracedSteps in the order first hit, from the workflow's first
+    move up to its ``recover`` step (what happens before is its setup,
+    after is the operator's); with ``operation``, only points whose
+    catalogue facts say that move reaches them (or that do not say:
     tracker points and points on every path)."""
     catalogue = points_module.catalogue()
     start, end = _window(report)
@@ -77,10 +96,11 @@ def steps_hit(report, operation=None):
             continue
         key = (entry['point'], entry['host'], entry.get('phase', 'before'))
         if key not in [step[:3] for step in seen]:
-            seen.append(key + (entry.get('hit', 1) - 1,
-                               bool(entry.get('in_periodic')),
-                               sum(1 for when in restarts.get(key[1], ())
-                                   if when <= entry['time'])))
+            seen.append(TracedStep(
+                *key, skip=entry.get('hit', 1) - 1,
+                in_periodic=bool(entry.get('in_periodic')),
+                restart=sum(1 for when in restarts.get(key[1], ())
+                            if when <= entry['time'])))
     return seen
 
 

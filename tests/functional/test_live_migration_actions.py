@@ -134,7 +134,7 @@ class TestPeriodicAtPostLiveMigrationAtDestination(
         self.assertOutcome(COMPLETED, server)
         self.assertOutcome(COMPLETED, server, self.HOSTS)
         [report] = [e for e in self.faults.journal()
-                    if e.get('event') == 'periodic']
+                    if e['kind'] == 'periodic']
         self.assertEqual(
             ('dest', 'post_live_migration_at_destination', 'before', False,
              None),

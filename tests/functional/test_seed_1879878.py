@@ -45,7 +45,7 @@ class _Window(base.FaultTestBase):
 
     def assert_periodic_waited(self, host, point):
         [report] = self.faults.wait_for_journal(
-            host, lambda e: e.get('event') == 'periodic')
+            host, lambda e: e['kind'] == 'periodic')
         self.assertEqual(point, report['point'])
         self.assertIsNone(report['error'])
         self.assertTrue(report['waited_for_lock'], report)

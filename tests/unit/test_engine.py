@@ -318,7 +318,7 @@ def test_each_fired_fault_logs_one_warning_and_one_journal_entry(caplog):
     entries = journal.entries()
     assert [{k: v for k, v in e.items() if k != 'time'}
             for e in entries] == [
-        {'host': 'h1', 'point': 'spawn', 'phase': 'before',
+        {'kind': 'fault', 'host': 'h1', 'point': 'spawn', 'phase': 'before',
          'rule': 'spawn@dest: 1*off -> 1*record', 'rule_index': 0, 'hit': n,
          'action': action, 'role': 'dest', 'instance': 'i1',
          'migration': 'm1', 'operation': 'resize', 'in_periodic': False}
@@ -529,5 +529,5 @@ def test_a_hit_counts_only_once_what_fired_is_journaled():
         engine.wait_for_hit('spawn', timeout=0.5)
     journal.go.set()
     assert engine.wait_for_hit('spawn', timeout=JOIN) == 1
-    assert [e['point'] for e in journal.entries()] == ['spawn']
+    assert [e.point for e in journal.entries()] == ['spawn']
     thread.join(JOIN)

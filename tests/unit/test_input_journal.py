@@ -9,6 +9,7 @@ ERROR line with the FAULTDRIVER-JOURNAL-ERROR marker names the path; a
 line cut short on disk is skipped when the journal is read.
 """
 
+import json
 import logging
 import os
 import subprocess
@@ -169,9 +170,13 @@ def test_full_disk_shows_in_the_control_status(tmp_path):
 
 def test_line_cut_short_on_disk_is_skipped(tmp_path):
     path = tmp_path / 'journal'
-    path.write_bytes(b'{"hit": 1}\n{"hit": 2, "poi\n[1]\n\xff\n'
-                     + b'[' * 100000 + b'\n{"hit": 3}\n')
-    assert journal_module.read(str(path)) == [{'hit': 1}, {'hit': 3}]
+    one, three = (journal_module.JournalEntry(
+        kind='fault', time=1.0, host='src', point='spawn', hit=hit,
+        action='log').to_json() for hit in (1, 3))
+    path.write_bytes(json.dumps(one).encode() + b'\n{"hit": 2, "poi\n[1]\n'
+                     b'\xff\n' + b'[' * 100000 + b'\n' +
+                     json.dumps(three).encode() + b'\n')
+    assert journal_module.read(str(path)) == [one, three]
 
 
 def test_validate_refuses_a_directory_journal_path(capsys, tmp_path):

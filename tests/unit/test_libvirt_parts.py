@@ -18,6 +18,14 @@ from faultdriver.process import libvirt_host
 from faultdriver.process import runner
 from faultdriver.scenario import expect
 from faultdriver.scenario import model
+from faultdriver.scenario import specs
+
+
+def _evaluate(steps, expectations, state):
+    """expect.evaluate on expectations written as in a scenario file."""
+    return expect.evaluate(steps, [specs.ExpectationSpec.from_json(e)
+                                   for e in expectations], state)
+
 
 SHAPE = hostshape.PINNED_HOST.replace(memory_mb=16384)
 
@@ -130,12 +138,12 @@ STATE = {'servers': {'s1': {'pinned_cpus': [1], 'guests': {'dest':
     ({'server': 's1', 'host': 'src', 'state': 'running'}, False),
 ])
 def test_guest_expectation(args, met):
-    [verdict] = expect.evaluate(None, [{'guest': args}], STATE)
+    [verdict] = _evaluate(None, [{'guest': args}], STATE)
     assert verdict['met'] is met
 
 
 def test_guest_expectation_without_a_real_hypervisor_is_not_met():
-    [verdict] = expect.evaluate(None, [{'guest': {
+    [verdict] = _evaluate(None, [{'guest': {
         'server': 's2', 'host': 'dest', 'state': 'absent'}}], STATE)
     assert verdict['met'] is False
     assert '--backend libvirt' in verdict['actual']
@@ -147,7 +155,7 @@ def test_guest_expectation_without_a_real_hypervisor_is_not_met():
     ({'host': 'dest', 'pinned': 1}, False),
 ])
 def test_host_usage_expectation(args, met):
-    [verdict] = expect.evaluate(None, [{'host-usage': args}], STATE)
+    [verdict] = _evaluate(None, [{'host-usage': args}], STATE)
     assert verdict['met'] is met
 
 
@@ -155,6 +163,6 @@ def test_host_usage_expectation(args, met):
     (['s1', 's2'], True), (['s3', 's2'], True), (['s2', 's1'], False),
     (['s1', 's3'], False)])
 def test_share_all_means_every_pcpu_of_the_first(servers, met):
-    [verdict] = expect.evaluate(None, [{'servers-share-pcpus': {
+    [verdict] = _evaluate(None, [{'servers-share-pcpus': {
         'servers': servers, 'count': 'all'}}], STATE)
     assert verdict['met'] is met

@@ -7,9 +7,17 @@ import pytest
 
 from faultdriver.scenario import expect
 from faultdriver.scenario import model
+from faultdriver.scenario import specs
 from faultdriver.sweep import cases
 from faultdriver.sweep import findings
 from faultdriver.sweep import trace
+
+
+def _evaluate(steps, expectations, state):
+    """expect.evaluate on expectations written as in a scenario file."""
+    return expect.evaluate(steps, [specs.ExpectationSpec.from_json(e)
+                                   for e in expectations], state)
+
 
 GOOD = {
     'migrations': [{'server': 's1', 'id': 1, 'status': 'completed'}],
@@ -21,7 +29,7 @@ GOOD = {
 
 
 def verdict(kind, state, **args):
-    [result] = expect.evaluate(None, [{kind: args}], state)
+    [result] = _evaluate(None, [{kind: args}], state)
     return result
 
 
@@ -100,7 +108,7 @@ def test_periodics_clean_holds_when_no_periodic_failed_after_recovery():
     log.output = APPLIED_ERROR + PERIODIC_FAILED
     steps.recovery_marks = steps.log_counts()
     log.output += 'DEBUG nova.compute.resource_tracker all fine\n'
-    [result] = expect.evaluate(steps, [{'periodics-clean': {}}], {})
+    [result] = _evaluate(steps, [{'periodics-clean': {}}], {})
     assert result['met'] and result['actual'] == 'none failed'
 
 
@@ -108,14 +116,13 @@ def test_periodics_clean_fails_on_a_periodic_failed_after_recovery():
     steps, log = _steps_with_log()
     steps.recovery_marks = steps.log_counts()
     log.output = APPLIED_ERROR + PERIODIC_FAILED
-    [result] = expect.evaluate(steps, [{'periodics-clean': {}}], {})
+    [result] = _evaluate(steps, [{'periodics-clean': {}}], {})
     assert not result['met']
     assert result['actual'] == [
         'dest: 1 periodic error(s) (CPUPinningInvalid)',
         "the tracker applied the migration context of a migration in "
         "status 'error'"]
-    [shown] = expect.evaluate(steps, [{'periodics-clean': {'broken': True}}],
-                              {})
+    [shown] = _evaluate(steps, [{'periodics-clean': {'broken': True}}], {})
     assert shown['met']
 
 
@@ -170,7 +177,7 @@ REPORT = {
         # During recovery: not a step of the workflow.
         {'time': 1010, 'host': 'src', 'point': 'post_live_migration',
          'phase': 'before', 'action': 'log'},
-        {'time': 1006, 'host': 'dest', 'event': 'periodic'},
+        {'time': 1006, 'host': 'dest', 'kind': 'periodic'},
     ]}}
 
 
@@ -272,9 +279,10 @@ def test_trace_rules_are_valid_in_a_scenario():
     model.validate(data, 'trace.yaml')
 
 
-STEPS = [('pre_live_migration', 'dest', 'before'),
-         ('live_migration', 'src', 'before'),
-         ('tracker.update_available_resource', 'dest', 'before')]
+STEPS = [trace.TracedStep('pre_live_migration', 'dest', 'before'),
+         trace.TracedStep('live_migration', 'src', 'before'),
+         trace.TracedStep('tracker.update_available_resource', 'dest',
+                          'before')]
 
 
 def test_cases_cover_every_step_and_action_with_a_rule():
@@ -354,7 +362,7 @@ def test_findings_group_by_invariant_and_step(tmp_path):
         replay = model.load(finding['scenario'])
         assert replay.variants['stock']['expect'] == 'bug'
         # The case's outcome: what it broke broken, the rest holding.
-        assert replay.expectations('stock') == [
+        assert [e.to_json() for e in replay.expectations('stock')] == [
             {'migrations-terminal': {}},
             {'servers-settled': {'broken': True}}, {'pcpus-not-shared': {}},
             {'accounting-matches-placement': {}},
@@ -507,11 +515,11 @@ def test_outcome_as_clean_breaks_where_a_move_ended_otherwise():
     clean = expect.moves_ended(_ended_state())
     assert clean == {'s1': {'status': 'ACTIVE', 'host': 'dest',
                             'migrations': ['confirmed']}}
-    [held] = expect.evaluate(None, [{'outcome-as-clean': {'outcome': clean}}],
-                             _ended_state())
+    [held] = _evaluate(None, [{'outcome-as-clean': {'outcome': clean}}],
+                       _ended_state())
     assert held['met'] and held['actual'] == 'as in the clean run'
     # What the pre-fix shape of bug 1879878 does to a confirm.
-    [broken] = expect.evaluate(
+    [broken] = _evaluate(
         None, [{'outcome-as-clean': {'outcome': clean}}],
         _ended_state('ERROR', migrations=('error',)))
     assert not broken['met']

@@ -1,0 +1,46 @@
+"""A scenario's steps and expectations as declared records.
+
+In the file each is a mapping of one key, ``{kind: {args}}`` (the schema
+insists); :mod:`faultdriver.scenario.model` turns them into these once,
+so no consumer unpacks the mapping itself, and ``to_json`` gives the
+file's form back for a scenario a tool writes (a sweep's case, a
+finding's reproducer).
+"""
+
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class _KindArgs:
+    kind: str
+    args: dict
+
+    @classmethod
+    def from_json(cls, item):
+        """From the file's ``{kind: args}`` (``args`` may be null)."""
+        if not isinstance(item, dict) or len(item) != 1:
+            raise ValueError('a %s is a mapping of one kind to its '
+                             'arguments, not %r' % (cls.WHAT, item))
+        [(kind, args)] = item.items()
+        return cls(kind, dict(args or {}))
+
+    def to_json(self):
+        return {self.kind: dict(self.args)}
+
+    def describe(self):
+        """``kind key=value ...``: one line of a listing or a timeline."""
+        return '%s %s' % (self.kind, ' '.join(
+            '%s=%s' % (k, v) for k, v in self.args.items()))
+
+
+class StepSpec(_KindArgs):
+    """One step: a kind of ``schema.yaml``'s ``step`` and its arguments."""
+
+    WHAT = 'step'
+
+
+class ExpectationSpec(_KindArgs):
+    """One expectation: a kind of ``schema.yaml``'s ``expectation`` (an
+    invariant among them) and its arguments."""
+
+    WHAT = 'expectation'
