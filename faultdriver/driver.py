@@ -96,7 +96,10 @@ class FaultDriver(generated_class()):
     #: Marks the wrapper so it refuses to wrap itself.
     wraps_inner_driver = True
 
-    def __init__(self, virtapi):
+    def __init__(self, virtapi, crash_handler=None):
+        """``crash_handler``: what the ``crash`` action calls instead of
+        ending the process (the embedded harness passes its simulated
+        crash); Nova's loader passes none, so a real nova-compute dies."""
         super().__init__(virtapi)
         conf.register_opts(CONF)
         # Every start, fix or no fix: a tracker point, a fix or the
@@ -122,7 +125,7 @@ class FaultDriver(generated_class()):
         self._fault_engine = engine_module.Engine(
             self._fault_host, actions.load_all(), rules, enabled=group.enabled,
             seed=group.seed, journal=journal_module.Journal(
-                group.journal_path))
+                group.journal_path), crash_handler=crash_handler)
         self._fault_fast = (self._inner, self._fault_engine.armed)
         self._fault_control_path = group.control_socket
         self._fault_control = None

@@ -112,11 +112,11 @@ class Engine:
     """Rules, counters, barriers and the journal of one compute host."""
 
     def __init__(self, host, actions, rules=(), enabled=False, seed=None,
-                 journal=None):
+                 journal=None, crash_handler=None):
         self.host = host
         self.enabled = enabled
         self.journal = journal
-        self.crash_handler = None     # set by whoever owns the process
+        self._crash_handler = crash_handler
         self.armed = set()            # read without the lock: keep identity
         self._actions = actions
         self._seed = seed
@@ -131,6 +131,14 @@ class Engine:
         self._dead = None             # after a crash: where every hit goes
         self._dead_points = frozenset()
         self.set_rules(rules)
+
+    @property
+    def crash_handler(self):
+        """What the ``crash`` action calls with the hit instead of ending
+        the process: given by whoever owns the process at construction
+        (the embedded harness simulates a crash); None in a real
+        nova-compute, where the crash kills it."""
+        return self._crash_handler
 
     # -- rules ------------------------------------------------------------
 

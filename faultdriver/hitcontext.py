@@ -6,16 +6,18 @@ are read, so building a context never lazy-loads from the database.  One
 explicit query is made where the arguments cannot tell the host's role:
 a point of any role (``destroy``, ``spawn``, ...) called without a
 migration for an instance that has a task (a revert, an evacuation) looks
-up the instance's unfinished migration through this host.
+up the instance's unfinished migration through this host.  Whether the
+hit runs in its host's resource periodic is the calling thread's mark
+(:mod:`faultdriver.tracker.periodic_mark`).
 """
 
 import functools
 import inspect
-import sys
 
 from nova.compute import task_states
 
 from faultdriver import surface
+from faultdriver.tracker import periodic_mark
 
 #: Migration statuses after which a migration no longer involves its hosts.
 _FINISHED = frozenset(('confirmed', 'reverted', 'error', 'failed',
@@ -65,30 +67,6 @@ def arguments(point_name, args, kwargs):
     return bound
 
 
-@functools.lru_cache(maxsize=None)
-def _periodic_code():
-    """The code of the compute manager's resource periodic: its entry
-    and the per-node update Nova 34 runs on another thread."""
-    from nova.compute import manager
-    return frozenset(
-        inspect.unwrap(getattr(manager.ComputeManager, name)).__code__
-        for name in ('update_available_resource',
-                     '_update_available_resource_for_node'))
-
-
-def in_resource_periodic():
-    """Whether the calling thread runs inside its host's resource
-    periodic (a real nova-compute runs one at a time, so the ``periodic``
-    action cannot start another one there)."""
-    codes = _periodic_code()
-    frame = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code in codes:
-            return True
-        frame = frame.f_back
-    return False
-
-
 def describe(point, host, instance=None, migration=None):
     """The context dict of a hit, from the objects involved."""
     task_state = _loaded(instance, 'task_state')
@@ -107,7 +85,7 @@ def describe(point, host, instance=None, migration=None):
     return {'instance': _loaded(instance, 'uuid'),
             'migration': _loaded(migration, 'uuid'),
             'operation': operation, 'role': role,
-            'in_periodic': in_resource_periodic()}
+            'in_periodic': periodic_mark.inside()}
 
 
 def _unfinished_migration(ctxt, instance, host):

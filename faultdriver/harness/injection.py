@@ -21,8 +21,9 @@ driver wrapping reach every service)::
             self.faults.wait_for_hit('dest', 'pre_live_migration')
             self.faults.restart('dest')
 
-Every compute service the test starts loads ``faultdriver.FaultDriver``
-through Nova's own loader, wrapping the driver the test asked for; rules
+Every compute service the test starts gets a ``faultdriver.FaultDriver``
+where Nova's loader would load its driver, wrapping the driver the test
+asked for (and handing the engine this fixture's simulated crash); rules
 apply to the host they are listed under (``'*'`` for every host) and are
 enabled; ``patches`` picks candidate tracker fixes per host the same way.
 With ``control_dir`` every host also serves its control socket at
@@ -42,10 +43,10 @@ import time
 import fixtures
 
 from nova import conf as nova_conf
-from nova.virt import driver as nova_driver
 
 from faultdriver import conf
 from faultdriver.control import client as control_client
+from faultdriver import driver as driver_module
 from faultdriver import exception
 from faultdriver.harness import crash as crash_module
 from faultdriver import novacompat
@@ -91,7 +92,6 @@ class FaultInjection(fixtures.Fixture):
         if self._use_crash:
             self.crash = self.useFixture(
                 crash_module.InProcessCrash(self.test, **self._crash_args))
-        self._load = nova_driver.load_compute_driver
         self.useFixture(patchfixtures.Patch(
             'nova.virt.driver.load_compute_driver', self._load_wrapped))
         self.addCleanup(self._close_all)
@@ -99,8 +99,8 @@ class FaultInjection(fixtures.Fixture):
     # -- loading ------------------------------------------------------------
 
     def _load_wrapped(self, virtapi, compute_driver=None):
-        """Load FaultDriver through Nova's loader, wrapping the driver the
-        test asked for."""
+        """Nova's loader, for a test's service: a FaultDriver wrapping the
+        driver the test asked for."""
         requested = compute_driver or CONF.compute_driver
         if requested != SHIM:
             self.test.flags(inner_driver=requested, group='fault_injection')
@@ -110,7 +110,11 @@ class FaultInjection(fixtures.Fixture):
             group='fault_injection')
         self.test.flags(control_socket=self.control_socket(CONF.host),
                         group='fault_injection')
-        driver = self._load(virtapi, SHIM)
+        # Built here rather than by Nova's loader (which passes the
+        # virtapi only): the engine gets this fixture's simulated crash at
+        # construction.
+        driver = driver_module.FaultDriver(
+            virtapi, crash_handler=self._crash_from_point)
         self._adopt(driver)
         return driver
 
@@ -120,7 +124,6 @@ class FaultInjection(fixtures.Fixture):
         engine.set_rules(self._rules.get(host, []) +
                          self._rules.get(ALL_HOSTS, []))
         engine.set_enabled(True)
-        engine.crash_handler = self._crash_from_point
         self.drivers[host] = driver
         self._adopted.append(driver)
 

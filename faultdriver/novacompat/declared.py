@@ -36,16 +36,22 @@ PERIODIC_CALLS = ('objects.MigrationList.get_in_progress_and_error(',
                   'instance.apply_migration_context()',
                   'self._update_usage_from_instances(')
 
-#: Nova's condition for applying an incoming migration's context in the
-#: periodic; periodic_scope.migration_for pairs contexts with migrations
-#: by the same test.
-PERIODIC_LOOP_CONDITION = '''
-    migration.instance_uuid in instance_by_uuid and
-    migration.dest_compute == self.host and
-    migration.dest_node == nodename
-'''
+
+def periodic_loop_condition(migration, instance_by_uuid, self, nodename):
+    """Nova's condition for applying an incoming migration's context in
+    the periodic, written as Nova writes it (``self``: the tracker): the
+    LoopCondition assumption below compares Nova's ``if`` with this return
+    expression as syntax trees, and periodic_scope.migration_for pairs
+    contexts with migrations by calling it."""
+    return (
+        migration.instance_uuid in instance_by_uuid and
+        migration.dest_compute == self.host and
+        migration.dest_node == nodename
+    )
+
 
 _HOOKS = 'tracker points and candidate fixes (faultdriver.tracker)'
+_MARK = "a hit's in_periodic (faultdriver.tracker.periodic_mark)"
 _SCOPE = ('tracker.apply_migration_context and the stale_migration_context '
           'fix (faultdriver.tracker.periodic_scope)')
 #: The feature those assumptions are for: on a changed Nova under test
@@ -104,13 +110,21 @@ ASSUMPTIONS = [
       _HOOKS + ', the periodic action'),
     A(MANAGER + '.__init__', s.Assigns('self.rt'),
       'FaultDriver reaches the resource tracker (manager.rt): ' + _HOOKS),
-    A(MANAGER + '.update_available_resource', s.Params('self', 'context'),
-      'the periodic action and the periodic scenario step; a hit in its '
-      'code is in the host\'s periodic (faultdriver.hitcontext)'),
+    A(MANAGER + '.update_available_resource',
+      s.All(s.Params('self', 'context'),
+            s.CallsInOrder('self._update_available_resource_for_node')),
+      'the periodic action and the periodic scenario step; ' + _MARK +
+      ': it marks its thread, and reaches the per-node update through the '
+      "manager's attribute, which marks the per-node thread"),
     A(MANAGER + '._update_available_resource_for_node',
       s.Params('self', 'context', 'nodename'),
-      "a hit in its code (the per-node update's thread) is in the host's "
-      'periodic (faultdriver.hitcontext)'),
+      _MARK + ": it marks the per-node update's thread"),
+    A(MANAGER + '._periodic_tasks', s.NamedEntry('update_available_resource'),
+      _MARK + ": the timer's periodic task marks its thread"),
+    A('oslo_service.periodic_task.PeriodicTasks.run_periodic_tasks',
+      s.CallsInOrder('in self._periodic_tasks', 'task(self, context)'),
+      _MARK + ": the timer runs the manager's own _periodic_tasks, so the "
+      "manager's copy with the marking task is the one it runs"),
     A(TRACKER, s.Exists(type), _HOOKS),
     A(RT + '.COMPUTE_RESOURCE_SEMAPHORE', s.Exists(str),
       'tracker points fire under the tracker lock; the periodic action '
@@ -139,7 +153,7 @@ ASSUMPTIONS = [
       optional=CONTEXT_STEP),
     A(PERIODIC, s.LoopCondition('migrations',
                                 'instance.apply_migration_context()',
-                                PERIODIC_LOOP_CONDITION),
+                                periodic_loop_condition),
       _SCOPE + ': which migration a context is applied for',
       optional=CONTEXT_STEP),
     A(TRACKER + '._update_usage_from_instances',

@@ -13,6 +13,7 @@ feature and the Nova version.  The fixtures for tests (which need the
 """
 
 import importlib
+import inspect
 
 from faultdriver import exception
 from faultdriver import novacompat
@@ -64,10 +65,80 @@ def replace(symbol, new):
 def replace_on(obj, name, new, symbol):
     """Set ``obj.name`` (an instance of the class ``symbol`` names the
     attribute of) to ``new``; the attribute must exist and ``symbol`` be
-    declared and hold."""
+    declared and hold.  Returns a callable that puts back what the
+    instance had (its class's attribute shows through again)."""
     checked(symbol)
     if not hasattr(obj, name):
         raise exception.ConfigError(
             'faultdriver sets %s on a %s, which has no such attribute (%s)'
             % (name, type(obj).__name__, novacompat.nova_version_text()))
+    own = vars(obj)
+    had = name in own
+    original = own.get(name)
     setattr(obj, name, new)
+
+    def undo():
+        if had:
+            setattr(obj, name, original)
+        else:
+            delattr(obj, name)
+    return undo
+
+
+class Layer:
+    """One owner's wrapper of a Nova method, in a stack of them: what it
+    wraps (``below``, a class attribute: a function or a classmethod) is
+    read at each call, so removing a layer under it only re-links."""
+
+    def __init__(self, below, inherited):
+        self.below = below
+        self.inherited = inherited   # below comes from a base class
+        self.attribute = None
+
+    def call_below(self, obj, cls, *args, **kwargs):
+        """Call what this layer wraps, bound as ``obj.<name>`` (or
+        ``cls.<name>`` for a classmethod) would be."""
+        return self.below.__get__(obj, cls)(*args, **kwargs)
+
+
+def _layer_of(attribute):
+    function = getattr(attribute, '__func__', attribute)
+    return getattr(function, '__faultdriver_layer__', None)
+
+
+def wrap(symbol, make):
+    """Put ``make(layer)`` (a function or classmethod calling
+    ``layer.call_below``) in place of a declared, checked Nova method;
+    returns the undo, which removes exactly this wrapper.
+
+    Several owners wrap the same method (every compute service of one
+    process hooks its own tracker) and stop in any order: each undo
+    re-links the wrapper above it, so none restores an attribute another
+    still needs and none keeps count of the others.
+    """
+    checked(symbol)
+    owner, name = _owner(symbol)
+    inherited = name not in vars(owner)
+    layer = Layer(inspect.getattr_static(owner, name), inherited)
+    layer.attribute = make(layer)
+    function = getattr(layer.attribute, '__func__', layer.attribute)
+    function.__faultdriver_layer__ = layer
+    setattr(owner, name, layer.attribute)
+
+    def undo():
+        above = None
+        current = vars(owner).get(name)
+        while current is not layer.attribute:
+            found = _layer_of(current)
+            if found is None:
+                raise RuntimeError(
+                    'faultdriver cannot take its wrapper off %s: %r replaced '
+                    'it without wrapping it' % (symbol, current))
+            above, current = found, found.below
+        if above is not None:
+            above.below, above.inherited = layer.below, layer.inherited
+        elif layer.inherited:
+            delattr(owner, name)
+        else:
+            setattr(owner, name, layer.below)
+    return undo

@@ -132,17 +132,30 @@ class CallsInOrder(Shape):
             raise Broken('calls %s in another order' % ', '.join(self.texts))
 
 
+def returned(function):
+    """The expression ``function`` (faultdriver's own) returns: its one
+    ``return`` statement's, as a syntax tree."""
+    found = [node.value for node in ast.walk(syntax(function))
+             if isinstance(node, ast.Return)]
+    if len(found) != 1:
+        raise ValueError('%s must have exactly one return statement'
+                         % function.__qualname__)
+    return found[0]
+
+
 class LoopCondition(Shape):
     """In a function, the ``if`` that guards ``call`` inside the loop over
-    ``iterable`` tests exactly ``condition`` (compared as syntax trees,
-    so layout and comments do not matter)."""
+    ``iterable`` tests exactly what ``condition`` (a function of
+    faultdriver's, written with Nova's names) returns: compared as syntax
+    trees, so layout and comments do not matter, and faultdriver runs the
+    very condition it checked."""
 
     def __init__(self, iterable, call, condition):
         self.iterable = iterable
         self.call = call
         self.condition = condition
         self.what = ('loop over %s applies %s only if %s'
-                     % (iterable, call, ' '.join(condition.split())))
+                     % (iterable, call, ast.unparse(returned(condition))))
 
     def _guard(self, tree):
         for loop in ast.walk(tree):
@@ -161,11 +174,29 @@ class LoopCondition(Shape):
 
     def check(self, obj):
         found = self._guard(syntax(obj))
-        expected = ast.parse('(%s)' % self.condition.strip(),
-                             mode='eval').body
+        expected = returned(self.condition)
         if ast.dump(found) != ast.dump(expected):
             raise Broken('its loop over %s now applies %s if %s'
                          % (self.iterable, self.call, ast.unparse(found)))
+
+
+class NamedEntry(Shape):
+    """A list of ``(name, value)`` pairs (oslo.service's
+    ``_periodic_tasks``) with an entry ``name``."""
+
+    def __init__(self, name):
+        self.name = name
+        self.what = 'has an entry %s' % name
+
+    def check(self, obj):
+        try:
+            names = [name for name, _value in obj]
+        except (TypeError, ValueError):
+            raise Broken('is a %s, not a list of (name, value) pairs'
+                         % type(obj).__name__)
+        if self.name not in names:
+            raise Broken('has no entry %s (it has %s)'
+                         % (self.name, ', '.join(names) or 'none'))
 
 
 class LogText(Shape):

@@ -12,7 +12,10 @@ The manager is found through ``virtapi._compute`` and the tracker as
 ``manager.rt`` (both checked by :mod:`faultdriver.novacompat`).  A driver
 used outside a compute manager has neither: that is fine while nothing
 needs the tracker, and a ConfigError when a fix or a ``tracker.*`` rule
-is configured, since they would silently do nothing.
+is configured, since they would silently do nothing.  The same install
+marks the manager's resource periodic for the hits' ``in_periodic``
+(:mod:`faultdriver.tracker.periodic_mark`); every hook it puts on Nova
+is kept with its undo on the tracker and taken off at the driver's close.
 """
 
 import functools
@@ -29,6 +32,7 @@ from faultdriver.novacompat import declared
 from faultdriver import points as points_module
 from faultdriver import rules
 from faultdriver import tracker
+from faultdriver.tracker import periodic_mark
 from faultdriver.tracker import periodic_scope
 
 LOG = logging.getLogger(__name__)
@@ -88,7 +92,7 @@ class _PeriodicHooks(BASE):
 
     def _update_available_resource(self, context, resources, startup=False):
         nodename = resources['hypervisor_hostname']
-        with periodic_scope.scope(self.host, nodename,
+        with periodic_scope.scope(self, nodename,
                                   self._fault_decide_context):
             return super()._update_available_resource(
                 context, resources, startup=startup)
@@ -175,10 +179,12 @@ def install(driver, patches):
         raise exception.ConfigError(
             'faultdriver: the tracker of %s is a %s, not a nova '
             'ResourceTracker' % (driver.engine.host, type(rt).__name__))
-    if _context_step():
-        periodic_scope.install()
     rt._fault_engine = driver.engine
     rt._fault_patches = list(patches)
+    # Every hook this service puts on Nova, each with its undo at once.
+    rt._fault_undo = [periodic_mark.install(manager)]
+    if _context_step():
+        rt._fault_undo.append(periodic_scope.install(rt))
     if type(rt) is BASE:
         rt.__class__ = fault_tracker_class()
     LOG.info('faultdriver: tracker of %s hooked; candidate fixes: %s',
@@ -188,8 +194,9 @@ def install(driver, patches):
 
 
 def uninstall(rt):
-    """Give the tracker back its stock class (test cleanup)."""
+    """Give the tracker back its stock class and take this service's hooks
+    off Nova (the driver's close)."""
     if rt is not None and isinstance(rt, fault_tracker_class()):
         rt.__class__ = BASE
-        if _context_step():
-            periodic_scope.uninstall()
+        for undo in reversed(rt.__dict__.pop('_fault_undo', ())):
+            undo()

@@ -3,9 +3,11 @@
 ``ResourceTracker._update_available_resource`` fetches the host's
 migrations, then, for each incoming one whose instance is on this host,
 calls ``instance.apply_migration_context()`` before it counts usage.  To
-inject at (and decide) that one step without copying Nova's loop, two
-Nova methods are wrapped process-wide, but act only in a thread that is
-inside a FaultTracker's periodic (a thread-local scope):
+inject at (and decide) that one step without copying Nova's loop, each
+hooked tracker wraps two Nova methods (:func:`install`, undone when its
+driver closes); a wrapper acts only in a thread that is inside that
+tracker's periodic (a thread-local scope), so other hosts of the process
+and every other caller pass straight through:
 
 * ``MigrationList.get_in_progress_and_error`` records the list;
 * ``Instance.apply_migration_context`` asks the scope's ``decide``
@@ -14,24 +16,20 @@ inside a FaultTracker's periodic (a thread-local scope):
 The scope closes when Nova moves on to ``_update_usage_from_instances``,
 so applications anywhere else are never touched.  The shape this relies
 on (those calls, in that order, and the loop's condition, which
-:meth:`_Scope.migration_for` evaluates as Nova's own text declared in
-:mod:`faultdriver.novacompat.declared`) is checked at every FaultDriver
-start, so a changed Nova is refused instead of silently paired wrong.
+:meth:`_Scope.migration_for` tests with
+:func:`faultdriver.novacompat.declared.periodic_loop_condition`, compared
+with Nova's as syntax trees) is checked at every FaultDriver start, so a
+changed Nova is refused instead of silently paired wrong.
 """
 
 import contextlib
 import functools
 import threading
-import types
-
-from nova import objects
 
 from faultdriver.novacompat import declared
 from faultdriver.novacompat import patching
 
 _local = threading.local()
-_lock = threading.Lock()
-_installed = {'count': 0, 'undo': None}
 
 _GET_LIST = 'nova.objects.MigrationList.get_in_progress_and_error'
 _APPLY = 'nova.objects.Instance.apply_migration_context'
@@ -41,17 +39,9 @@ SYMBOLS = (declared.PERIODIC, _GET_LIST, _APPLY,
            declared.TRACKER + '._update_usage_from_instances')
 
 
-@functools.lru_cache(maxsize=None)
-def _loop_condition():
-    """Nova's loop condition (as declared, and checked against Nova's
-    source at start), compiled once."""
-    return compile('(%s)' % declared.PERIODIC_LOOP_CONDITION.strip(),
-                   declared.PERIODIC, 'eval')
-
-
 class _Scope:
-    def __init__(self, host, nodename, decide):
-        self.host = host
+    def __init__(self, tracker, nodename, decide):
+        self.tracker = tracker
         self.nodename = nodename
         self.decide = decide
         self.migrations = None
@@ -59,11 +49,9 @@ class _Scope:
 
     def applies(self, migration, instance):
         """Nova's loop condition for ``migration`` and ``instance``."""
-        return eval(_loop_condition(), {}, {      # noqa: S307 (own text)
-            'migration': migration,
-            'instance_by_uuid': {instance.uuid: instance},
-            'self': types.SimpleNamespace(host=self.host),
-            'nodename': self.nodename})
+        return declared.periodic_loop_condition(
+            migration, {instance.uuid: instance}, self.tracker,
+            self.nodename)
 
     def migration_for(self, instance):
         """The incoming migration the loop is handling for ``instance``."""
@@ -76,9 +64,10 @@ class _Scope:
 
 
 @contextlib.contextmanager
-def scope(host, nodename, decide):
-    """Within: ``decide(instance, migration) -> bool`` rules the loop."""
-    _local.scope = _Scope(host, nodename, decide)
+def scope(tracker, nodename, decide):
+    """Within: ``decide(instance, migration) -> bool`` rules the loop of
+    ``tracker``'s periodic for ``nodename``."""
+    _local.scope = _Scope(tracker, nodename, decide)
     try:
         yield
     finally:
@@ -90,50 +79,44 @@ def close():
     _local.scope = None
 
 
-def _current():
-    return getattr(_local, 'scope', None)
+def _current(tracker):
+    """The calling thread's scope if it is ``tracker``'s."""
+    current = getattr(_local, 'scope', None)
+    return current if current is not None and \
+        current.tracker is tracker else None
 
 
-def install():
-    """Wrap the two Nova methods (reference counted; see uninstall)."""
-    with _lock:
-        _installed['count'] += 1
-        if _installed['count'] > 1:
-            return
-        get_list = objects.MigrationList.get_in_progress_and_error.__func__
-        apply_context = objects.Instance.apply_migration_context
-
+def install(tracker):
+    """Wrap the two Nova methods for ``tracker``'s periodic; returns the
+    undo (which takes off this tracker's wrappers only)."""
+    def get_list(layer):
         # functools.wraps: Nova's signature and source stay visible (the
         # next service's start checks them while these are installed).
-        @functools.wraps(get_list)
+        @functools.wraps(getattr(layer.below, '__func__', layer.below))
         def get_in_progress_and_error(cls, context, host, node):
-            migrations = get_list(cls, context, host, node)
-            current = _current()
+            migrations = layer.call_below(None, cls, context, host, node)
+            current = _current(tracker)
             if current is not None and current.migrations is None:
                 current.migrations = migrations
             return migrations
+        return classmethod(get_in_progress_and_error)
 
-        @functools.wraps(apply_context)
+    def apply(layer):
+        @functools.wraps(layer.below)
         def apply_migration_context(self):
-            current = _current()
+            current = _current(tracker)
             if current is not None and current.migrations is not None:
                 migration = current.migration_for(self)
                 if (migration is not None
                         and not current.decide(self, migration)):
                     return None
-            return apply_context(self)
+            return layer.call_below(self, type(self))
+        return apply_migration_context
 
-        undo = [patching.replace(_GET_LIST,
-                                 classmethod(get_in_progress_and_error)),
-                patching.replace(_APPLY, apply_migration_context)]
-        _installed['undo'] = undo
+    undo = [patching.wrap(_GET_LIST, get_list),
+            patching.wrap(_APPLY, apply)]
 
-
-def uninstall():
-    with _lock:
-        _installed['count'] -= 1
-        if _installed['count'] > 0 or _installed['undo'] is None:
-            return
-        for undo in reversed(_installed['undo']):
-            undo()
-        _installed['undo'] = None
+    def uninstall():
+        for each in reversed(undo):
+            each()
+    return uninstall

@@ -309,8 +309,7 @@ class TestFixLoading(test.NoDBTestCase):
         # The second compute of one process starts while the first one's
         # hooks replace Nova's methods: the check must see Nova's shape.
         original = objects.Instance.apply_migration_context
-        periodic_scope.install()
-        self.addCleanup(periodic_scope.uninstall)
+        self.addCleanup(periodic_scope.install(tracker=object()))
         self.assertIsNot(original, objects.Instance.apply_migration_context)
         [fix] = patches.load(['stale_migration_context'])
         self.assertEqual('stale_migration_context', fix.name)
@@ -369,7 +368,8 @@ class TestPeriodicScopeCondition(test.NoDBTestCase):
         return objects.Migration(**values)
 
     def test_condition(self):
-        scope = periodic_scope._Scope('dest', 'dest', decide=None)
+        scope = periodic_scope._Scope(types.SimpleNamespace(host='dest'),
+                                      'dest', decide=None)
         instance = objects.Instance(uuid=uuids.i1)
         self.assertTrue(scope.applies(self.migration(), instance))
         self.assertFalse(scope.applies(self.migration(dest_compute='src'),
