@@ -22,6 +22,7 @@ from faultdriver.process import nova as process_nova
 from faultdriver.process import stack as stack_module
 from faultdriver.scenario import model
 from faultdriver.scenario import play
+from faultdriver.scenario import tiers
 from faultdriver.scenario import worker
 
 
@@ -94,7 +95,7 @@ def run(path, variant, mode, keep=False, hypervisor='fake_numa'):
     # starts; a broken assumption is an error naming the Nova symbol.
     novacompat.verify(novacompat.PROCESS_GROUPS)
     report = {'scenario': scenario.name, 'variant': variant, 'mode': mode,
-              'backend': 'libvirt' if hypervisor == 'libvirt' else 'process',
+              'backend': tiers.of_hypervisor(hypervisor).name,
               'expect': scenario.variants[variant].get('expect', 'ok'),
               'patches': scenario.patches(variant), 'timeline': [],
               'step_failed': None, '_t0': time.monotonic()}
@@ -139,9 +140,8 @@ def main(argv=None):
     if args[:1] == ['--hypervisor']:
         hypervisor = args[1]
         args = args[2:]
-    backend = 'libvirt' if hypervisor == 'libvirt' else 'process'
     return worker.main(args, functools.partial(run, hypervisor=hypervisor),
-                       backend)
+                       tiers.of_hypervisor(hypervisor).name)
 
 
 if __name__ == '__main__':
