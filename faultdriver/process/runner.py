@@ -28,12 +28,9 @@ from faultdriver.scenario import worker
 
 def host_settings(shape):
     """nova.conf sections giving ``fake_numa`` the host the scenario's
-    topology describes for the embedded Nova's fakelibvirt."""
-    settings = {'fake_numa': {
-        'cells': shape.cpu_nodes,
-        'cores_per_cell': shape.cpu_sockets * shape.cpu_cores,
-        'threads_per_core': shape.cpu_threads,
-        'memory_mb_per_cell': shape.memory // shape.cpu_nodes}}
+    topology describes for the embedded Nova's fakelibvirt (the driver
+    reads it back with ``HostShape.from_nova_conf``)."""
+    settings = {'fake_numa': shape.fake_numa_options()}
     compute = shape.cpu_sets()
     if compute:
         settings['compute'] = compute
