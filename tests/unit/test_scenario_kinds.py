@@ -4,13 +4,13 @@ the same kinds.
 A step kind in ``schema.yaml`` without a ``Steps.do_*`` method passes
 validation and then fails the run at that step; a method or an
 expectation check the schema lacks can never be reached.  Nothing but
-this test ties the three together.  Imports no Nova (the runner and
-``expect`` import it only when a run starts).
+this test ties the three together.  Imports no Nova (the interpreter
+and ``expect`` import it only when a run starts).
 """
 
 from faultdriver.scenario import expect
 from faultdriver.scenario import model
-from faultdriver.scenario import runner
+from faultdriver.scenario import steps
 
 
 def schema_kinds(definition):
@@ -35,7 +35,7 @@ def difference(declared, implemented):
 
 def test_schema_step_kinds_are_the_interpreters():
     declared = schema_kinds('step')
-    implemented = interpreter_kinds(runner.Steps)
+    implemented = interpreter_kinds(steps.Steps)
     assert declared == implemented, difference(declared, implemented)
 
 
@@ -54,7 +54,7 @@ def test_invariants_are_expectation_kinds():
 def test_the_comparison_sees_a_missing_kind():
     """The helper reads kinds as ``Steps.run`` does: a method more is a
     kind more (so the equality above can fail)."""
-    class MoreSteps(runner.Steps):
+    class MoreSteps(steps.Steps):
         def do_power_off(self, server):
             """A step the schema does not have."""
 
