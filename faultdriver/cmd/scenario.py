@@ -8,6 +8,7 @@ from cliff import show
 
 from faultdriver.cmd import main as main_module
 from faultdriver.cmd import outputs
+from faultdriver.scenario import tiers
 
 
 #: Formatters whose output is read by programs: give them data, not text.
@@ -154,19 +155,9 @@ class ScenarioRun(command.Command):
         parser.add_argument('--mode', choices=('eventlet', 'threading'),
                             default='threading',
                             help='Nova concurrency mode (default threading)')
-        parser.add_argument('--backend', default='embedded',
-                            choices=('embedded', 'process', 'libvirt',
-                                     'both', 'all'),
-                            help='where Nova runs: in-process (embedded, '
-                                 'default), as real processes on '
-                                 'faultdriver\'s fake hypervisor (process: '
-                                 'needs the Debian packages mariadb-server '
-                                 'and rabbitmq-server), as real processes '
-                                 'on real libvirtd + QEMU per host (libvirt: '
-                                 'also libvirt-daemon-system, '
-                                 'qemu-system-x86, qemu-utils, root and '
-                                 'faultdriver[libvirt]); both compares '
-                                 'embedded and process, all the three')
+        parser.add_argument('--backend', default=tiers.DEFAULT,
+                            choices=tiers.backend_choices(),
+                            help=tiers.backend_help())
         add_nova_arguments(parser)
         add_output_arguments(parser)
         parser.add_argument('--serial', action='store_true',
@@ -192,8 +183,7 @@ class ScenarioRun(command.Command):
                     '%s: unknown variant %r%s; expected one of %s'
                     % (scenario.path, v, rules.suggest(v, scenario.variants),
                        ', '.join(scenario.variants)))
-        wanted = launch.COMPARED.get(parsed_args.backend,
-                                     (parsed_args.backend,))
+        wanted = tiers.compared(parsed_args.backend)
         refused = [b for b in wanted if b not in scenario.backends]
         if refused:
             raise exception.ScenarioError(

@@ -7,12 +7,7 @@ from cliff import command
 
 from faultdriver.cmd import main as main_module
 from faultdriver.cmd import outputs
-
-#: Embedded cases run at once by default: on 2 cores the whole
-#: live-migration sweep took 1107 s with 2, 836 s with 4; once the
-#: runners' idle burn fell (harness/rpcwake.py), 617 s with 4 and 554 s
-#: with 5 (the same outcome in every case; benchmarks/RESULTS.rst).
-EMBEDDED_WORKERS = 5
+from faultdriver.scenario import tiers
 
 
 def parse_shard(text):
@@ -65,7 +60,7 @@ class Sweep(command.Command):
                             'with FILE applied too (repeatable), and report '
                             'the findings the change removes and adds, and '
                             'the cases it breaks (regressions)')
-        parser.add_argument('--confirm', choices=('process', 'libvirt'),
+        parser.add_argument('--confirm', choices=tiers.with_processes(),
                             help='replay each finding on real processes '
                             '(fake_numa, or real libvirt) and mark it '
                             'confirmed or harness-only')
@@ -75,14 +70,16 @@ class Sweep(command.Command):
                             'existing one resumes')
         parser.add_argument(
             '--workers', type=int, default=None,
-            help='cases run at once (default: %d on the embedded Nova, '
-            'whose cases wait on RPC timeouts and polls part of the time; '
-            '1 on processes, a whole stack per case)'
-            % EMBEDDED_WORKERS)
+            help='cases run at once (default: %s; the embedded Nova\'s '
+            'cases wait on RPC timeouts and polls part of the time, each '
+            'case on processes has a whole stack)' % ', '.join(
+                '%d on %s' % (tier.workers, tier.name)
+                for tier in tiers.TIERS.values()))
         parser.add_argument('--mode', choices=('eventlet', 'threading'),
                             default='threading')
-        parser.add_argument('--backend', default='embedded',
-                            choices=('embedded', 'process', 'libvirt'))
+        parser.add_argument('--backend', default=tiers.DEFAULT,
+                            choices=tiers.NAMES,
+                            help=tiers.backend_help(comparisons=False))
         add_output_arguments(parser)
         return parser
 
@@ -99,8 +96,7 @@ class Sweep(command.Command):
                 '--actions %s: expected some of %s' % (
                     ', '.join(wrong) or '(none)', ', '.join(cases.ACTIONS)))
         if parsed_args.workers is None:
-            parsed_args.workers = (EMBEDDED_WORKERS if parsed_args.backend
-                                   == 'embedded' else 1)
+            parsed_args.workers = tiers.get(parsed_args.backend).workers
         if not 1 <= parsed_args.workers <= 64:
             raise exception.ScenarioError('--workers: expected 1 to 64')
         shard = parse_shard(parsed_args.shard)
@@ -119,7 +115,7 @@ class Sweep(command.Command):
         from faultdriver.scenario import launch
         # Before the embedded cases: a --confirm tier is needed at the end.
         launch.refuse_missing(parsed_args.backend,
-                              parsed_args.confirm or 'embedded')
+                              parsed_args.confirm or tiers.DEFAULT)
 
         def one(patches, nova_patches, folder):
             return sweep.run(

@@ -57,7 +57,6 @@ IMPORTS = {
 #: machine, short enough that a test waits seconds for a dead one.
 RPC_TIMEOUT = 3
 LONG_RPC_TIMEOUT = 6
-MOVES = ('live-migrate', 'migrate', 'resize', 'evacuate')
 DIED = '''\
 class ComputeDied(BaseException):
     """Unwinds the thread in which a compute service died.

@@ -35,6 +35,7 @@ from faultdriver import novacompat  # noqa: E402
 from faultdriver.novacompat import patchfixtures  # noqa: E402
 from faultdriver.scenario import backend  # noqa: E402
 from faultdriver.scenario import backend_base  # noqa: E402
+from faultdriver.scenario import tiers  # noqa: E402
 
 #: The nova wheel installs api-paste.ini under <prefix>/etc/nova.
 API_PASTE = os.path.join(sys.prefix, 'etc', 'nova', 'api-paste.ini')
@@ -72,7 +73,7 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
     #: timeouts pass quickly; a test whose point is a restart *within* a
     #: caller's wait sets more (in a cloud the wait is 60 s and a restart
     #: takes seconds; 2 s compresses the wait, not the restart).
-    RPC_TIMEOUT = 2
+    RPC_TIMEOUT = tiers.get(tiers.DEFAULT).rpc_timeout
     #: Seconds an RPC caller waits for a crashed host (at most
     #: RPC_TIMEOUT): less, as nothing of it answers however long one
     #: waits, and only live hosts under load need the longer wait.  A

@@ -18,6 +18,7 @@ import fixtures  # noqa: E402
 from nova import conf as nova_conf  # noqa: E402
 from oslo_utils.fixture import uuidsentinel as uuids  # noqa: E402
 
+from faultdriver import hostshape  # noqa: E402
 from faultdriver.novacompat import patchfixtures  # noqa: E402
 from faultdriver.virt import conf as virt_conf  # noqa: E402
 from faultdriver.virt import numa_fake  # noqa: E402
@@ -87,9 +88,8 @@ class FakeNumaNova(embedded.EmbeddedNova):
         # Without host_info the [fake_numa] options stay as they are.
         if host_info is None:
             return
-        self.flags(cells=host_info.cpu_nodes,
-                   cores_per_cell=host_info.cpu_sockets * host_info.cpu_cores,
-                   threads_per_core=host_info.cpu_threads,
-                   memory_mb_per_cell=(host_info.kB_mem // 1024 //
-                                       host_info.cpu_nodes),
-                   group='fake_numa')
+        shape = hostshape.HostShape(
+            cpu_nodes=host_info.cpu_nodes, cpu_sockets=host_info.cpu_sockets,
+            cpu_cores=host_info.cpu_cores, cpu_threads=host_info.cpu_threads,
+            memory_mb=host_info.kB_mem // 1024)
+        self.flags(**shape.fake_numa_options(), group='fake_numa')

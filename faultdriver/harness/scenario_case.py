@@ -17,6 +17,7 @@ from faultdriver.harness import heap
 from faultdriver.novacompat import patchfixtures
 from faultdriver.scenario import model
 from faultdriver.scenario import play
+from faultdriver.scenario import tiers
 from faultdriver.scenario import variant_report
 
 #: Loggers whose records log expectations count, and their levels.
@@ -34,7 +35,7 @@ def run(path, variant, mode):
     """Run ``variant`` of the scenario at ``path``; returns the report."""
     scenario = model.load(path)
     report = variant_report.VariantReport.begin(
-        scenario, variant, mode, 'embedded', topology={
+        scenario, variant, mode, tiers.DEFAULT, topology={
             host: shape.as_dict()
             for host, shape in scenario.host_shapes().items()}, cpu=True)
     play.progress(variant, 'starting embedded Nova (%s mode, fixes: %s)'

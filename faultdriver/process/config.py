@@ -9,13 +9,15 @@ import configparser
 import os
 import sys
 
+from faultdriver.scenario import tiers
+
 
 #: Settings shared by every Nova service of the stack.
 TIMINGS = {
     'report_interval': 1,
     # More than Nova's first report after a start (5 s after joining).
     'service_down_time': 10,
-    'rpc_response_timeout': 8,
+    'rpc_response_timeout': tiers.PROCESSES_RPC_TIMEOUT,
     'long_rpc_timeout': 60,
     'heal_instance_info_cache_interval': -1,
 }

@@ -27,11 +27,16 @@ import subprocess
 import sys
 
 from faultdriver import exception
+from faultdriver.scenario import tiers as tiers_module
 
-TIERS = ('process', 'libvirt')
+#: The tiers that need something of this machine (their ``prerequisites``
+#: in :mod:`faultdriver.scenario.tiers`).
+TIERS = tuple(tier.name for tier in tiers_module.TIERS.values()
+              if tier.prerequisites)
 RABBIT_BIN = '/usr/lib/rabbitmq/bin'
 SBIN = ('/usr/local/sbin', '/usr/sbin', '/sbin')
 
+#: ``tier`` is the group of needs a tier's ``prerequisites`` name;
 #: ``kind`` is program (``source`` its Debian package), script (a console
 #: script beside the interpreter; ``source`` its distribution), module
 #: (``source`` its distribution) or root.
@@ -66,21 +71,21 @@ ONLY_IN = {'rabbitmq-server': RABBIT_BIN, 'rabbitmqctl': RABBIT_BIN}
 #: is in faultdriver's source tree; from a wheel, apt-get), pip extras,
 #: root.
 DEBIAN = 'tools/install-process-deps.sh%s (or apt-get install -y %s)'
-PIP = {'process': "pip install 'faultdriver[process]'",
-       'libvirt': "pip install 'faultdriver[libvirt]' (it builds against "
-                  "libvirt-dev, which tools/install-process-deps.sh "
-                  "libvirt installs)"}
+PIP = "pip install 'faultdriver[%s]'"
+#: What a distribution builds against, said where pip installs it.
+BUILDS = {'libvirt-python': 'it builds against libvirt-dev, which '
+                            'tools/install-process-deps.sh libvirt installs'}
 ROOT = 'run it as root'
 
 
 def needs(tier):
-    """What ``tier`` needs: the libvirt tier runs the process tier's
-    services too."""
+    """What ``tier`` needs: the groups its ``prerequisites`` name (the
+    libvirt tier runs the process tier's services too)."""
     if tier not in TIERS:
         raise ValueError('tier %r: expected one of %s'
                          % (tier, ', '.join(TIERS)))
-    return [need for need in NEEDS
-            if need.tier == 'process' or need.tier == tier]
+    groups = tiers_module.get(tier).prerequisites
+    return [need for need in NEEDS if need.tier in groups]
 
 
 def find_program(name, path=None):
@@ -187,9 +192,12 @@ def install(missing):
         commands.append(DEBIAN % (' libvirt' if libvirt else '',
                                   ' '.join(packages)))
     for tier in TIERS:
-        if any(r.need.tier == tier and r.need.kind in ('module', 'script')
-               for r in missing):
-            commands.append(PIP[tier])
+        sources = sorted({r.need.source for r in missing if r.need.tier ==
+                          tier and r.need.kind in ('module', 'script')})
+        if sources:
+            notes = [BUILDS[s] for s in sources if s in BUILDS]
+            commands.append(PIP % tiers_module.get(tier).extra + ''.join(
+                ' (%s)' % note for note in notes))
     if any(r.need.kind == 'root' for r in missing):
         commands.append(ROOT)
     return '; '.join(commands)

@@ -21,18 +21,16 @@ from faultdriver.process import nova as process_nova
 from faultdriver.process import stack as stack_module
 from faultdriver.scenario import model
 from faultdriver.scenario import play
+from faultdriver.scenario import tiers
 from faultdriver.scenario import variant_report
 from faultdriver.scenario import worker
 
 
 def host_settings(shape):
     """nova.conf sections giving ``fake_numa`` the host the scenario's
-    topology describes for the embedded Nova's fakelibvirt."""
-    settings = {'fake_numa': {
-        'cells': shape.cpu_nodes,
-        'cores_per_cell': shape.cpu_sockets * shape.cpu_cores,
-        'threads_per_core': shape.cpu_threads,
-        'memory_mb_per_cell': shape.memory // shape.cpu_nodes}}
+    topology describes for the embedded Nova's fakelibvirt (the driver
+    reads it back with ``HostShape.from_nova_conf``)."""
+    settings = {'fake_numa': shape.fake_numa_options()}
     compute = shape.cpu_sets()
     if compute:
         settings['compute'] = compute
@@ -95,7 +93,7 @@ def run(path, variant, mode, keep=False, hypervisor='fake_numa'):
     novacompat.verify(novacompat.PROCESS_GROUPS)
     report = variant_report.VariantReport.begin(
         scenario, variant, mode,
-        'libvirt' if hypervisor == 'libvirt' else 'process')
+        tiers.of_hypervisor(hypervisor).name)
     play.progress(variant, 'starting Nova as processes on %s (%s mode, '
                   'fixes: %s)' % (hypervisor, mode,
                                   ', '.join(report.patches) or
@@ -136,9 +134,8 @@ def main(argv=None):
     if args[:1] == ['--hypervisor']:
         hypervisor = args[1]
         args = args[2:]
-    backend = 'libvirt' if hypervisor == 'libvirt' else 'process'
     return worker.main(args, functools.partial(run, hypervisor=hypervisor),
-                       backend)
+                       tiers.of_hypervisor(hypervisor).name)
 
 
 if __name__ == '__main__':

@@ -28,11 +28,13 @@ from faultdriver.process import prereqs
 from faultdriver.process import procs
 from faultdriver.process import schema
 from faultdriver.process import standins
+from faultdriver.scenario import tiers
 
 LOG = logging.getLogger(__name__)
 #: What the computes run on: faultdriver's fake hypervisor, or real
-#: libvirtd + QEMU per host (:mod:`faultdriver.process.libvirt_host`).
-HYPERVISORS = ('fake_numa', 'libvirt')
+#: libvirtd + QEMU per host (:mod:`faultdriver.process.libvirt_host`);
+#: each is a tier's (:mod:`faultdriver.scenario.tiers`).
+HYPERVISORS = tiers.HYPERVISORS
 GUNICORN_CONF = '''\
 bind = "127.0.0.1:%(port)d"
 wsgi_app = "%(app)s"
@@ -124,7 +126,7 @@ class Stack:
     @property
     def tier(self):
         """The tier this stack is, as ``--backend`` names it."""
-        return 'libvirt' if self.hypervisor == 'libvirt' else 'process'
+        return tiers.of_hypervisor(self.hypervisor).name
 
     @contextlib.contextmanager
     def _part(self, part):

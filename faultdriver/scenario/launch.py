@@ -11,6 +11,7 @@ import time
 from faultdriver import exception
 from faultdriver import novaundertest
 from faultdriver.process import prereqs
+from faultdriver.scenario import tiers
 from faultdriver.scenario import worker
 
 VERDICT_EXIT = {'ok': 0, 'bug reproduced': 0}
@@ -46,18 +47,6 @@ def _collect(variant, mode, backend, process, out, began, stream=None):
     return report
 
 
-#: Where a variant runs: the module that runs it and its arguments
-#: before the common ``FILE VARIANT MODE OUT``.
-BACKENDS = {
-    'embedded': ('faultdriver.scenario.runner',),
-    'process': ('faultdriver.process.runner',),
-    'libvirt': ('faultdriver.process.runner', '--hypervisor', 'libvirt'),
-}
-#: What ``both`` and ``all`` compare, in order.
-COMPARED = {'both': ('embedded', 'process'),
-            'all': ('embedded', 'process', 'libvirt')}
-DESCRIBED = {'embedded': 'embedded Nova', 'process': 'Nova as processes',
-             'libvirt': 'Nova as processes on real libvirt + QEMU'}
 #: Key of a variant's report on another tier when tiers are compared.
 TIER_KEY = '%s@%s'
 
@@ -78,12 +67,12 @@ def refuse_missing(*backends):
     """Raise MissingPrerequisite if a process tier among ``backends``
     (or compared by them) lacks what it needs here."""
     for backend in backends:
-        for tier in COMPARED.get(backend, (backend,)):
-            if tier in prereqs.TIERS:
-                prereqs.refuse(tier)
+        for name in tiers.compared(backend):
+            if tiers.get(name).prerequisites:
+                prereqs.refuse(name)
 
 
-def run(scenario, variants, mode, parallel=True, backend='embedded',
+def run(scenario, variants, mode, parallel=True, backend=tiers.DEFAULT,
         stream=None, nova_patches=(), nova_tree=None):
     """Reports by variant, in the order asked.  Progress (one line per
     step and expectation, prefixed with the variant) goes to stderr.
@@ -106,8 +95,8 @@ def run(scenario, variants, mode, parallel=True, backend='embedded',
     (MissingPrerequisite) before any variant starts.
     """
     refuse_missing(backend)
-    if backend in COMPARED:
-        first, *others = COMPARED[backend]
+    if backend in tiers.COMPARED:
+        first, *others = tiers.COMPARED[backend]
         reports = run(scenario, variants, mode, parallel, first, stream,
                       nova_patches, nova_tree)
         for other in others:
@@ -116,8 +105,9 @@ def run(scenario, variants, mode, parallel=True, backend='embedded',
             reports.update((TIER_KEY % (v, other), report)
                            for v, report in tier.items())
         return reports
+    tier = tiers.get(backend)
     # Stacks of processes are heavy: one at a time.
-    parallel = parallel and backend == 'embedded'
+    parallel = parallel and tier.side_by_side
     env = dict(os.environ, PYTHONWARNINGS='ignore',
                OS_NOVA_DISABLE_EVENTLET_PATCHING=worker.MODES[mode])
     novas = {variant: novaundertest.prepare(
@@ -126,7 +116,7 @@ def run(scenario, variants, mode, parallel=True, backend='embedded',
     stream = stream or sys.stderr
     stream.write('scenario %s: %s, %s mode, %s, %d steps each%s\n' % (
         scenario.name, ', '.join(variants), mode,
-        DESCRIBED[backend],
+        tier.description,
         len(scenario.steps),
         ' (variants run side by side)' if parallel and len(variants) > 1
         else ''))
@@ -136,7 +126,7 @@ def run(scenario, variants, mode, parallel=True, backend='embedded',
         for variant in variants:
             out = os.path.join(tmp, variant + '.json')
             process = subprocess.Popen(
-                [sys.executable, '-m', *BACKENDS[backend],
+                [sys.executable, '-m', *tier.runner,
                  scenario.path, variant, mode, out],
                 env=novas[variant].environ(env), stdout=stream, stderr=stream,
                 stdin=subprocess.DEVNULL)

@@ -24,6 +24,7 @@ from faultdriver import hostshape
 from faultdriver import rules as rules_module
 from faultdriver.scenario import bounded_yaml
 from faultdriver.scenario import specs
+from faultdriver.scenario import tiers
 
 BUNDLED = 'faultdriver.scenarios'
 DEFAULT_HOSTS = ('src', 'dest')
@@ -48,9 +49,13 @@ MAX_MESSAGE = 300
 
 @functools.cache
 def schema():
+    """schema.yaml, with the tier names of the one list of them
+    (:mod:`faultdriver.scenario.tiers`)."""
     text = importlib.resources.files(__package__).joinpath(
         'schema.yaml').read_text(encoding='utf-8')
-    return yaml.safe_load(text)
+    data = yaml.safe_load(text)
+    data['$defs']['tier']['enum'] = list(tiers.NAMES)
+    return data
 
 
 @dataclasses.dataclass
@@ -94,8 +99,7 @@ class Scenario:
     @property
     def backends(self):
         """Backends the scenario runs on (every one unless it says)."""
-        return tuple(self.data.get('backends',
-                                   ('embedded', 'process', 'libvirt')))
+        return tuple(self.data.get('backends', tiers.NAMES))
 
     @property
     def dedicated_cpus(self):

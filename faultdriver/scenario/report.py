@@ -8,6 +8,7 @@ report's tables: the text report here and the HTML report
 import prettytable
 
 from faultdriver import novaundertest
+from faultdriver.scenario import tiers
 
 
 def table(columns, rows, title=None):
@@ -35,9 +36,11 @@ def fault_origin(report):
     return faults[0]['time'] if faults else 0
 
 
-#: How each backend's Nova is named in a report.
-TIERS = {'embedded': 'embedded Nova', 'process': 'Nova as processes',
-         'libvirt': 'Nova as processes on real libvirt'}
+def tier_description(report):
+    """How the report's tier names its Nova (a report without a
+    ``backend`` is the embedded Nova's)."""
+    name = report.get('backend')
+    return tiers.TIERS.get(name, tiers.TIERS[tiers.DEFAULT]).description
 
 
 def guests_text(server):
@@ -55,7 +58,7 @@ def variant_tables(report):
     t0 = fault_origin(report)
     return [
         ('Timeline (%s up in %ss)' % (
-            TIERS.get(report.get('backend'), TIERS['embedded']),
+            tier_description(report),
             report.get('setup_seconds')),
          ['#', 'At (s)', 'Took (s)', 'Step', 'Result'],
          [(e['index'], e['start'], e['seconds'], e['step'],

@@ -14,9 +14,10 @@ import logging
 import os
 import sys
 
+from faultdriver.scenario import tiers
 from faultdriver.scenario import worker
 
-BACKEND = 'embedded'
+BACKEND = tiers.DEFAULT     # the embedded Nova
 
 
 def run(path, variant, mode):

@@ -12,10 +12,9 @@ timeline's ``At`` column uses.
 import dataclasses
 import datetime
 
+from faultdriver.scenario import model
+
 API = 'API'
-#: Steps drawn as a note on the API lane even though they name a host:
-#: where a move goes, or what a wait watches, not who acts.
-MOVES = ('live-migrate', 'migrate', 'resize', 'evacuate')
 #: Migration statuses that mean it went wrong.
 BAD_STATUSES = ('error', 'failed')
 DASH = ' \u2014 '
@@ -79,9 +78,12 @@ def _step(entry):
     words = [kind]
     if 'server' in args:
         words.append(str(args.pop('server')))
-    arrow = bool(host) and kind not in MOVES and not kind.startswith('wait')
+    # A move's host is where it goes, a wait's what it watches: a note on
+    # the API lane, not an arrow to the host that acts.
+    arrow = bool(host) and kind not in model.MOVES and \
+        not kind.startswith('wait')
     if host and not arrow:
-        words.append(('-> %s' if kind in MOVES else 'host=%s') % host)
+        words.append(('-> %s' if kind in model.MOVES else 'host=%s') % host)
     words += ['%s=%s' % item for item in args.items()]
     detail = entry.get('detail') or ''
     if (entry.get('seconds') or 0) >= 0.5:
@@ -94,7 +96,7 @@ def _step(entry):
         style = 'bad' if 'ERROR' in detail else 'ok'
     elif kind == 'restart':
         style = 'ok'
-    elif kind in MOVES:
+    elif kind in model.MOVES:
         style = 'migration'
     return Event(at=entry['start'], kind='step' if arrow else 'note',
                  lane=API, to=host if arrow else None,

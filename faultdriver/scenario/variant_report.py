@@ -15,9 +15,7 @@ import time
 import typing
 
 from faultdriver import journal
-
-#: Backends a report may come from (the tiers).
-BACKENDS = ('embedded', 'process', 'libvirt')
+from faultdriver.scenario import tiers
 
 
 @dataclasses.dataclass
@@ -111,7 +109,7 @@ class VariantReport:
             raise ValueError('%s has unknown fields %s' % (
                 where, ', '.join(unknown)))
         data = dict(data)
-        data.setdefault('backend', 'embedded')
+        data.setdefault('backend', tiers.DEFAULT)
         for name in ('variant', 'mode', 'backend'):
             if name not in data:
                 raise ValueError('%s has no %r' % (where, name))
@@ -123,9 +121,9 @@ class VariantReport:
                 raise ValueError('%s.%s is %s, not %s' % (
                     where, name, type(value).__name__,
                     ' or '.join(k.__name__ for k in kinds)))
-        if data['backend'] not in BACKENDS:
+        if data['backend'] not in tiers.NAMES:
             raise ValueError('%s.backend %r; expected one of %s' % (
-                where, data['backend'], ', '.join(BACKENDS)))
+                where, data['backend'], ', '.join(tiers.NAMES)))
         if data.get('state') is not None:
             data['state'] = _state(data['state'], where + '.state')
         return cls(**data)

@@ -9,14 +9,12 @@ import re
 
 from faultdriver import points as points_module
 from faultdriver.scenario import expect
+from faultdriver.scenario import tiers
 
 #: Action classes: the rule term each becomes at a point.
 ACTIONS = ('crash', 'raise', 'raise-generic', 'periodic', 'delay', 'hang')
 DEFAULT_ACTIONS = ('crash', 'raise', 'periodic')
 GENERIC_EXCEPTION = 'InternalError'
-#: Longer than the RPC timeout of each backend (2 s embedded, 8 s on
-#: processes): the caller gives up while the step goes on.
-DELAY_SECONDS = {'embedded': 3, 'process': 9, 'libvirt': 9}
 #: The cloud's invariants, as scenario expectations (expect.py).
 INVARIANTS = tuple({kind: {}} for kind in expect.INVARIANTS)
 
@@ -55,7 +53,7 @@ class Case:
         digest = hashlib.sha1(self.id.encode()).hexdigest()[:8]
         return '%s-%s' % (name[:55].rstrip('-'), digest)
 
-    def rule(self, backend='embedded'):
+    def rule(self, backend=tiers.DEFAULT):
         """The rule of this case (``None``: no such fault here)."""
         term = self._term(backend)
         if term is None or not self.skip:
@@ -74,7 +72,9 @@ class Case:
             # Held until recover released it after the periodics ran.
             return '%s: 1*hang' % where
         if self.action == 'delay':
-            return '%s: 1*delay(%d)' % (where, DELAY_SECONDS[backend])
+            # Longer than the tier's RPC timeout: the caller gives up
+            # while the step goes on.
+            return '%s: 1*delay(%d)' % (where, tiers.get(backend).delay)
         if self.action == 'raise':
             return '%s: 1*raise(%s)' % (where, point.raises[0]) \
                 if point.raises else None
@@ -85,7 +85,7 @@ class Case:
         raise ValueError('unknown action class %r' % self.action)
 
 
-def generate(steps, actions=DEFAULT_ACTIONS, backend='embedded'):
+def generate(steps, actions=DEFAULT_ACTIONS, backend=tiers.DEFAULT):
     """Every (step, action) with a rule, sorted by id (a stable order the
     shards and the resume rely on)."""
     cases = [Case(step.point, step.host, step.phase, action, step.skip,
@@ -120,7 +120,7 @@ def shard(cases, index, count):
 TIMING_ONLY = ('periodic',)
 
 
-def case_scenario(workflow, case, backend='embedded', patches=(),
+def case_scenario(workflow, case, backend=tiers.DEFAULT, patches=(),
                   nova_patches=(), clean=None):
     """The scenario data of one case: it replays the fault and checks
     the invariants after the workflow's ``recover``, on the Nova under

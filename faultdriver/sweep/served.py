@@ -21,6 +21,7 @@ import threading
 import time
 
 from faultdriver.scenario import launch
+from faultdriver.scenario import tiers
 from faultdriver.scenario import worker
 
 #: Cases one runner process runs before it is replaced.  Each case
@@ -56,7 +57,7 @@ class Runner:
         self.process.stdin.flush()
         answered = self._answer(CASE_TIMEOUT)
         report = worker.read(
-            out, variant, self.mode, 'embedded', 'the runner process %s '
+            out, variant, self.mode, tiers.DEFAULT, 'the runner process %s '
             'without a report' % {True: 'answered', False: 'died',
                                   None: 'was killed after %d s (the case was '
                                   'stuck)' % CASE_TIMEOUT}[answered])

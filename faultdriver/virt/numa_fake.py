@@ -8,7 +8,8 @@ migration where the stale-context seed needs an ``error`` one with a
 migration context.  This driver does at the compute-manager level what
 libvirt does: it reports a host NUMA topology and VCPU/PCPU inventory
 built from ``[fake_numa]`` and Nova's ``[compute] cpu_dedicated_set`` /
-``cpu_shared_set`` (:mod:`faultdriver.virt.topology`), sets
+``cpu_shared_set`` (a :class:`~faultdriver.hostshape.HostShape`,
+:mod:`faultdriver.virt.topology`), sets
 ``dst_supports_numa_live_migration`` / ``src_supports_numa_live_migration``
 and answers the claim with ``dst_numa_info``.  The migration itself is
 instant: the guest leaves the source in ``post_live_migration`` and
@@ -37,6 +38,7 @@ import nova.virt.node
 from oslo_log import log as logging
 from oslo_serialization import jsonutils
 
+from faultdriver import hostshape
 from faultdriver import novacompat
 from faultdriver.virt import conf
 from faultdriver.virt import guests
@@ -54,17 +56,19 @@ class NumaFakeDriver(fake.FakeDriverWithoutFakeNodes):
     def __init__(self, virtapi, read_only=False):
         novacompat.verify(('fake_numa',))
         conf.register_opts(CONF)
-        self.layout = topology.HostLayout.from_conf(CONF)
+        self.shape = hostshape.HostShape.from_nova_conf(CONF)
+        # Checked here: CPU sets that do not fit stop the service.
+        dedicated, shared = topology.cpu_ids(self.shape)
         # FakeDriver sizes its usage counters from these.
-        self.vcpus = len(self.layout.shared)
-        self.memory_mb = self.layout.memory_mb
-        self.local_gb = self.layout.disk_gb
+        self.vcpus = len(shared)
+        self.memory_mb = topology.memory_mb(self.shape)
+        self.local_gb = CONF.fake_numa.disk_gb
         super().__init__(virtapi, read_only)
         self.instances = guests.GuestTable(self.guests_path(CONF.host))
         self._node_uuid = None
         LOG.info('fake_numa host %s: %d cell(s), PCPUs %s, VCPUs %s, '
-                 '%d guest(s) in %s', CONF.host, self.layout.cells,
-                 sorted(self.layout.dedicated), sorted(self.layout.shared),
+                 '%d guest(s) in %s', CONF.host, self.shape.cpu_nodes,
+                 sorted(dedicated), sorted(shared),
                  len(self.instances), self.instances.path)
 
     @staticmethod
@@ -88,11 +92,11 @@ class NumaFakeDriver(fake.FakeDriverWithoutFakeNodes):
         if resources:
             resources.update(
                 uuid=self._local_node_uuid(),
-                vcpus=len(self.layout.shared),
-                memory_mb=self.layout.memory_mb,
-                local_gb=self.layout.disk_gb,
-                cpu_info=jsonutils.dumps(self.layout.cpu_info()),
-                numa_topology=self.layout.numa_topology()._to_json())
+                vcpus=self.vcpus,
+                memory_mb=self.memory_mb,
+                local_gb=self.local_gb,
+                cpu_info=jsonutils.dumps(topology.cpu_info(self.shape)),
+                numa_topology=topology.numa_topology(self.shape)._to_json())
         return resources
 
     def update_provider_tree(self, provider_tree, nodename, allocations=None):
@@ -102,7 +106,8 @@ class NumaFakeDriver(fake.FakeDriverWithoutFakeNodes):
                     'MEMORY_MB': CONF.reserved_host_memory_mb,
                     'DISK_GB': self._get_reserved_host_disk_gb_from_config()}
         provider_tree.update_inventory(
-            nodename, self.layout.inventory(ratios, reserved))
+            nodename, topology.inventory(self.shape, self.local_gb, ratios,
+                                         reserved))
 
     # -- NUMA-aware live migration, as the libvirt driver signals it --------
 

@@ -1,14 +1,18 @@
-"""The fake host's NUMA layout and the inventory it implies.
+"""What the fake host's shape means to Nova: its NUMA topology and the
+inventory it implies.
 
 One source for both views Nova compares: the host NUMA topology the
 resource tracker pins CPUs in, and the VCPU/PCPU/MEMORY_MB/DISK_GB
-inventory placement allocates from.  Built from nova.conf the way the
-libvirt driver reads it: ``[compute] cpu_dedicated_set`` gives PCPUs,
-``cpu_shared_set`` VCPUs; with only a dedicated set there are no VCPUs,
-with neither every CPU is a VCPU.
+inventory placement allocates from, both of one
+:class:`~faultdriver.hostshape.HostShape` (the type every tier uses;
+``fake_numa`` reads it from nova.conf with
+:meth:`~faultdriver.hostshape.HostShape.from_nova_conf`).  CPUs are
+numbered node by node, core by core, the threads of a core consecutive
+(siblings).  The CPU sets are read the way the libvirt driver reads
+them: ``[compute] cpu_dedicated_set`` gives PCPUs, ``cpu_shared_set``
+VCPUs; with only a dedicated set there are no VCPUs, with neither every
+CPU is a VCPU.
 """
-
-import dataclasses
 
 from nova import exception
 from nova import objects
@@ -18,99 +22,87 @@ from nova.virt import hardware
 PAGE_KB = 4
 
 
-@dataclasses.dataclass(frozen=True)
-class HostLayout:
-    """Cells, CPUs, memory and disk of the fake host."""
+def cpu_ids(shape):
+    """``(dedicated, shared)``: the host CPU ids reported as PCPU and as
+    VCPU.  ``nova.exception.Invalid`` names the option and the CPUs when
+    the sets do not fit the host."""
+    cpus = set(range(shape.cpus))
+    dedicated = _cpu_set(shape.cpu_dedicated_set,
+                         '[compute] cpu_dedicated_set', cpus)
+    shared = _cpu_set(shape.cpu_shared_set, '[compute] cpu_shared_set', cpus)
+    if not shape.cpu_shared_set:
+        shared = set() if dedicated else cpus
+    if dedicated & shared:
+        raise exception.Invalid(
+            '[compute] cpu_dedicated_set and cpu_shared_set overlap on '
+            'CPU(s) %s; a CPU is either dedicated or shared'
+            % hardware.format_cpu_spec(dedicated & shared))
+    return frozenset(dedicated), frozenset(shared)
 
-    cells: int
-    cores_per_cell: int
-    threads_per_core: int
-    memory_mb_per_cell: int
-    disk_gb: int
-    dedicated: frozenset     # host CPU ids reported as PCPU
-    shared: frozenset        # host CPU ids reported as VCPU
 
-    @classmethod
-    def from_conf(cls, conf):
-        """The layout ``conf`` describes; ``nova.exception.Invalid`` names
-        the option and the CPUs when the sets do not fit the host."""
-        group = conf.fake_numa
-        layout = dict(cells=group.cells, cores_per_cell=group.cores_per_cell,
-                      threads_per_core=group.threads_per_core,
-                      memory_mb_per_cell=group.memory_mb_per_cell,
-                      disk_gb=group.disk_gb)
-        cpus = set(range(group.cells * group.cores_per_cell *
-                         group.threads_per_core))
-        dedicated = _cpu_set(conf.compute.cpu_dedicated_set,
-                             '[compute] cpu_dedicated_set', cpus)
-        shared = _cpu_set(conf.compute.cpu_shared_set,
-                          '[compute] cpu_shared_set', cpus)
-        if not conf.compute.cpu_shared_set:
-            shared = set() if dedicated else cpus
-        if dedicated & shared:
-            raise exception.Invalid(
-                '[compute] cpu_dedicated_set and cpu_shared_set overlap on '
-                'CPU(s) %s; a CPU is either dedicated or shared'
-                % hardware.format_cpu_spec(dedicated & shared))
-        return cls(dedicated=frozenset(dedicated), shared=frozenset(shared),
-                   **layout)
+def cpus_per_node(shape):
+    return shape.cores_per_node * shape.cpu_threads
 
-    @property
-    def cpus_per_cell(self):
-        return self.cores_per_cell * self.threads_per_core
 
-    def cell_cpus(self, cell):
-        first = cell * self.cpus_per_cell
-        return set(range(first, first + self.cpus_per_cell))
+def node_memory_mb(shape):
+    """MiB of each NUMA node (the shape's memory split evenly)."""
+    return shape.memory // shape.cpu_nodes
 
-    def numa_topology(self):
-        """An ``objects.NUMATopology`` without usage: the resource tracker
-        adds the instances' pinning and memory itself, as with libvirt."""
-        cells = []
-        for cell in range(self.cells):
-            cpus = self.cell_cpus(cell)
-            used = cpus & (self.dedicated | self.shared)
-            first = min(cpus)
-            siblings = [
-                set(range(core, core + self.threads_per_core)) & used
-                for core in range(first, first + self.cpus_per_cell,
-                                  self.threads_per_core)]
-            cells.append(objects.NUMACell(
-                id=cell, socket=cell,
-                cpuset=cpus & self.shared, pcpuset=cpus & self.dedicated,
-                memory=self.memory_mb_per_cell,
-                cpu_usage=0, memory_usage=0, pinned_cpus=set(),
-                siblings=[s for s in siblings if s],
-                mempages=[objects.NUMAPagesTopology(
-                    size_kb=PAGE_KB, used=0, reserved=0,
-                    total=self.memory_mb_per_cell * 1024 // PAGE_KB)],
-                network_metadata=objects.NetworkMetadata(
-                    physnets=set(), tunneled=False)))
-        return objects.NUMATopology(cells=cells)
 
-    @property
-    def memory_mb(self):
-        return self.cells * self.memory_mb_per_cell
+def memory_mb(shape):
+    """MiB of memory the NUMA nodes have together."""
+    return shape.cpu_nodes * node_memory_mb(shape)
 
-    def inventory(self, ratios, reserved):
-        """Placement inventory; ``ratios`` and ``reserved`` map resource
-        class to allocation ratio and reserved amount.  A class with no
-        capacity is left out (placement rejects a total of 0)."""
-        totals = {'VCPU': len(self.shared), 'PCPU': len(self.dedicated),
-                  'MEMORY_MB': self.memory_mb, 'DISK_GB': self.disk_gb}
-        return {rc: {'total': total, 'min_unit': 1, 'max_unit': total,
-                     'step_size': 1,
-                     'allocation_ratio': 1.0 if rc == 'PCPU' else ratios[rc],
-                     'reserved': 0 if rc == 'PCPU' else reserved.get(rc, 0)}
-                for rc, total in totals.items() if total}
 
-    def cpu_info(self):
-        """``cpu_info`` as the libvirt driver shapes it."""
-        return {'arch': 'x86_64', 'model': 'Nehalem', 'vendor': 'Intel',
-                'features': ['pge', 'clflush'],
-                'topology': {'sockets': self.cells,
-                             'cores': self.cores_per_cell,
-                             'threads': self.threads_per_core}}
+def numa_topology(shape):
+    """An ``objects.NUMATopology`` without usage: the resource tracker
+    adds the instances' pinning and memory itself, as with libvirt."""
+    dedicated, shared = cpu_ids(shape)
+    per_node, threads = cpus_per_node(shape), shape.cpu_threads
+    memory = node_memory_mb(shape)
+    cells = []
+    for cell in range(shape.cpu_nodes):
+        first = cell * per_node
+        cpus = set(range(first, first + per_node))
+        used = cpus & (dedicated | shared)
+        siblings = [set(range(core, core + threads)) & used
+                    for core in range(first, first + per_node, threads)]
+        cells.append(objects.NUMACell(
+            id=cell, socket=cell,
+            cpuset=cpus & shared, pcpuset=cpus & dedicated,
+            memory=memory,
+            cpu_usage=0, memory_usage=0, pinned_cpus=set(),
+            siblings=[s for s in siblings if s],
+            mempages=[objects.NUMAPagesTopology(
+                size_kb=PAGE_KB, used=0, reserved=0,
+                total=memory * 1024 // PAGE_KB)],
+            network_metadata=objects.NetworkMetadata(
+                physnets=set(), tunneled=False)))
+    return objects.NUMATopology(cells=cells)
+
+
+def inventory(shape, disk_gb, ratios, reserved):
+    """Placement inventory; ``ratios`` and ``reserved`` map resource
+    class to allocation ratio and reserved amount.  A class with no
+    capacity is left out (placement rejects a total of 0)."""
+    dedicated, shared = cpu_ids(shape)
+    totals = {'VCPU': len(shared), 'PCPU': len(dedicated),
+              'MEMORY_MB': memory_mb(shape), 'DISK_GB': disk_gb}
+    return {rc: {'total': total, 'min_unit': 1, 'max_unit': total,
+                 'step_size': 1,
+                 'allocation_ratio': 1.0 if rc == 'PCPU' else ratios[rc],
+                 'reserved': 0 if rc == 'PCPU' else reserved.get(rc, 0)}
+            for rc, total in totals.items() if total}
+
+
+def cpu_info(shape):
+    """``cpu_info`` as the libvirt driver shapes it (a socket per NUMA
+    node)."""
+    return {'arch': 'x86_64', 'model': 'Nehalem', 'vendor': 'Intel',
+            'features': ['pge', 'clflush'],
+            'topology': {'sockets': shape.cpu_nodes,
+                         'cores': shape.cores_per_node,
+                         'threads': shape.cpu_threads}}
 
 
 def _cpu_set(spec, option, host_cpus):

@@ -1,4 +1,5 @@
-"""fake_numa's host layout: NUMA topology and inventory from nova.conf.
+"""fake_numa's host: its shape read from nova.conf, and the NUMA topology
+and inventory of that shape.
 
 Read through real oslo.config from a nova.conf-style file, with Nova's
 own ``[compute]`` options, as nova-compute reads them.
@@ -14,6 +15,7 @@ from nova import objects
 from oslo_config import cfg
 import pytest
 
+from faultdriver import hostshape
 from faultdriver.virt import conf
 from faultdriver.virt import topology
 
@@ -25,7 +27,25 @@ def layout(tmp_path, text):
     nova_conf.compute.register_opts(config)
     conf.register_opts(config)
     config([], default_config_files=[str(path)])
-    return topology.HostLayout.from_conf(config)
+    shape = hostshape.HostShape.from_nova_conf(config)
+    topology.cpu_ids(shape)             # as the driver checks at start
+    return Host(shape, config.fake_numa.disk_gb)
+
+
+class Host:
+    """A shape and its disk, asked what fake_numa reports of them."""
+
+    def __init__(self, shape, disk_gb):
+        self.shape, self.disk_gb = shape, disk_gb
+
+    def numa_topology(self):
+        return topology.numa_topology(self.shape)
+
+    def inventory(self, ratios, reserved):
+        return topology.inventory(self.shape, self.disk_gb, ratios, reserved)
+
+    def cpu_info(self):
+        return topology.cpu_info(self.shape)
 
 
 def cells(host):
@@ -137,3 +157,25 @@ def test_out_of_range_option_rejected_by_oslo_config(tmp_path):
             [fake_numa]
             cells = 0
             """)
+
+
+@pytest.mark.parametrize('shape', [
+    hostshape.NOVA_HOST, hostshape.PINNED_HOST,
+    hostshape.HostShape(cpu_nodes=2, cpu_sockets=2, cpu_cores=2,
+                        cpu_threads=2, memory_mb=4096,
+                        cpu_dedicated_set='4-15', cpu_shared_set='0-3')])
+def test_a_shape_given_through_nova_conf_comes_back(tmp_path, shape):
+    """What the process tier writes (fake_numa_options, cpu_sets) is the
+    host fake_numa reads: the same CPUs, nodes, memory and sets, and the
+    same NUMA topology (sockets of a node read back as its cores)."""
+    sections = {'fake_numa': shape.fake_numa_options(),
+                'compute': shape.cpu_sets()}
+    text = ''.join('[%s]\n' % name + ''.join(
+        '%s = %s\n' % item for item in options.items())
+        for name, options in sections.items())
+    read = layout(tmp_path, text).shape
+    assert read.fake_numa_options() == shape.fake_numa_options()
+    assert read.cpu_sets() == shape.cpu_sets()
+    assert (read.cpus, read.memory) == (shape.cpus, shape.memory)
+    assert topology.numa_topology(read).obj_to_primitive() == \
+        topology.numa_topology(shape).obj_to_primitive()

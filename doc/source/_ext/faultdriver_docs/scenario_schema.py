@@ -10,8 +10,6 @@ The directive takes one argument, the part to show:
 
 import importlib.resources
 
-import yaml
-
 from faultdriver_docs import rst
 
 PARTS = ('scenario', 'host-shape', 'steps', 'expectations')
@@ -163,10 +161,13 @@ class ScenarioSchema(rst.Directive):
         if part not in PARTS:
             raise self.error('unknown part %r; expected one of %s'
                              % (part, ', '.join(PARTS)))
-        path = _schema_file()
-        schema = Schema(yaml.safe_load(path.read_text(encoding='utf-8')))
+        # As the model loads it: the tier names filled in from
+        # faultdriver.scenario.tiers.
+        from faultdriver.scenario import model
+        from faultdriver.scenario import tiers
+        schema = Schema(model.schema())
         lines = getattr(self, '_' + part.replace('-', '_'))(schema)
-        return self.parse(lines, [path])
+        return self.parse(lines, [_schema_file(), tiers.__file__])
 
     def _scenario(self, schema):
         root = schema.data
