@@ -162,9 +162,13 @@ def run_shape(name, entry, results, mode, workers=None, lock=None,
     with open(os.path.join(folder, 'ab.json'), 'w', encoding='utf-8') as out:
         json.dump(doc, out, indent=2)
     found, caught, flaky = verdict(doc)
-    return dict(row, status='found' if found else 'missed', caught=caught,
+    failed = doc['ab'].get('internal_errors', [])
+    status = 'found' if found else 'error' if failed else 'missed'
+    return dict(row, status=status, caught=caught,
                 flaky=flaky, cases=len(doc['a']['cases']),
-                internal_errors=doc['ab'].get('internal_errors', []))
+                internal_errors=failed,
+                error='cases that did not run to their checks: %s; see %s' %
+                (', '.join(failed), folder) if failed else None)
 
 
 def table(rows):
