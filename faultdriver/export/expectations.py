@@ -25,6 +25,9 @@ INVARIANTS = {
     'servers-settled': 'every server should be ACTIVE, SHUTOFF or ERROR '
                        'with no task state',
     'pcpus-not-shared': 'no pCPU of a host should be pinned to two servers',
+    'allocations-consistent': 'placement should hold only what the '
+                              'servers and their moves in progress '
+                              'account for',
     'accounting-matches-placement': 'after a periodic, the pCPUs each '
                                     'host pins should be the PCPUs '
                                     'placement allocated there',
@@ -289,6 +292,12 @@ def _servers_settled(writer, where):
 def _pcpus_not_shared(writer, where):
     writer.use('shared_pcpus')
     return _pair('self._shared_pcpus(%s)' % writer.server_dict(), '{}')
+
+
+def _allocations_consistent(writer, where):
+    writer.use('misplaced_allocations')
+    return _pair('self._misplaced_allocations(%s)' % writer.server_dict(),
+                 '[]')
 
 
 def _accounting_matches_placement(writer, where, hosts=None):

@@ -378,6 +378,49 @@ HELPERS = {
                     if len(names) > 1}
         ''', needs=('pinning',)),
 
+    'misplaced_allocations': _helper('''
+        def _misplaced_allocations(self, servers):
+            """What placement holds that the servers ({name: server})
+            and their migrations do not account for, every resource class:
+            a server's consumer belongs on its host and on both ends of a
+            move in progress, a migration's only while it is in progress,
+            no other consumer anywhere.
+            """
+            owner, going, migrations = {}, {}, {}
+            for name, server in sorted(servers.items()):
+                found = self.admin_api.get_server(server['id'])
+                owner[server['id']] = (name, found['OS-EXT-SRV-ATTR:host'])
+                for migration in self._migrations(server):
+                    migrations[migration['uuid']] = (name, migration)
+                    if migration['status'] not in TERMINAL:
+                        going.setdefault(name, set()).update((
+                            migration['source_compute'],
+                            migration['dest_compute']))
+            misplaced = []
+            for hostname in sorted(self.computes):
+                consumers = self.placement.get(
+                    '/resource_providers/%s/allocations' %
+                    self._get_provider_uuid_by_host(hostname)
+                ).body['allocations']
+                for consumer in sorted(consumers):
+                    if consumer in owner:
+                        name, host = owner[consumer]
+                        if hostname == host or hostname in going.get(
+                                name, ()):
+                            continue
+                    elif consumer in migrations:
+                        _name, migration = migrations[consumer]
+                        if (migration['status'] not in TERMINAL and
+                                hostname in (migration['source_compute'],
+                                             migration['dest_compute'])):
+                            continue
+                    misplaced.append((hostname, consumer))
+                for consumer, (name, host) in sorted(owner.items()):
+                    if host == hostname and consumer not in consumers:
+                        misplaced.append((hostname, name))
+            return misplaced
+        ''', needs=('migrations',)),
+
     'accounting': _helper('''
         def _unaccounted(self, hostnames):
             """The hosts whose pinned pCPUs, after a periodic, are not the
@@ -454,7 +497,8 @@ HELPERS = {
 
 #: Helpers that use module-level names the module then defines.
 DIED_USERS = ('die',)
-TERMINAL_USERS = ('settle', 'decide_resizes', 'unfinished_migrations')
+TERMINAL_USERS = ('settle', 'decide_resizes', 'unfinished_migrations',
+                  'misplaced_allocations')
 CONF_USERS = ('settle', 'recover')
 
 

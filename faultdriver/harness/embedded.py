@@ -261,6 +261,13 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
         return sorted(cpu for cell in numa.cells
                       for cpu in cell.cpu_pinning.values())
 
+    def provider_allocations(self, host):
+        found = self.placement.get(
+            '/resource_providers/%s/allocations' %
+            self.compute_rp_uuids[host]).body['allocations']
+        return {consumer: allocation['resources']
+                for consumer, allocation in found.items()}
+
     def placement_pcpus(self, host):
         """PCPU usage placement records for ``host``'s provider."""
         usages = self._get_provider_usages(self.compute_rp_uuids[host])

@@ -331,6 +331,13 @@ class ProcessNova(backend_base.BackendBase):
         return instance_pinned_cpus(rows[0]['numa_topology'] if rows
                                     else None)
 
+    def provider_allocations(self, host):
+        found = self.client.get('/resource_providers/%s/allocations'
+                                % self.client.provider(host),
+                                placement=True)['allocations']
+        return {consumer: allocation['resources']
+                for consumer, allocation in found.items()}
+
     def placement_pcpus(self, host):
         return self.client.usages(host).get('PCPU', 0)
 

@@ -167,6 +167,10 @@ class NovaBackend(typing.Protocol):
     def placement_pcpus(self, host):
         """PCPU placement has allocated on the host."""
 
+    def provider_allocations(self, host):
+        """``{consumer uuid: {resource class: amount}}`` placement holds
+        on the host's resource provider."""
+
     def guests(self, host):
         """``{instance uuid: state}`` the host's hypervisor itself has,
         or None when the backend cannot ask a real one."""

@@ -25,7 +25,8 @@ def collect_state(steps):
         pcpus = nova.placement_pcpus(host)
         hosts[host] = {'service': nova.service_state(host),
                        'pinned_cpus': pinned, 'placement_pcpu': pcpus,
-                       'matches': len(pinned) == pcpus}
+                       'matches': len(pinned) == pcpus,
+                       'allocations': nova.provider_allocations(host)}
     keys = ('kind', 'time', 'host', 'point', 'phase', 'hit', 'action',
             'rule', 'error', 'waited_for_lock', 'in_periodic', 'skipped')
     faults = [{k: e[k] for k in keys if k in e}

@@ -242,6 +242,69 @@ def _accounting(steps, state, hosts=None):
         actual
 
 
+def misplaced_allocations(servers, migrations, allocations):
+    """What placement holds that Nova's records do not account for, every
+    resource class: ``servers`` ``{alias: {'id', 'host'}}`` (the live
+    ones), ``migrations`` (state dicts), ``allocations`` ``{host:
+    {consumer: {class: amount}}}``.
+
+    A server's consumer belongs on its host, and on both ends of a move
+    still in progress (an evacuation's source keeps it until it is back,
+    a resize's until it is confirmed); a migration's consumer only while
+    its migration is in progress (``TERMINAL`` ones hold nothing); any
+    other consumer (a deleted server's) holds nothing.  A live server
+    with a host holds something there."""
+    by_uuid = {server['id']: alias for alias, server in servers.items()}
+    by_migration = {m['uuid']: m for m in migrations}
+    going = {}
+    for m in migrations:
+        if m['status'] not in TERMINAL:
+            going.setdefault(m['server'], set()).update(
+                (m['source_compute'], m['dest_compute']))
+    found = []
+    for host, consumers in sorted(allocations.items()):
+        for consumer, resources in sorted(consumers.items()):
+            what = ', '.join('%s %s' % (amount, name) for name, amount in
+                             sorted(resources.items()))
+            if consumer in by_uuid:
+                alias = by_uuid[consumer]
+                if host == servers[alias]['host'] or \
+                        host in going.get(alias, ()):
+                    continue
+                found.append('%s holds %s for %s, which is on %s' % (
+                    host, what, alias, servers[alias]['host']))
+            elif consumer in by_migration:
+                m = by_migration[consumer]
+                if m['status'] not in TERMINAL and host in (
+                        m['source_compute'], m['dest_compute']):
+                    continue
+                found.append('%s holds %s for migration %s#%s (%s)' % (
+                    host, what, m['server'], m['id'], m['status']))
+            else:
+                found.append('%s holds %s for %s, no server or migration '
+                             'of the scenario' % (host, what, consumer))
+    for alias, server in sorted(servers.items()):
+        if server['host'] and server['host'] in allocations and \
+                server['id'] not in allocations[server['host']]:
+            found.append('%s holds nothing for %s, which is on it' % (
+                server['host'], alias))
+    return found
+
+
+def _allocations_consistent(steps, state):
+    """Invariant: placement's allocations are what Nova's servers and
+    migrations account for, every resource class, pinned or not (see
+    :func:`misplaced_allocations`); read in the state collected after
+    ``recover``'s periodics."""
+    allocations = {host: info['allocations']
+                   for host, info in state['hosts'].items()
+                   if 'allocations' in info}
+    found = misplaced_allocations(state['servers'], state['migrations'],
+                                  allocations)
+    return not found, 'placement holds what servers and migrations ' \
+        'account for', found or 'all accounted for'
+
+
 def moves_ended(state):
     """How the moves ended: per server, its status, host and migration
     statuses (oldest first)."""
@@ -269,6 +332,7 @@ KINDS = {
     'log': _log,
     'periodic-errors': _periodic_errors,
     'faults': _faults,
+    'allocations-consistent': _allocations_consistent,
     'pinned': _pinned,
     'servers-share-pcpus': _share,
     'guest': _guest,
@@ -284,8 +348,8 @@ KINDS = {
 #: The cloud's invariants (the sweep checks them after every case); each
 #: also takes ``broken: true``.
 INVARIANTS = ('migrations-terminal', 'servers-settled', 'pcpus-not-shared',
-              'accounting-matches-placement', 'moves-again',
-              'periodics-clean')
+              'allocations-consistent', 'accounting-matches-placement',
+              'moves-again', 'periodics-clean')
 #: Invariants of some cases only: the sweep adds them where they apply
 #: (``outcome-as-clean`` to timing-only cases, with the clean outcome).
 CASE_INVARIANTS = ('outcome-as-clean',)

@@ -365,6 +365,7 @@ def test_findings_group_by_invariant_and_step(tmp_path):
         assert [e.to_json() for e in replay.expectations('stock')] == [
             {'migrations-terminal': {}},
             {'servers-settled': {'broken': True}}, {'pcpus-not-shared': {}},
+            {'allocations-consistent': {}},
             {'accounting-matches-placement': {}},
             {'moves-again': {'broken': True}}, {'periodics-clean': {}}]
 
