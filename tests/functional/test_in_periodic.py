@@ -37,6 +37,6 @@ class TestInPeriodic(base.FaultTestBase):
         before = len(self.faults.journal('src'))
         self.run_periodic('src')
         [entry] = [e for e in self.faults.journal('src')[before:]
-                   if e.get('event') == 'periodic']
+                   if e['kind'] == 'periodic']
         self.assertEqual("the hit is in src's own resource periodic",
                          entry['skipped'])
