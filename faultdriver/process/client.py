@@ -115,23 +115,6 @@ class Client:
     def server(self, server_id):
         return self.get('/servers/%s' % server_id)['server']
 
-    def wait_for_server(self, server_id, timeout=90, **expected):
-        """Wait until the server's fields have the expected values
-        (``status``, ``host``, ``task_state``)."""
-        names = {'host': 'OS-EXT-SRV-ATTR:host',
-                 'task_state': 'OS-EXT-STS:task_state'}
-
-        def check():
-            server = self.server(server_id)
-            if server['status'] == 'ERROR' and expected.get(
-                    'status') != 'ERROR':
-                raise RuntimeError('server %s went to ERROR: %s' % (
-                    server_id, server.get('fault')))
-            return server if all(server.get(names.get(k, k)) == v
-                                 for k, v in expected.items()) else None
-        return self.wait(check, 'server %s %s' % (server_id, expected),
-                         timeout)
-
     def migrations(self, server_id):
         found = self.get('/os-migrations?instance_uuid=%s' % server_id)
         return sorted(found['migrations'], key=lambda m: m['id'])
