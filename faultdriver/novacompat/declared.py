@@ -119,8 +119,9 @@ ASSUMPTIONS = [
     A(MANAGER + '._update_available_resource_for_node',
       s.Params('self', 'context', 'nodename'),
       _MARK + ": it marks the per-node update's thread"),
-    A(MANAGER + '._periodic_tasks', s.NamedEntry('update_available_resource'),
-      _MARK + ": the timer's periodic task marks its thread"),
+    A(MANAGER + '._periodic_tasks', s.PeriodicTaskList(),
+      _MARK + ": the timer's periodic task, when the timer runs it "
+      '(update_resources_interval >= 0), marks its thread'),
     A('oslo_service.periodic_task.PeriodicTasks.run_periodic_tasks',
       s.CallsInOrder('in self._periodic_tasks', 'task(self, context)'),
       _MARK + ": the timer runs the manager's own _periodic_tasks, so the "

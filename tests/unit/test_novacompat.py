@@ -184,6 +184,21 @@ class TestAlteredComputeManager(CompatTestBase):
             'periodic-errors')
         self.assertIn('count: 0 pass', message)
 
+    def test_manager_with_the_resource_timer_disabled_passes(self):
+        # update_resources_interval = -1 (every sweep case on processes):
+        # oslo.service leaves the task out of _periodic_tasks.
+        copy = altered_copy(
+            self, compute_manager,
+            '@periodic_task.periodic_task(spacing=CONF.update_resources_'
+            'interval)',
+            '@periodic_task.periodic_task(spacing=-1)')
+        self.assertNotIn('update_available_resource',
+                         [name for name, _task in
+                          copy.ComputeManager._periodic_tasks])
+        results = novacompat.check(
+            overrides={'nova.compute.manager': copy})
+        self.assertEqual([], [r.message() for r in results if not r.ok])
+
     def test_back_reference_under_another_name_is_refused(self):
         class KeepsItAsManager(compute_manager.ComputeVirtAPI):
             def __init__(self, compute):

@@ -31,12 +31,10 @@ from faultdriver.tracker import periodic_scope
 NOVA = compute_manager.ComputeManager
 
 
-class StandInManager(periodic_task.PeriodicTasks):
-    """Nova's periodic code (its entry, its per-node update and its timer
-    registration) on a manager whose driver and tracker record the
-    ``in_periodic`` a hit there gets, and on which thread."""
+class StandInBase(periodic_task.PeriodicTasks):
+    """A manager whose driver and tracker record the ``in_periodic`` a hit
+    there gets, and on which thread, running Nova's per-node update."""
 
-    update_available_resource = NOVA.update_available_resource
     _update_available_resource_for_node = \
         NOVA._update_available_resource_for_node
 
@@ -64,6 +62,23 @@ class StandInManager(periodic_task.PeriodicTasks):
     def _get_compute_nodes_in_db(self, context, nodenames, use_slave=False,
                                  startup=False):
         return []
+
+
+class StandInManager(StandInBase):
+    """Nova's periodic entry and its timer registration (oslo.service
+    registers what the class itself defines)."""
+
+    update_available_resource = NOVA.update_available_resource
+
+
+class TimerlessManager(StandInBase):
+    """The stand-in with ``update_resources_interval = -1`` (every sweep
+    case's ``periodic-timer: false``): oslo.service leaves the task out of
+    ``_periodic_tasks`` at class creation."""
+
+    @periodic_task.periodic_task(spacing=-1)
+    def update_available_resource(self, context, startup=False):
+        return NOVA.update_available_resource(self, context, startup)
 
 
 class TestPeriodicMark(test.NoDBTestCase):
@@ -95,6 +110,14 @@ class TestPeriodicMark(test.NoDBTestCase):
         # Due now (the timer's first run waits one spacing).
         manager._periodic_last_run['update_available_resource'] = None
         manager.run_periodic_tasks(None, raise_on_error=True)
+        self.assertMarked(manager, True)
+
+    def test_disabled_timer_still_marks_the_called_periodic(self):
+        manager = TimerlessManager()
+        self.assertNotIn('update_available_resource',
+                         [name for name, _task in manager._periodic_tasks])
+        self.addCleanup(periodic_mark.install(manager))
+        manager.update_available_resource(None)
         self.assertMarked(manager, True)
 
     def test_hit_outside_the_periodic_is_not_marked(self):
