@@ -81,7 +81,7 @@ def test_the_runner_refuses_a_missing_prerequisite_before_its_stack(
         env=dict(os.environ, PYTHONPATH=str(blocked), TMPDIR=str(scratch)))
     assert done.returncode == 0, done.stderr
     report = json.loads(out.read_text())
-    assert 'internal_error' not in report, report
+    assert report['internal_error'] is None, report['internal_error']
     assert 'Python module pymysql (PyMySQL; ImportError: pymysql blocked ' \
         'by the test)' in report['scenario_error']
     assert "pip install 'faultdriver[process]'" in report['scenario_error']
