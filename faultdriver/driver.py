@@ -96,10 +96,12 @@ class FaultDriver(generated_class()):
     #: Marks the wrapper so it refuses to wrap itself.
     wraps_inner_driver = True
 
-    def __init__(self, virtapi, crash_handler=None):
-        """``crash_handler``: what the ``crash`` action calls instead of
-        ending the process (the embedded harness passes its simulated
-        crash); Nova's loader passes none, so a real nova-compute dies."""
+    def __init__(self, virtapi, crash_handler=None, shutdown_handler=None):
+        """``crash_handler`` / ``shutdown_handler``: what the ``crash`` /
+        ``shutdown`` actions call instead of ending or signalling the
+        process (the embedded harness passes its own, since every host
+        shares its process); Nova's loader passes none, so a real
+        nova-compute dies or gets SIGTERM."""
         super().__init__(virtapi)
         conf.register_opts(CONF)
         # Every start, fix or no fix: a tracker point, a fix or the
@@ -125,7 +127,8 @@ class FaultDriver(generated_class()):
         self._fault_engine = engine_module.Engine(
             self._fault_host, actions.load_all(), rules, enabled=group.enabled,
             seed=group.seed, journal=journal_module.Journal(
-                group.journal_path), crash_handler=crash_handler)
+                group.journal_path), crash_handler=crash_handler,
+            shutdown_handler=shutdown_handler)
         self._fault_fast = (self._inner, self._fault_engine.armed)
         self._fault_control_path = group.control_socket
         self._fault_control = None

@@ -112,11 +112,12 @@ class Engine:
     """Rules, counters, barriers and the journal of one compute host."""
 
     def __init__(self, host, actions, rules=(), enabled=False, seed=None,
-                 journal=None, crash_handler=None):
+                 journal=None, crash_handler=None, shutdown_handler=None):
         self.host = host
         self.enabled = enabled
         self.journal = journal
         self._crash_handler = crash_handler
+        self._shutdown_handler = shutdown_handler
         self.armed = set()            # read without the lock: keep identity
         self._actions = actions
         self._seed = seed
@@ -139,6 +140,14 @@ class Engine:
         (the embedded harness simulates a crash); None in a real
         nova-compute, where the crash kills it."""
         return self._crash_handler
+
+    @property
+    def shutdown_handler(self):
+        """What the ``shutdown`` action calls with the hit, ``hold`` and
+        ``kill_after`` instead of sending SIGTERM to its own process (the
+        embedded harness stops that host's service object); None in a
+        real nova-compute."""
+        return self._shutdown_handler
 
     # -- rules ------------------------------------------------------------
 
@@ -212,11 +221,18 @@ class Engine:
             self._dead_points = frozenset(points)
             self._rearm()
 
-    def hit(self, point, phase, context, target=None):
-        """Handle one hit of an armed point: count, choose, then act."""
+    def end_if_dead(self, point, phase):
+        """A thread of a host that died (see :meth:`mark_crashed`) ends
+        here, not running on: at every hit, and where an action returns
+        after its host died under it (``shutdown(hold=...)`` outliving
+        the graceful stop it began)."""
         dead = self._dead
         if dead is not None:
             dead(point, phase)
+
+    def hit(self, point, phase, context, target=None):
+        """Handle one hit of an armed point: count, choose, then act."""
+        self.end_if_dead(point, phase)
         fired = []
         with self._lock:
             if self.enabled and not self._closed:

@@ -33,12 +33,13 @@ class StartFailed(FaultDriverError):
 
     @classmethod
     def by_fault(cls, host, entries, cause=None):
-        """The StartFailed naming the last crash or raise among
+        """The StartFailed naming the last crash, raise or shutdown among
         ``entries`` (journal entries written during ``host``'s start), or
         None when no such fault fired (the start failed for another
         reason, which the caller re-raises).  Both tiers word it alike, so
         a scenario's expectation holds on either."""
-        fired = [e for e in entries if e.get('action') in ('crash', 'raise')]
+        fired = [e for e in entries
+                 if e.get('action') in ('crash', 'raise', 'shutdown')]
         if not fired:
             return None
         message = '%s failed to start: %s at %s' % (

@@ -31,7 +31,8 @@ MARKER = 'FAULTDRIVER-JOURNAL-ERROR'
 #: What a journal entry records.
 FAULT = 'fault'         # an action fired at a point (one per firing)
 PERIODIC = 'periodic'   # what the ``periodic`` action's run did
-KINDS = (FAULT, PERIODIC)
+SHUTDOWN = 'shutdown'   # the shutdown action's graceful stop began or ended
+KINDS = (FAULT, PERIODIC, SHUTDOWN)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,6 +64,15 @@ class JournalEntry:
     duration_seconds: float = None
     error: str = None
     skipped: str = None
+    # -- a graceful stop (kind 'shutdown'; also duration_seconds, error)
+    #: 'signalled' (SIGTERM sent: the process's log has the rest),
+    #: 'finished' (Service.stop() returned) or 'killed' (kill_after ran
+    #: out first, as a service manager's SIGKILL ends a long stop) or
+    #: 'start ended' (the embedded Nova: the hit was in the service's
+    #: start, which unwinds as a crashed one).
+    outcome: str = None
+    hold_seconds: float = None
+    kill_after_seconds: float = None
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -78,11 +88,14 @@ class JournalEntry:
     _OWN = {FAULT: ('rule', 'action', 'role', 'instance', 'migration',
                     'operation', 'in_periodic'),
             PERIODIC: ('lock_wait_seconds', 'waited_for_lock',
-                       'duration_seconds', 'error', 'skipped')}
+                       'duration_seconds', 'error', 'skipped'),
+            SHUTDOWN: ('outcome', 'hold_seconds', 'kill_after_seconds',
+                       'duration_seconds', 'error')}
 
     def to_json(self):
         other = {name for kind, names in self._OWN.items()
-                 if kind != self.kind for name in names}
+                 if kind != self.kind
+                 for name in names} - set(self._OWN[self.kind])
         return {name: value for name, value in dataclasses.asdict(
             self).items() if name not in other}
 

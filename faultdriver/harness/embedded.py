@@ -180,7 +180,7 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
     def stop_compute(self, host):
         """Stop ``host``'s nova-compute as ``systemctl stop`` does: Nova's
         graceful shutdown, which waits for operations in progress."""
-        self.computes[host].stop()
+        self.faults.stop_host(host)
 
     def run_periodic(self, host):
         self.computes[host].manager.update_available_resource(

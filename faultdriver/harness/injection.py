@@ -49,9 +49,11 @@ from faultdriver.control import client as control_client
 from faultdriver import driver as driver_module
 from faultdriver import exception
 from faultdriver.harness import crash as crash_module
+from faultdriver.harness import shutdown as shutdown_module
 from faultdriver import novacompat
 from faultdriver.novacompat import patchfixtures
 from faultdriver import points
+from faultdriver.scenario import tiers
 from faultdriver import waiting
 
 CONF = nova_conf.CONF
@@ -82,6 +84,9 @@ class FaultInjection(fixtures.Fixture):
                                 service_down_time=service_down_time,
                                 dead_host_wait=dead_host_wait)
         self.crash = None
+        #: Graceful stops (the ``shutdown`` action, stop_host).
+        self.stops = shutdown_module.GracefulStops(
+            test, on_stopped=self._end_stopped if crash else None)
         #: host -> (cell name, fake connection) of a host whose start a
         #: fault ended: what starting it again needs.
         self._failed_starts = {}
@@ -89,6 +94,7 @@ class FaultInjection(fixtures.Fixture):
     def _setUp(self):
         novacompat.verify(novacompat.HARNESS_GROUPS)
         conf.register_opts(CONF)
+        self.test.flags(**tiers.SHUTDOWN_TIMEOUTS)
         if self._use_crash:
             self.crash = self.useFixture(
                 crash_module.InProcessCrash(self.test, **self._crash_args))
@@ -114,7 +120,8 @@ class FaultInjection(fixtures.Fixture):
         # virtapi only): the engine gets this fixture's simulated crash at
         # construction.
         driver = driver_module.FaultDriver(
-            virtapi, crash_handler=self._crash_from_point)
+            virtapi, crash_handler=self._crash_from_point,
+            shutdown_handler=self._shutdown_from_point)
         self._adopt(driver)
         return driver
 
@@ -135,8 +142,20 @@ class FaultInjection(fixtures.Fixture):
 
     @staticmethod
     def parse(text):
-        """Parse and validate one rule exactly as nova.conf would."""
-        return conf.RuleType()(text)
+        """Parse and validate one rule exactly as nova.conf would, and
+        refuse what one process of every host cannot do: kill one host
+        (``shutdown(kill_after=...)``, a process tier's)."""
+        rule = conf.RuleType()(text)
+        for term in rule.terms:
+            if term.action == 'shutdown' and any(
+                    key == 'kill_after' for key, _ in term.kwargs) or (
+                    term.action == 'shutdown' and len(term.args) > 1):
+                raise exception.ConfigError(
+                    'rule %r: shutdown(kill_after=...) kills the host\'s '
+                    'process, which the embedded Nova shares with every '
+                    'host; run it on a process tier (--backend process '
+                    'or libvirt)' % text)
+        return rule
 
     def set_rules(self, host, rules):
         """Rules (texts) for ``host``'s next start (and now, if it
@@ -232,6 +251,31 @@ class FaultInjection(fixtures.Fixture):
         """Crash ``host`` now, from the test's thread."""
         self._mark_crashed(host)
 
+    # -- graceful stop ------------------------------------------------------
+
+    def _shutdown_from_point(self, hit, hold=None, kill_after=None):
+        self.stops.start(hit.host, journal=hit.engine.journal, hit=hit,
+                         hold=hold, kill_after=kill_after)
+
+    def _end_stopped(self, host):
+        """The stop returned: the process would end now, and every
+        thread of the host the stop did not wait for with it."""
+        self._mark_crashed(host)
+
+    def stop_host(self, host):
+        """Stop ``host``'s nova-compute as ``systemctl stop`` does
+        (Nova's graceful shutdown, which waits for the operations in
+        progress); returns once it stopped."""
+        self.stops.start(host)
+        if not self.stops.wait(host, tiers.SHUTDOWN_BOUND):
+            raise AssertionError('the graceful stop of %s did not end in '
+                                 '%ss' % (host, tiers.SHUTDOWN_BOUND))
+
+    def is_stopped(self, host):
+        """Whether ``host``'s nova-compute was stopped gracefully (by a
+        rule or a step) and not started again."""
+        return self.stops.is_stopped(host)
+
     def queued(self, host):
         """RPC messages waiting for crashed ``host``: ``[(topic, method,
         'call'|'cast', expired)]``."""
@@ -275,7 +319,8 @@ class FaultInjection(fixtures.Fixture):
         """Whether ``host``'s nova-compute is dead: crashed, or its start
         failed (what recover restarts)."""
         return host in self._failed_starts or (
-            self.crash is not None and self.crash.is_crashed(host))
+            self.crash is not None and self.crash.is_crashed(host) and
+            not self.stops.is_stopped(host))
 
     def restart(self, host, rules=()):
         """Restart ``host`` (crashed, failed to start or running) on the
@@ -290,6 +335,8 @@ class FaultInjection(fixtures.Fixture):
         """
         self.set_rules(host, rules)
         self.drivers.pop(host).close()
+        # A host stopping gracefully starts again once its stop ended.
+        self.stops.forget(host, tiers.SHUTDOWN_BOUND)
         if not hasattr(self.test, 'start_compute'):   # Nova's plain base
             service = self.test.restart_compute_service(
                 self.test.computes[host])
@@ -303,8 +350,8 @@ class FaultInjection(fixtures.Fixture):
                 self.test.start_compute(host, cell_name=cell_name,
                                         connection=connection)
                 return self.test.computes[host]
-            if self.is_crashed(host):
-                return self.crash.restart(host)
+            if self.crash is not None and self.crash.is_crashed(host):
+                return self.crash.restart(host)   # crashed or stopped
             return self.test.restart_compute_service(host)
         except (Exception, exception.SimulatedCrash) as exc:
             driver = self.drivers.get(host)

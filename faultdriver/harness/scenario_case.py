@@ -21,7 +21,10 @@ from faultdriver.scenario import tiers
 from faultdriver.scenario import variant_report
 
 #: Loggers whose records log expectations count, and their levels.
-CAPTURED = (('nova.compute', logging.DEBUG), ('faultdriver', logging.INFO))
+#: Loggers whose records the scenario reads: Nova's compute, its service
+#: and manager base (what a graceful stop says), faultdriver's own.
+CAPTURED = (('nova.compute', logging.DEBUG), ('nova.service', logging.INFO),
+            ('nova.manager', logging.INFO), ('faultdriver', logging.INFO))
 
 
 def _no_disk_copy(self, context, instance, dest, flavor, network_info,

@@ -20,6 +20,7 @@ TIMINGS = {
     'rpc_response_timeout': tiers.PROCESSES_RPC_TIMEOUT,
     'long_rpc_timeout': 60,
     'heal_instance_info_cache_interval': -1,
+    **tiers.SHUTDOWN_TIMEOUTS,
 }
 PERIODIC_INTERVAL = 2           # [DEFAULT] update_resources_interval
 #: Nova's default filters plus the NUMA one pinned servers need (as the

@@ -23,6 +23,7 @@ from faultdriver.process import prereqs
 from faultdriver.process import standins
 from faultdriver.scenario import backend
 from faultdriver.scenario import backend_base
+from faultdriver.scenario import tiers
 
 
 def _data(obj):
@@ -54,6 +55,11 @@ class Faults:
 
     def __init__(self, nova):
         self.nova = nova
+        #: host -> entries its journal had when its nova-compute last
+        #: started (what a later shutdown entry is counted from).
+        self._started_at = {}
+        #: Hosts a stop step stopped, until they start again.
+        self._stopped = set()
 
     def control(self, host):
         return control_client.Client(self.nova.stack.control_socket(host))
@@ -115,10 +121,36 @@ class Faults:
     #: Seconds a caller waits for an RPC reply in this Nova.
     rpc_timeout = config.TIMINGS['rpc_response_timeout']
 
-    def is_crashed(self, host):
-        """Whether the host's nova-compute process has exited."""
+    def _exited(self, host):
         process = self.nova.stack.computes.get(host)
         return process is not None and not process.alive()
+
+    def is_crashed(self, host):
+        """Whether the host's nova-compute process has exited other than
+        by a graceful stop (a crash, a failed start, a kill_after)."""
+        return self._exited(host) and not self.is_stopped(host)
+
+    def is_stopped(self, host):
+        """Whether the host's nova-compute exited after a graceful stop
+        (a stop step, or the shutdown action's SIGTERM that no
+        kill_after cut short) and was not started again."""
+        if not self._exited(host):
+            return False
+        if host in self._stopped:
+            return True
+        path = self.nova.stack.journal_path(host)
+        entries = journal_module.read(path)[self._started_at.get(host, 0):] \
+            if os.path.exists(path) else []
+        outcomes = [e.get('outcome') for e in entries
+                    if e.get('kind') == journal_module.SHUTDOWN]
+        return bool(outcomes) and 'killed' not in outcomes
+
+    def stop_host(self, host):
+        """SIGTERM the host's nova-compute, as ``systemctl stop`` does
+        (Nova's graceful shutdown); returns once it exited, SIGKILLing it
+        if it outlived ``tiers.SHUTDOWN_BOUND``."""
+        self.nova.stack.computes[host].stop(grace=tiers.SHUTDOWN_BOUND)
+        self._stopped.add(host)
 
     def crash_host(self, host):
         """Kill the host's nova-compute now (SIGKILL)."""
@@ -146,6 +178,8 @@ class Faults:
         journal = stack.journal_path(host)
         seen = len(journal_module.read(journal)) \
             if os.path.exists(journal) else 0
+        self._started_at[host] = seen
+        self._stopped.discard(host)
         process = stack.start_compute(host)
         self.nova.wait(lambda: not process.alive() or (
             os.path.exists(stack.control_socket(host)) and
@@ -307,7 +341,7 @@ class ProcessNova(backend_base.BackendBase):
     def stop_compute(self, host):
         """Stop ``host``'s nova-compute as ``systemctl stop`` does
         (SIGTERM: Nova's graceful shutdown)."""
-        self.stack.computes[host].stop(grace=60)
+        self.faults.stop_host(host)
 
     def run_periodic(self, host):
         """Run one whole resource-tracker periodic on ``host`` now, as the

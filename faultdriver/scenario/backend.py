@@ -106,6 +106,14 @@ class FaultControl(typing.Protocol):
         """Whether ``host``'s nova-compute is dead (crashed, or its start
         failed)."""
 
+    def stop_host(self, host):
+        """Stop ``host``'s nova-compute gracefully, as ``systemctl stop``
+        does; returns once it stopped."""
+
+    def is_stopped(self, host):
+        """Whether ``host``'s nova-compute was stopped gracefully (the
+        ``shutdown`` action or a stop step) and not started again."""
+
     def restart(self, host, rules=()):
         """Start ``host``'s nova-compute again with ``rules``; raises
         StartFailed when a fault of them ends the start."""

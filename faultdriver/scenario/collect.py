@@ -4,6 +4,8 @@ real hypervisor can be asked) their guests.  Read through the backend
 contract only, so every tier reports the same shape.
 """
 
+import re
+
 
 def collect_state(steps):
     """Migrations, per-host accounting and fired faults, as plain data."""
@@ -27,8 +29,11 @@ def collect_state(steps):
                        'pinned_cpus': pinned, 'placement_pcpu': pcpus,
                        'matches': len(pinned) == pcpus,
                        'allocations': nova.provider_allocations(host)}
-    keys = ('kind', 'time', 'host', 'point', 'phase', 'hit', 'action',
-            'rule', 'error', 'waited_for_lock', 'in_periodic', 'skipped')
+    keys = ('kind', 'time', 'host', 'point', 'phase', 'rule_index', 'hit',
+            'action',
+            'rule', 'error', 'waited_for_lock', 'in_periodic', 'skipped',
+            'outcome', 'duration_seconds', 'hold_seconds',
+            'kill_after_seconds')
     faults = [{k: e[k] for k in keys if k in e}
               for e in nova.faults.history()]
     servers = {}
@@ -54,3 +59,16 @@ def hypervisor_guests(steps):
     backend can ask a real one (``guests``); else None."""
     found = {host: steps.nova.guests(host) for host in steps.scenario.hosts}
     return None if None in found.values() else found
+
+
+#: What a graceful stop logs (Nova's nova.service, nova.manager and
+#: nova.compute.manager lines, faultdriver's own), case-insensitive.
+SHUTDOWN_LINE = re.compile(
+    r'graceful|in-progress tasks|cancel(?:led)? (?:queued )?live migration',
+    re.IGNORECASE)
+
+
+def shutdown_lines(text):
+    """The lines of ``text`` (the computes' log) a graceful stop wrote:
+    what it waited for, whether it timed out, what it cancelled."""
+    return [line for line in text.splitlines() if SHUTDOWN_LINE.search(line)]

@@ -326,6 +326,39 @@ def _as_clean(steps, state, outcome=None):
             differ or 'as in the clean run')
 
 
+#: How a move that Nova gave up cleanly ends: never ``error``.
+ROLLED_BACK = ('failed', 'cancelled', 'reverted')
+
+
+def _after_shutdown(steps, state, outcome=None, origin=None,
+                    rollback=True):
+    """Invariant of the cases that stop a compute gracefully (no hold)
+    and start it again: what Nova's graceful shutdown promises.  Each
+    server ends as in the workflow's clean run (``outcome``,
+    :func:`moves_ended`), or, where the move may be given up
+    (``rollback``: not an evacuation, whose source is down already),
+    rolled back cleanly: ACTIVE on the host it was booted on
+    (``origin``), its newest migration %s, never ``error``.  The actual
+    says which, per server.""" % '/'.join(ROLLED_BACK)
+    actual = moves_ended(state)
+    ended, wrong = {}, {}
+    for alias, wanted in (outcome or {}).items():
+        got = actual.get(alias)
+        if got == wanted:
+            ended[alias] = 'as in the clean run'
+        elif (rollback and got and got['migrations'] and
+              got['migrations'][-1] in ROLLED_BACK and
+              got['status'] == 'ACTIVE' and
+              got['host'] == (origin or {}).get(alias)):
+            ended[alias] = 'rolled back (%s)' % got['migrations'][-1]
+        else:
+            wrong[alias] = got
+    return (not wrong, 'after a graceful stop and a start, moves end as '
+            'in the clean run%s' % (' or roll back cleanly' if rollback
+                                   else ''),
+            wrong or ended)
+
+
 KINDS = {
     'migrations': _migrations,
     'server': _server,
@@ -344,6 +377,7 @@ KINDS = {
     'periodics-clean': _periodics_clean,
     'accounting-matches-placement': _accounting,
     'outcome-as-clean': _as_clean,
+    'outcome-after-shutdown': _after_shutdown,
 }
 #: The cloud's invariants (the sweep checks them after every case); each
 #: also takes ``broken: true``.
@@ -351,8 +385,9 @@ INVARIANTS = ('migrations-terminal', 'servers-settled', 'pcpus-not-shared',
               'allocations-consistent', 'accounting-matches-placement',
               'moves-again', 'periodics-clean')
 #: Invariants of some cases only: the sweep adds them where they apply
-#: (``outcome-as-clean`` to timing-only cases, with the clean outcome).
-CASE_INVARIANTS = ('outcome-as-clean',)
+#: (``outcome-as-clean`` to timing-only cases, with the clean outcome;
+#: ``outcome-after-shutdown`` to graceful stops without a hold).
+CASE_INVARIANTS = ('outcome-as-clean', 'outcome-after-shutdown')
 #: Checked after the others, in this order: they change the state (run
 #: periodics, move servers), and periodics-clean looks at what they ran.
 LAST = ('accounting-matches-placement', 'moves-again', 'periodics-clean')

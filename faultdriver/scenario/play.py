@@ -61,6 +61,7 @@ def play(nova, scenario, variant, report):
     report.expectations = expect.evaluate(
         steps, scenario.expectations(variant), report.state)
     mark_cpu(report, 'expectations')
+    report.shutdown_log = collect.shutdown_lines(steps.log_text()) or None
     if report.step_failed or not all(
             e['met'] for e in report.expectations):
         # What the computes logged, to tell why.

@@ -56,6 +56,9 @@ def variant_tables(report):
     """``[(title, columns, rows)]`` of one variant that ran its steps."""
     state = report['state']
     t0 = fault_origin(report)
+    shutdown = [('Graceful stop (what it logged)', ['Line'],
+                 [(line,) for line in report['shutdown_log']])] \
+        if report.get('shutdown_log') else []
     return [
         ('Timeline (%s up in %ss)' % (
             tier_description(report),
@@ -70,6 +73,7 @@ def variant_tables(report):
            f.get('phase', ''), f.get('hit', ''),
            f.get('action') or f['kind'],
            ('waited for lock' if f.get('waited_for_lock') else '') +
+           (f['outcome'] if f.get('outcome') else '') +
            (' error: %s' % f['error'] if f.get('error') else ''))
           for f in state['faults']]),
         ('Migrations',
@@ -93,7 +97,7 @@ def variant_tables(report):
          ['Verdict', 'Expectation', 'Actual'],
          [('met' if e['met'] else 'NOT MET', e['expectation'], e['actual'])
           for e in report['expectations']]),
-    ]
+    ] + shutdown
 
 
 def ran(report):

@@ -234,7 +234,8 @@ class Steps:
         self.recovery_marks = self.log_counts()
         done = []
         faults = self.nova.faults
-        live = [h for h in self.scenario.hosts if not faults.is_crashed(h)]
+        live = [h for h in self.scenario.hosts
+                if not faults.is_crashed(h) and not faults.is_stopped(h)]
         waiting_periodics = []
         if any(faults.held(host) for host in live):
             # A hang lasts until the move stopped changing and every
@@ -260,6 +261,12 @@ class Steps:
                 faults.restart(host)
                 self.nova.wait_service_state(host, 'up', timeout)
                 done.append('restarted %s' % host)
+            elif faults.is_stopped(host):
+                # A graceful stop is an upgrade's or a reboot's: the
+                # operator starts it again at once.
+                faults.restart(host)
+                self.nova.wait_service_state(host, 'up', timeout)
+                done.append('started %s again (it was stopped)' % host)
         stuck = self._settle(timeout)
         if stuck:
             done.append(stuck)

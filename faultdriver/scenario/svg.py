@@ -119,7 +119,7 @@ def _event(event, x, y):
         out = _arrow(x[event.lane], x[event.to], y, colour(event.style))
         out += _text(x[event.lane] + 8, y - 4, event.tag, 10,
                      colour(event.style))
-        if event.down:
+        if event.down and event.tag == 'crash':
             out += _crash(x[event.to], y)
         return out
     if event.kind == 'migration':

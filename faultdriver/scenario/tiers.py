@@ -54,6 +54,21 @@ class Tier:
 #: Seconds an RPC caller waits on Nova as processes
 #: (faultdriver.process.config sets it in every service's nova.conf).
 PROCESSES_RPC_TIMEOUT = 8
+
+#: Nova's graceful-shutdown timeouts on every tier: Nova's own (160 s and
+#: 180 s) scaled down, so a case whose operation outlives the manager's
+#: wait ends in seconds, yet above the 20 s ``graceful_shutdown`` keeps
+#: for ``cleanup_host``, so the manager still waits for its tasks
+#: (``manager_shutdown_timeout - min(20, it)``: 10 s here; 20 s or less
+#: would wait 0 s).  The wait ends as soon as the tasks do.
+SHUTDOWN_TIMEOUTS = {'manager_shutdown_timeout': 30,
+                     'graceful_shutdown_timeout': 40}
+#: Seconds a graceful stop may take before it counts as stuck: oslo.service
+#: ends the process at graceful_shutdown_timeout, and a little more.
+SHUTDOWN_BOUND = SHUTDOWN_TIMEOUTS['graceful_shutdown_timeout'] + 20
+#: Seconds the sweep's ``shutdown-hold`` holds the call that hit the
+#: rule: past the manager's wait for its tasks (30 - 20 = 10 s).
+SHUTDOWN_HOLD = 15
 PROCESS_RUNNER = 'faultdriver.process.runner'
 
 TIERS = {tier.name: tier for tier in (

@@ -23,7 +23,7 @@ DASH = ' \u2014 '
 @dataclasses.dataclass
 class Event:
     at: float                 # seconds from step 0
-    kind: str                 # step, note, fault, crash, periodic,
+    kind: str                 # step, note, fault, crash, periodic, shutdown,
     #                           migration, migration-status
     lane: str                 # where it starts (or sits)
     text: str                 # the sentence in the diagram's text column
@@ -102,7 +102,8 @@ def _step(entry):
                  lane=API, to=host if arrow else None,
                  tag=kind if arrow else '',
                  text=' '.join(words) + (DASH + detail if detail else ''),
-                 style=style, down=kind == 'crash', up=kind == 'restart',
+                 style=style, down=kind in ('crash', 'stop'),
+                 up=kind == 'restart',
                  tip='step %s: %s: %s %s' % (
                      entry['index'], entry['step'], entry.get('status'),
                      entry.get('detail') or ''))
@@ -122,6 +123,16 @@ def _fault(fault, t0):
             text += ', waited for the tracker lock'
         return Event(at=fault['time'] - t0, kind='periodic', lane=host,
                      tag='periodic', text=text, style='bad' if bad else 'ok',
+                     tip=tip)
+    if fault['kind'] == 'shutdown':
+        text = 'graceful stop of nova-compute on %s (rule at %s): %s' % (
+            host, where, fault['outcome'])
+        if fault.get('duration_seconds') is not None:
+            text += ' in %ss' % fault['duration_seconds']
+        bad = bool(fault.get('error')) or fault['outcome'] == 'killed'
+        return Event(at=fault['time'] - t0, kind='shutdown', lane=host,
+                     tag='shutdown', text=text, style='bad' if bad else 'ok',
+                     down=fault['outcome'] in ('finished', 'killed'),
                      tip=tip)
     action = fault['action']
     text = '%s on %s hit %s: %s' % (where, host, fault.get('hit', '?'),

@@ -36,6 +36,8 @@ class VariantReport:
     state: typing.Optional[dict] = None
     expectations: typing.Optional[list] = None
     compute_log: typing.Optional[str] = None
+    #: The lines a graceful stop logged (collect.shutdown_lines), if any.
+    shutdown_log: typing.Optional[list] = None
     #: Features or fixes the changed Nova under test made unavailable.
     unavailable: typing.Optional[dict] = None
     #: The scenario was bad input (exit 2), or faultdriver failed.
@@ -152,6 +154,7 @@ _KINDS = {
     'scenario': (str,), 'expect': (str,), 'patches': (list,),
     'topology': (dict,), 'timeline': (list,), 'step_failed': (str,),
     'state': (dict,), 'expectations': (list,), 'compute_log': (str,),
+    'shutdown_log': (list,),
     'unavailable': (dict,), 'scenario_error': (str,),
     'internal_error': (str,), 'verdict': (str,),
     'steps_started_at': (int, float), 'setup_seconds': (int, float),

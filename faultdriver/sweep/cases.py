@@ -12,7 +12,8 @@ from faultdriver.scenario import expect
 from faultdriver.scenario import tiers
 
 #: Action classes: the rule term each becomes at a point.
-ACTIONS = ('crash', 'raise', 'raise-generic', 'periodic', 'delay', 'hang')
+ACTIONS = ('crash', 'raise', 'raise-generic', 'periodic', 'delay', 'hang',
+           'shutdown', 'shutdown-hold')
 DEFAULT_ACTIONS = ('crash', 'raise', 'periodic')
 GENERIC_EXCEPTION = 'InternalError'
 #: The cloud's invariants, as scenario expectations (expect.py).
@@ -75,6 +76,13 @@ class Case:
             # Longer than the tier's RPC timeout: the caller gives up
             # while the step goes on.
             return '%s: 1*delay(%d)' % (where, tiers.get(backend).delay)
+        if self.action == 'shutdown':
+            # The operator's systemctl stop: the call goes on, Nova's
+            # graceful shutdown waits for it.
+            return '%s: 1*shutdown' % where
+        if self.action == 'shutdown-hold':
+            # The call outlives the manager's wait: the timeout path.
+            return '%s: 1*shutdown(hold=%d)' % (where, tiers.SHUTDOWN_HOLD)
         if self.action == 'raise':
             return '%s: 1*raise(%s)' % (where, point.raises[0]) \
                 if point.raises else None
@@ -98,8 +106,8 @@ def generate(steps, actions=DEFAULT_ACTIONS, backend=tiers.DEFAULT):
 #: live-migration sweep, medians: crash 24 s with a restart and often a
 #: stuck move to wait out, periodic 15 s, raise 12 s; a hang waits for
 #: every periodic, a delay for an RPC timeout).
-SLOWEST_FIRST = ('hang', 'crash', 'delay', 'periodic', 'raise',
-                 'raise-generic')
+SLOWEST_FIRST = ('hang', 'shutdown-hold', 'crash', 'delay', 'periodic',
+                 'shutdown', 'raise', 'raise-generic')
 
 
 def slowest_first(cases):
@@ -154,6 +162,10 @@ def case_scenario(workflow, case, backend=tiers.DEFAULT, patches=(),
     data['expectations'] = [dict(i) for i in INVARIANTS]
     if clean is not None and case.action in TIMING_ONLY:
         data['expectations'].append({'outcome-as-clean': {'outcome': clean}})
+    if clean is not None and case.action == 'shutdown':
+        data['expectations'].append({'outcome-after-shutdown': {
+            'outcome': clean, 'origin': booted_on(data),
+            'rollback': data.get('operation') != 'evacuation'}})
     steps = list(data['steps'])
     if not any('recover' in step for step in steps):
         steps.append({'recover': {}})
@@ -173,3 +185,11 @@ def _restart_step(data, case):
     args = found[case.restart - 1]
     args['rules'] = list(args.get('rules', ()))
     return args
+
+
+def booted_on(data):
+    """``{server alias: host}`` of a scenario's boot steps (a boot without
+    a host boots on the first host)."""
+    first = data.get('topology', {}).get('hosts', ['src'])[0]
+    return {step['boot']['server']: step['boot'].get('host', first)
+            for step in data['steps'] if 'boot' in step}
