@@ -100,6 +100,7 @@ class FaultInjection(fixtures.Fixture):
                 crash_module.InProcessCrash(self.test, **self._crash_args))
         self.useFixture(patchfixtures.Patch(
             'nova.virt.driver.load_compute_driver', self._load_wrapped))
+        self._refuse_executors_after_stop()
         self.addCleanup(self._close_all)
 
     # -- loading ------------------------------------------------------------
@@ -256,6 +257,22 @@ class FaultInjection(fixtures.Fixture):
     def _shutdown_from_point(self, hit, hold=None, kill_after=None):
         self.stops.start(hit.host, journal=hit.engine.journal, hit=hit,
                          hold=hold, kill_after=kill_after)
+
+    def _refuse_executors_after_stop(self):
+        """Executors refuse the thread that hit a shutdown rule once its
+        host's drain began (harness/shutdown.py)."""
+        from nova import thread_pool_factory
+        real = thread_pool_factory.ThreadPoolFactory.get_executor
+        stops = self.stops
+
+        def get_executor(factory, executor_type):
+            refused = stops.refusal(executor_type)
+            if refused is not None:
+                raise refused
+            return real(factory, executor_type)
+        self.useFixture(patchfixtures.Patch(
+            'nova.thread_pool_factory.ThreadPoolFactory.get_executor',
+            get_executor))
 
     def _end_stopped(self, host):
         """The stop returned: the process would end now, and every

@@ -10,12 +10,23 @@ signal to send: the host's own ``Service.stop()`` runs, unmocked, in a
 thread of its own (a stop from the thread that hit a rule would wait for
 that very thread's RPC handler), and the call that hit the rule goes on.
 
-Known limits, stated rather than hidden: Nova's ``ServiceFixture`` makes
-``thread_pool_factory.shutdown_all_executors`` a no-op for every service
-(the executors are the process's, shared by every host), so
-``cleanup_host`` shuts no executor down here; and nothing here kills a
-stop that outlives a service manager's patience (``kill_after`` is the
-process tiers'; :class:`GracefulStops` refuses it).
+``cleanup_host`` ends with ``thread_pool_factory.shutdown_all_executors``,
+which in a real nova-compute waits for every executor's work to drain:
+a call that outlived the manager's wait still runs to its end there,
+before the process exits.  Nova's ``ServiceFixture`` makes it a no-op
+(the executors are the process's, shared by every host), so while a host
+stops it is replaced by a drain of that host's manager: the tasks it
+tracks, up to ``graceful_shutdown_timeout`` after the stop began (when
+oslo.service would end the process).  Once the drain began, a real
+nova-compute's executors refuse new work ("Cannot create the ... thread
+pool executor because shutdown has been started"); here the thread that
+hit the shutdown rule (the call the stop may not have waited for) gets
+that refusal from ``ThreadPoolFactory.get_executor`` (:meth:`refusal`).
+Known limits, stated rather than hidden: the executors themselves are
+not shut down, other threads of the stopping host are not refused, and
+nothing here
+kills a stop that outlives a service manager's patience (``kill_after``
+is the process tiers'; :class:`GracefulStops` refuses it).
 
 When the stop returns, oslo.service ends a real nova-compute's process,
 and with it every thread the stop did not wait for (a call that outlived
@@ -31,6 +42,9 @@ counts as stopped, not crashed: an operator starts it again at once.
 import logging
 import threading
 import time
+
+from nova import conf as nova_conf
+from nova import thread_pool_factory
 
 from faultdriver import exception
 from faultdriver import journal as journal_module
@@ -50,6 +64,15 @@ class GracefulStops:
         #: more, and threads the stop did not wait for run on.
         self.on_stopped = on_stopped
         self._threads = {}          # host -> the thread running its stop
+        self._lock = threading.Lock()
+        #: host -> (its manager, when its stop began) while it stops.
+        self._stopping = {}
+        #: What shutdown_all_executors was before the first stop began.
+        self._no_drain = None
+        #: host -> idents of the threads that hit its shutdown rule.
+        self._hit_threads = {}
+        #: Hosts whose executors shut down (their drain began).
+        self._shut = set()
 
     def start(self, host, journal=None, hit=None, hold=None,
               kill_after=None):
@@ -61,6 +84,9 @@ class GracefulStops:
                 'shutdown(kill_after=...) on %s: the embedded Nova cannot '
                 'kill one host of its process; run it on a process tier '
                 '(--backend process or libvirt)' % host)
+        if hit is not None:
+            self._hit_threads.setdefault(host, set()).add(
+                threading.get_ident())
         if host in self._threads:
             return self._threads[host]
         if host not in self.test.computes:
@@ -85,12 +111,14 @@ class GracefulStops:
 
         def stop():
             began, error = time.monotonic(), None
+            self._drain_while_stopping(host, service.manager, began)
             try:
                 service.stop()
             except Exception as exc:
                 error = '%s: %s' % (type(exc).__name__, exc)
                 LOG.exception('graceful stop of %s failed', host)
             finally:
+                self._stopped_draining(host)
                 if self.on_stopped is not None:
                     self.on_stopped(host)
                 else:
@@ -115,6 +143,54 @@ class GracefulStops:
         self._threads[host] = thread    # started: wait() may join it
         return thread
 
+    # -- shutdown_all_executors ---------------------------------------------
+
+    def _drain_while_stopping(self, host, manager, began):
+        with self._lock:
+            if not self._stopping:
+                self._no_drain = thread_pool_factory.shutdown_all_executors
+                thread_pool_factory.shutdown_all_executors = self._drain
+            self._stopping[host] = (manager, began)
+
+    def _stopped_draining(self, host):
+        with self._lock:
+            self._stopping.pop(host, None)
+            if not self._stopping and self._no_drain is not None:
+                thread_pool_factory.shutdown_all_executors = self._no_drain
+                self._no_drain = None
+
+    def _drain(self):
+        """shutdown_all_executors(wait=True) of the stopping hosts: their
+        managers' tracked tasks end, or oslo.service's
+        graceful_shutdown_timeout since the stop began runs out."""
+        with self._lock:
+            stopping = list(self._stopping.items())
+            self._shut.update(host for host, _ in stopping)
+        limit = nova_conf.CONF.graceful_shutdown_timeout
+        for host, (manager, began) in stopping:
+            condition = manager._in_progress_task_cond
+            with condition:
+                while manager._in_progress_tasks:
+                    left = began + limit - time.monotonic()
+                    if left <= 0:
+                        LOG.warning('faultdriver: %s still has tasks at '
+                                    'graceful_shutdown_timeout (%ss)',
+                                    host, limit)
+                        break
+                    condition.wait(min(left, 1.0))
+
+    def refusal(self, executor_type):
+        """The RuntimeError Nova's ThreadPoolFactory.get_executor raises
+        once shutdown began, if this thread hit the shutdown rule of a
+        host whose executors shut down; else None."""
+        ident = threading.get_ident()
+        if any(ident in self._hit_threads.get(host, ())
+               for host in self._shut):
+            return RuntimeError(
+                'Cannot create the %s thread pool executor because shutdown '
+                'has been started.' % executor_type.value)
+        return None
+
     def is_stopped(self, host):
         """Whether ``host`` was stopped (or is stopping) and not started
         again."""
@@ -135,6 +211,8 @@ class GracefulStops:
             raise RuntimeError('the graceful stop of %s still runs after '
                                '%ss; cannot start it again' % (host, timeout))
         self._threads.pop(host, None)
+        self._shut.discard(host)
+        self._hit_threads.pop(host, None)
 
 
 def _stopped():

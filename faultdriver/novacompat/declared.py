@@ -59,6 +59,8 @@ _SCOPE = ('tracker.apply_migration_context and the stale_migration_context '
 #: loudly, and the rest of faultdriver runs.
 CONTEXT_STEP = 'tracker.apply_migration_context'
 _CRASH = 'faithful in-process crash (faultdriver.harness.crash)'
+_STOP = ('graceful stop in the embedded Nova (faultdriver.harness.shutdown): '
+         "the stopping host's executor drain")
 _SHAPES = 'per-host CPU topology (faultdriver.harness.topology)'
 _JOBS = ('live-migration jobs fakelibvirt reports once ended '
          '(faultdriver.harness.migrationjob)')
@@ -257,6 +259,16 @@ ASSUMPTIONS = [
       _CRASH + ': a crashed service is only reaped', 'harness'),
     A('nova.service.Service.kill', s.Params('self'),
       _CRASH + ': a crashed service is only reaped', 'harness'),
+    A('nova.thread_pool_factory.ThreadPoolFactory.get_executor',
+      s.Params('self', 'executor_type'),
+      _STOP + ': executors refuse new work once shutdown began',
+      'harness'),
+    A('nova.thread_pool_factory.shutdown_all_executors', s.Params(),
+      _STOP + " (Nova's ServiceFixture makes it a no-op)", 'harness'),
+    A('nova.manager.Manager.__init__',
+      s.All(s.Assigns('self._in_progress_tasks'),
+            s.Assigns('self._in_progress_task_cond')),
+      _STOP + ': waits for the tasks the manager tracks', 'harness'),
     A('nova.service.Service.__init__',
       s.All(s.Assigns('self.topic_alt'), s.Assigns('self.rpcserver_alt')),
       _CRASH + ": stopping a host's RPC servers and timers", 'harness'),

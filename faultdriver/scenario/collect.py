@@ -71,4 +71,5 @@ SHUTDOWN_LINE = re.compile(
 def shutdown_lines(text):
     """The lines of ``text`` (the computes' log) a graceful stop wrote:
     what it waited for, whether it timed out, what it cancelled."""
-    return [line for line in text.splitlines() if SHUTDOWN_LINE.search(line)]
+    return [line for line in text.splitlines()
+            if SHUTDOWN_LINE.search(line) and 'log_opt_values' not in line]

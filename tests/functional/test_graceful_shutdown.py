@@ -57,22 +57,21 @@ class TestShutdownSourceInLiveMigration(base.LiveMigrationTestBase):
 class TestShutdownOutlivedBySourceLiveMigration(base.LiveMigrationTestBase):
     """The same stop, the source's ``live_migration`` held 15 s: past the
     manager's 10 s wait, so the stop gives up on it ("timed out with 1
-    tasks still in progress") and the process ends, and the migration
-    with it.  Started again, ``init_host`` resets the server's task state
-    and leaves the rest.
+    tasks still in progress") and runs cleanup_host, whose
+    shutdown_all_executors shuts the executors down and waits for them:
+    the held call goes on and the libvirt driver's first executor request
+    (to start the transfer) is refused.
 
-    Nova bug (doc/findings.rst): the graceful stop leaves what a crash
-    leaves: the migration ``error``, the server ACTIVE on ``src`` while
-    placement charges it on ``dest`` and the migration consumer on
-    ``src``; the graceful shutdown neither rolls back the move it gave up
-    on nor marks it so that the restart could.
+    Nova bug (doc/findings.rst): the migration fails half-way: error, the
+    server ERROR on ``src``, placement charging it on ``dest`` and the
+    migration consumer on ``src``; the restart repairs none of it.
     """
 
     PINNED = True
     RULES = {'src': ['live_migration: shutdown(hold=15)']}
     CAPTURED_LOGS = STOP_LOGS
 
-    def test_the_move_is_left_as_a_crash_leaves_it(self):
+    def test_the_move_fails_half_way(self):
         server = self.boot()
         self.live_migrate(server)
         self.faults.wait_for_journal(
@@ -82,7 +81,7 @@ class TestShutdownOutlivedBySourceLiveMigration(base.LiveMigrationTestBase):
         self.faults.restart('src')
         self.wait_service_state('src', 'up')
         self.assertOutcome(
-            Outcome('error', ('ACTIVE', None, 'src'), ['dest'], ['src'],
+            Outcome('error', ('ERROR', None, 'src'), ['dest'], ['src'],
                     {'src': [0, 1], 'dest': []}, context=True),
             server, ('src', 'dest'))
 
