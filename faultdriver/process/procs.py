@@ -39,14 +39,18 @@ def port_open(port, host='127.0.0.1'):
 def check_alive(processes, what):
     """Raise naming the first of ``processes`` (started ones) that has
     exited: ``what`` is not going to happen.  The message ends with the
-    last lines of its log (a stack's teardown removes the file)."""
+    last lines of its output and, for a Nova service, of its own log file
+    beside it (``NAME.log``, where oslo.log writes why it exited): a
+    stack's teardown removes both."""
     for process in processes:
         if process.popen is not None and not process.alive():
+            service_log = os.path.splitext(process.log)[0] + '.log'
             raise RuntimeError('%s: %s exited with %s before it was ready; '
-                               'log: %s%s' % (what, process.name,
-                                              process.returncode,
-                                              process.log,
-                                              tail(process.log)))
+                               'log: %s%s%s' % (
+                                   what, process.name, process.returncode,
+                                   process.log, tail(process.log),
+                                   tail(service_log, lines=8, limit=2000)
+                                   if service_log != process.log else ''))
 
 
 def tail(path, lines=5, limit=1000):

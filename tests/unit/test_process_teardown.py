@@ -114,3 +114,19 @@ def test_a_process_that_exited_is_named_with_its_log(tmp_path):
     assert str(failed.value) == (
         'nova-api on port 1: nova-api exited with 3 before it was ready; '
         'log: %s ending: starting | Address in use' % log)
+
+
+def test_a_nova_service_that_exited_is_named_with_its_own_log(tmp_path):
+    """oslo.log writes why a Nova service exited to NAME.log, not to its
+    output: both endings are in the message."""
+    (tmp_path / 'nova-compute-dest.log').write_text(
+        'INFO starting\nCRITICAL nova [-] Unhandled error: boom\n')
+    log = tmp_path / 'nova-compute-dest.out'
+    process = procs.Process('nova-compute-dest', [
+        'sh', '-c', 'echo starting; exit 1'], str(log)).start()
+    process.wait(30)
+    with pytest.raises(RuntimeError) as failed:
+        procs.check_alive([process], 'nova-compute on dest up')
+    assert str(failed.value).endswith(
+        'log: %s ending: starting ending: INFO starting | CRITICAL nova '
+        '[-] Unhandled error: boom' % log)
