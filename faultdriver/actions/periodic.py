@@ -35,7 +35,9 @@ class Periodic(base.Action):
     tracker lock (``COMPUTE_RESOURCE_SEMAPHORE``).  The thread first takes
     that lock, noting whether another thread held it when it asked
     (``waited_for_lock``: a fact, not a duration) and timing the wait, and
-    lets it go again before it runs the periodic: Nova 34 runs the
+    lets it go again before it runs the periodic (none once the host's
+    graceful shutdown began, as Nova's timer runs none: the journal
+    entry says it was skipped): Nova 34 runs the
     per-node update on its UPDATE_RESOURCES executor, another thread,
     which would wait forever for a lock this thread held.  The journal
     gets an entry with ``event: periodic``, ``waited_for_lock`` and
@@ -55,7 +57,14 @@ class Periodic(base.Action):
         from faultdriver import points
 
         if hit.in_periodic:
-            self._skip(hit)
+            self._skip(hit, "the hit is in %s's own resource periodic"
+                       % hit.host)
+            return
+        if manager_of(hit.target)._shutdown_in_progress.is_set():
+            # Nova's timer runs no periodic task once a graceful stop
+            # began (Manager.periodic_tasks): neither does this.
+            self._skip(hit, 'nova-compute on %s is shutting down: Nova '
+                       'runs no periodic task then' % hit.host)
             return
         point = points.catalogue()[hit.point]
         started = threading.Event()
@@ -90,8 +99,7 @@ class Periodic(base.Action):
             thread.join(self.args.get('timeout', 60.0))
 
     @staticmethod
-    def _skip(hit):
-        reason = "the hit is in %s's own resource periodic" % hit.host
+    def _skip(hit, reason):
         LOG.warning('faultdriver periodic at %s on %s not run: %s',
                     hit.describe(), hit.host, reason)
         if hit.engine.journal is not None:

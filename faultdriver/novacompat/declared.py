@@ -112,6 +112,12 @@ ASSUMPTIONS = [
       _HOOKS + ', the periodic action'),
     A(MANAGER + '.__init__', s.Assigns('self.rt'),
       'FaultDriver reaches the resource tracker (manager.rt): ' + _HOOKS),
+    A('nova.manager.Manager.periodic_tasks',
+      s.All(s.Params('self', 'context'),
+            s.CallsInOrder('self._shutdown_in_progress.is_set()',
+                           'self.run_periodic_tasks(')),
+      'the periodic action skips a periodic once its host is shutting '
+      "down (manager._shutdown_in_progress), as Nova's timer does"),
     A(MANAGER + '.update_available_resource',
       s.All(s.Params('self', 'context'),
             s.CallsInOrder('self._update_available_resource_for_node')),

@@ -28,6 +28,8 @@ JOIN = 30
 class RecordingManager:
     def __init__(self):
         self.ran = threading.Event()
+        # As nova.manager.Manager's (set by set_shutdown_in_progress).
+        self._shutdown_in_progress = threading.Event()
 
     def update_available_resource(self, context):
         self.ran.set()
@@ -94,3 +96,27 @@ class TestInTheHostsOwnPeriodic(test.NoDBTestCase):
         [entry] = journal.entries()
         self.assertEqual("the hit is in h1's own resource periodic",
                          entry['skipped'])
+
+
+class TestDuringAGracefulStop(test.NoDBTestCase):
+    """Once the host's graceful shutdown began Nova's timer runs no
+    periodic task (Manager.periodic_tasks); the action runs none either,
+    and its journal entry says why."""
+
+    def test_a_stopping_host_runs_no_periodic(self):
+        manager = RecordingManager()
+        manager._shutdown_in_progress.set()
+        journal = journal_module.Journal()
+        rule = rules.parse('live_migration: periodic')
+        hit = engine_module.Hit(
+            point='live_migration', phase='before', host='h1', rule=rule,
+            rule_index=0, hit=1, fired=1,
+            target=types.SimpleNamespace(
+                virtapi=types.SimpleNamespace(_compute=manager)),
+            engine=types.SimpleNamespace(journal=journal))
+        periodic.Periodic(rule.terms[0])(hit)
+        self.assertFalse(manager.ran.is_set())
+        [entry] = journal.entries()
+        self.assertEqual('nova-compute on h1 is shutting down: Nova runs no '
+                         'periodic task then', entry['skipped'])
+
