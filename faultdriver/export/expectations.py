@@ -28,6 +28,10 @@ INVARIANTS = {
     'allocations-consistent': 'placement should hold only what the '
                               'servers and their moves in progress '
                               'account for',
+    'volume-attachments': 'each volume of a server should be attached '
+                          'once, on the host the server is on',
+    'port-bindings': 'each port of a server should be bound once, active, '
+                     'on the host the server is on',
     'accounting-matches-placement': 'after a periodic, the pCPUs each '
                                     'host pins should be the PCPUs '
                                     'placement allocated there',

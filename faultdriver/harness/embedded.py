@@ -24,6 +24,7 @@ from nova import exception  # noqa: E402
 from nova import objects  # noqa: E402
 from nova.tests.functional import integrated_helpers  # noqa: E402
 from nova.tests.functional.libvirt import base  # noqa: E402
+from oslo_utils import uuidutils  # noqa: E402
 
 from faultdriver.harness import dbpool  # noqa: E402
 from faultdriver.harness import injection  # noqa: E402
@@ -102,6 +103,7 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
                                    rpc_timeout=self.RPC_TIMEOUT,
                                    dead_host_wait=self.DEAD_HOST_WAIT))
         super().setUp()
+        self._own_host_connectors()
         self.observe = observe.Observer()
         shapes = self.TOPOLOGY
         if shapes:
@@ -151,12 +153,96 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
         return None
 
     def create_server(self, host, flavor_id=None,
-                      timeout=backend.SERVER_TIMEOUT, status='ACTIVE'):
-        """Boot a server on ``host`` (no network) and wait for ``status``;
-        waiting for ACTIVE fails at once, with the fault, on ERROR."""
-        server = self.admin_api.post_server({'server': self._build_server(
-            flavor_id=flavor_id, networks='none', host=host)})
+                      timeout=backend.SERVER_TIMEOUT, status='ACTIVE',
+                      volume=False, port=False):
+        """Boot a server on ``host`` and wait for ``status``; waiting for
+        ACTIVE fails at once, with the fault, on ERROR.  ``volume``: from
+        a volume of its own (Nova's CinderFixture fakes any volume id it
+        is asked for); ``port``: on the NeutronFixture's network, which
+        gives it one port; neither: no network, an image."""
+        if volume:
+            flavor_id = self._volume_backed(
+                flavor_id or self.api.get_flavors()[0]['id'])
+        request = self._build_server(
+            flavor_id=flavor_id, host=host,
+            networks=([{'uuid': self.neutron.network_1['id']}] if port
+                      else 'none'))
+        if volume:
+            request['imageRef'] = ''
+            request['block_device_mapping_v2'] = [{
+                'boot_index': 0, 'uuid': uuidutils.generate_uuid(),
+                'source_type': 'volume', 'destination_type': 'volume'}]
+        server = self.admin_api.post_server({'server': request})
         return self.wait_for_server(server, timeout=timeout, status=status)
+
+    def _own_host_connectors(self):
+        """A compute's volume connector names its own host, as in a
+        cloud.  LibvirtDriver.get_volume_connector reads CONF.host, which
+        Nova's test base sets to the host started last (one process runs
+        every host), so every attachment would name that one."""
+        from nova.virt.libvirt import driver as libvirt_driver
+        real = libvirt_driver.LibvirtDriver.get_volume_connector
+
+        def get_volume_connector(driver, instance):
+            connector = dict(real(driver, instance))
+            connector['host'] = driver.virtapi._compute.host
+            return connector
+        self.useFixture(patchfixtures.Patch(
+            'nova.virt.libvirt.driver.LibvirtDriver.get_volume_connector',
+            get_volume_connector))
+
+    def _volume_backed(self, flavor_id):
+        """The flavor ``flavor_id`` without local disks (as clouds give
+        volume-backed servers), its own copy, made once: Nova's test
+        flavors have a 10 GB ephemeral disk, whose file fakelibvirt never
+        creates, and a volume-backed server's live-migration check reads
+        it (an image-backed one's does not)."""
+        cache = self.__dict__.setdefault('_volume_flavors', {})
+        if flavor_id not in cache:
+            flavor = self.admin_api.api_get(
+                '/flavors/%s' % flavor_id).body['flavor']
+            specs = self.admin_api.api_get(
+                '/flavors/%s/os-extra_specs' % flavor_id).body['extra_specs']
+            cache[flavor_id] = self._create_flavor(
+                memory_mb=flavor['ram'], vcpu=flavor['vcpus'], disk=0,
+                ephemeral=0, extra_spec=specs or None)
+        return cache[flavor_id]
+
+    def server_volumes(self, server):
+        """From Nova's CinderFixture (attachments per volume, each with
+        its connector) and the API's volume attachments (2.89: the
+        attachment id each block device mapping names)."""
+        found = {}
+        for volume_id, attachments in list(
+                self.cinder.volume_to_attachment.items()):
+            mine = [{'id': a['id'],
+                     'host': (a['connector'] or {}).get('host')}
+                    for a in list(attachments.values())
+                    if a['instance_uuid'] == server['id']]
+            if mine:
+                found[volume_id] = {'attachments': mine, 'bdm': None}
+        for bdm in self._api_volume_attachments(server):
+            found.setdefault(bdm['volumeId'], {'attachments': []})[
+                'bdm'] = bdm['attachment_id']
+        return found
+
+    def _api_volume_attachments(self, server):
+        api = self.admin_api
+        previous, api.microversion = api.microversion, '2.89'
+        try:
+            return api.api_get('/servers/%s/os-volume_attachments' %
+                               server['id']).body['volumeAttachments']
+        finally:
+            api.microversion = previous
+
+    def server_ports(self, server):
+        """From Nova's NeutronFixture: its ports of the server and the
+        bindings it holds for each, per host."""
+        return {port['id']: {
+            host: binding.get('status', 'ACTIVE') for host, binding in
+            list(self.neutron._port_bindings.get(port['id'], {}).items())}
+            for port in list(self.neutron._ports.values())
+            if port.get('device_id') == server['id']}
 
     def live_migrate(self, server, host='dest'):
         self.api.post_server_action(server['id'], {'os-migrateLive': {

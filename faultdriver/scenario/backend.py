@@ -139,9 +139,23 @@ class NovaBackend(typing.Protocol):
         """A flavor id (the same arguments may return the same one)."""
 
     def create_server(self, host, flavor_id=None, timeout=SERVER_TIMEOUT,
-                      status='ACTIVE'):
+                      status='ACTIVE', volume=False, port=False):
         """Boot with ``flavor_id`` on ``host``, wait for ``status``; fail
-        at once, with the fault, on an ERROR not asked for."""
+        at once, with the fault, on an ERROR not asked for.  ``volume``:
+        from a volume; ``port``: on the network with one port (a tier
+        without those stand-ins refuses them)."""
+
+    def server_volumes(self, server):
+        """``{volume id: {'attachments': [{'id', 'host'}], 'bdm':
+        attachment id or None}}`` of the server's volumes: the block
+        storage's attachments of the server (``host``: the connector's,
+        None while not connected) and the one its block device mapping
+        names.  ``{}`` for a server without volumes."""
+
+    def server_ports(self, server):
+        """``{port id: {host: 'ACTIVE' or 'INACTIVE'}}``: the bindings
+        the network holds for each of the server's ports.  ``{}`` for a
+        server without ports."""
 
     def server_fields(self, server):
         """``{'status', 'host', 'task_state'}`` as the API shows them,

@@ -33,7 +33,8 @@ class BackendBase:
         return waiting.until(check, timeout, what, interval=self.POLL,
                              error=AssertionError)
 
-    def boot(self, host='src', vcpus=None, status='ACTIVE'):
+    def boot(self, host='src', vcpus=None, status='ACTIVE', volume=False,
+             port=False):
         """Boot a server on ``host`` with the tier's default flavor
         (pinned when the scenario is), wait for ``status``."""
         flavor = None
@@ -42,7 +43,8 @@ class BackendBase:
                                         self.PINNED_SPECS)
         elif vcpus:
             flavor = self.create_flavor(vcpus)
-        return self.create_server(host, flavor, status=status)
+        return self.create_server(host, flavor, status=status, volume=volume,
+                                  port=port)
 
     def delete_server(self, server, timeout=backend.SERVER_TIMEOUT):
         """Delete and wait until the server is gone."""

@@ -45,7 +45,9 @@ def collect_state(steps):
             'host': server['OS-EXT-SRV-ATTR:host'],
             'task_state': server['OS-EXT-STS:task_state'],
             'pinned_cpus': (nova.instance_pinning(server)
-                            if steps.scenario.dedicated_cpus else [])}
+                            if steps.scenario.dedicated_cpus else []),
+            'volumes': nova.server_volumes(server),
+            'ports': nova.server_ports(server)}
         if guests is not None:
             servers[alias]['guests'] = {
                 host: found[server['id']] for host, found in guests.items()

@@ -326,6 +326,65 @@ def _as_clean(steps, state, outcome=None):
             differ or 'as in the clean run')
 
 
+def misattached_volumes(servers):
+    """What breaks ``volume-attachments`` in ``state['servers']``: each
+    volume of a server has exactly one attachment, connected to the host
+    the server is on, and it is the one its block device mapping names."""
+    found = []
+    for alias, server in sorted(servers.items()):
+        for volume, info in sorted((server.get('volumes') or {}).items()):
+            attachments = info['attachments']
+            hosts = [a['host'] for a in attachments]
+            if len(attachments) != 1:
+                found.append('volume %s of %s has %d attachments (%s)' % (
+                    volume[:8], alias, len(attachments),
+                    ', '.join(h or 'not connected' for h in hosts) or
+                    'none'))
+            elif hosts[0] != server['host']:
+                found.append('volume %s of %s is connected to %s, the '
+                             'server is on %s' % (volume[:8], alias,
+                                                  hosts[0] or 'no host',
+                                                  server['host']))
+            if attachments and info.get('bdm') not in [
+                    a['id'] for a in attachments]:
+                found.append('the block device mapping of %s names '
+                             'attachment %s, not one of volume %s' % (
+                                 alias, info.get('bdm'), volume[:8]))
+    return found
+
+
+def _volume_attachments(steps, state):
+    """Invariant: every volume of every server is attached once, on the
+    server's host, as its block device mapping says."""
+    found = misattached_volumes(state['servers'])
+    return (not found, 'each volume attached once, on its server\'s host',
+            found or 'all attached where their servers are')
+
+
+def misbound_ports(servers):
+    """What breaks ``port-bindings``: each port of a server has one
+    binding, ACTIVE, on the host the server is on (no inactive binding
+    left once the move ended)."""
+    found = []
+    for alias, server in sorted(servers.items()):
+        for port, bindings in sorted((server.get('ports') or {}).items()):
+            wanted = {server['host']: 'ACTIVE'}
+            if bindings != wanted:
+                found.append('port %s of %s (on %s) has bindings %s' % (
+                    port[:8], alias, server['host'], ', '.join(
+                        '%s %s' % item for item in sorted(
+                            bindings.items())) or 'none'))
+    return found
+
+
+def _port_bindings(steps, state):
+    """Invariant: every port of every server is bound once, active, on
+    the server's host."""
+    found = misbound_ports(state['servers'])
+    return (not found, 'each port bound once, active, on its server\'s '
+            'host', found or 'all bound where their servers are')
+
+
 #: How a move that Nova gave up cleanly ends: never ``error``.
 ROLLED_BACK = ('failed', 'cancelled', 'reverted')
 
@@ -378,11 +437,14 @@ KINDS = {
     'accounting-matches-placement': _accounting,
     'outcome-as-clean': _as_clean,
     'outcome-after-shutdown': _after_shutdown,
+    'volume-attachments': _volume_attachments,
+    'port-bindings': _port_bindings,
 }
 #: The cloud's invariants (the sweep checks them after every case); each
 #: also takes ``broken: true``.
 INVARIANTS = ('migrations-terminal', 'servers-settled', 'pcpus-not-shared',
-              'allocations-consistent', 'accounting-matches-placement',
+              'allocations-consistent', 'volume-attachments',
+              'port-bindings', 'accounting-matches-placement',
               'moves-again', 'periodics-clean')
 #: Invariants of some cases only: the sweep adds them where they apply
 #: (``outcome-as-clean`` to timing-only cases, with the clean outcome;

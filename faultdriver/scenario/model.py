@@ -344,6 +344,15 @@ def _check_references(scenario):
                   % (args['flavor'], ', '.join(flavors) or 'none defined'))
         if kind == 'boot':
             booted.add(args['server'])
+            for key in ('volume', 'port'):
+                others = [b for b in scenario.backends if b != 'embedded']
+                if args.get(key) and others:
+                    _fail(scenario, where + [key],
+                          'a server with a %s needs the embedded Nova '
+                          '(the %s tier has no %s stand-in yet); add '
+                          '"backends: [embedded]"' % (
+                              key, others[0], 'block-storage'
+                              if key == 'volume' else 'port-binding'))
         for key in ('rule',):
             if key in args:
                 rule(where + [key], args[key])

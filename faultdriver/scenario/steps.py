@@ -77,14 +77,16 @@ class Steps:
     # -- the steps, one method each (see schema.yaml) -----------------------
 
     def do_boot(self, server, host=None, flavor=None, pin_as=None,
-                status='ACTIVE'):
+                status='ACTIVE', volume=False, port=False):
         host = host or self.scenario.hosts[0]
 
         def boot():
             if flavor:
-                return self.nova.create_server(host, self.flavor(flavor),
-                                               status=status)
-            return self.nova.boot(host=host, status=status)
+                return self.nova.create_server(
+                    host, self.flavor(flavor), status=status, volume=volume,
+                    port=port)
+            return self.nova.boot(host=host, status=status, volume=volume,
+                                  port=port)
         created = boot()
         if status == 'ERROR':
             self.servers[server] = created

@@ -164,3 +164,20 @@ def test_reduced_shutdown_sweep_finds_the_outlived_task(tmp_path):
     [after] = [e['outcome-after-shutdown'] for e in scenario['expectations']
                if 'outcome-after-shutdown' in e]
     assert after['origin'] == {'s1': 'src', 's2': 'dest'}
+
+
+def test_reduced_bfv_sweep_finds_the_volume_and_port_left_behind(tmp_path):
+    """The seed's server (boot from volume, one port): a source failure
+    in live_migration (F4) leaves the volume attached to both hosts and
+    the port's inactive binding on dest; the new invariants name them."""
+    done = faultdriver('sweep', 'live-migration-bfv', '--points',
+                       'live_migration', '--hosts', 'src', '--actions',
+                       'raise', '--results', str(tmp_path), '-f', 'json')
+    assert done.returncode == 0, done.stderr[-3000:]
+    doc = json.loads(done.stdout)
+    [case] = [c for c in doc['cases'] if c['phase'] == 'before']
+    assert {'volume-attachments', 'port-bindings'} <= set(case['broken'])
+    details = {d['kind']: d['actual'] for d in case['details']}
+    assert details['volume-attachments'][0].endswith(
+        'has 2 attachments (src, dest)')
+    assert 'dest INACTIVE, src ACTIVE' in details['port-bindings'][0]

@@ -119,4 +119,3 @@ class TestDuringAGracefulStop(test.NoDBTestCase):
         [entry] = journal.entries()
         self.assertEqual('nova-compute on h1 is shutting down: Nova runs no '
                          'periodic task then', entry['skipped'])
-

@@ -1,0 +1,95 @@
+"""The volume-attachments and port-bindings invariants on hand-made
+states: each way a volume or a port can be left behind a move is named;
+a server attached and bound where it is holds; a server without volumes
+or ports holds trivially.  And a scenario that boots a server with a
+volume or a port on a tier without those stand-ins is refused, naming
+the step's key."""
+
+import pytest
+
+from faultdriver import exception
+from faultdriver.scenario import expect
+from faultdriver.scenario import model
+
+VOLUME, PORT = 'vol-1234567', 'port-1234567'
+
+
+def server(host, volumes=None, ports=None):
+    return {'s1': {'host': host, 'volumes': volumes or {},
+                   'ports': ports or {}}}
+
+
+def attached(*hosts, bdm='a0'):
+    return {VOLUME: {'attachments': [{'id': 'a%d' % i, 'host': host}
+                                     for i, host in enumerate(hosts)],
+                     'bdm': bdm}}
+
+
+def volume_check(servers):
+    return expect.KINDS['volume-attachments'](None, {'servers': servers})
+
+
+def port_check(servers):
+    return expect.KINDS['port-bindings'](None, {'servers': servers})
+
+
+def test_a_volume_attached_where_its_server_is_holds():
+    met, _text, actual = volume_check(server('dest', attached('dest')))
+    assert met and actual == 'all attached where their servers are'
+    assert volume_check(server('src'))[0]       # no volume: nothing to say
+
+
+def test_a_volume_attached_to_two_hosts_is_named():
+    met, _text, actual = volume_check(server('src', attached('src', 'dest')))
+    assert not met
+    assert actual == ['volume vol-1234 of s1 has 2 attachments (src, dest)']
+
+
+def test_a_volume_connected_elsewhere_or_nowhere_is_named():
+    assert volume_check(server('src', attached('dest')))[2] == [
+        'volume vol-1234 of s1 is connected to dest, the server is on src']
+    assert volume_check(server('src', attached(None)))[2] == [
+        'volume vol-1234 of s1 is connected to no host, the server is on '
+        'src']
+
+
+def test_a_mapping_naming_another_attachment_is_named():
+    met, _text, actual = volume_check(server('src', attached(
+        'src', bdm='gone')))
+    assert not met
+    assert actual == ['the block device mapping of s1 names attachment '
+                      'gone, not one of volume vol-1234']
+
+
+def test_a_port_bound_once_active_where_its_server_is_holds():
+    assert port_check(server('dest', ports={PORT: {'dest': 'ACTIVE'}}))[0]
+    assert port_check(server('dest'))[0]
+
+
+@pytest.mark.parametrize('bindings, text', [
+    ({'dest': 'ACTIVE', 'src': 'INACTIVE'}, 'dest ACTIVE, src INACTIVE'),
+    ({'src': 'ACTIVE'}, 'src ACTIVE'),
+    ({'dest': 'INACTIVE'}, 'dest INACTIVE'),
+    ({}, 'none'),
+])
+def test_a_port_left_bound_elsewhere_is_named(bindings, text):
+    met, _text, actual = port_check(server('dest', ports={PORT: bindings}))
+    assert not met
+    assert actual == ['port port-123 of s1 (on dest) has bindings ' + text]
+
+
+def test_a_server_with_a_volume_is_refused_on_the_process_tiers(tmp_path):
+    path = tmp_path / 'bfv.yaml'
+    path.write_text(
+        'name: bfv\n'
+        'description: d\n'
+        'variants: {stock: {description: d}}\n'
+        'steps:\n'
+        '  - boot: {server: s1, volume: true}\n')
+    with pytest.raises(exception.ScenarioError,
+                       match=r'steps\[0\]\.boot\.volume: .*embedded Nova.*'
+                             r'backends: \[embedded\]'):
+        model.load(str(path))
+    path.write_text(path.read_text().replace(
+        'steps:', 'backends: [embedded]\nsteps:'))
+    assert model.load(str(path)).backends == ('embedded',)
