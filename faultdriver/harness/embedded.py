@@ -90,6 +90,10 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
         # Scenario steps and expectations count Nova's log lines too.
         novacompat.verify(novacompat.SCENARIO_GROUPS)
         self.flags(api_paste_config=API_PASTE, group='wsgi')
+        # fakelibvirt sends no device-removed event: the libvirt driver
+        # waits this long before it reads the guest's XML and finds the
+        # volume's disk gone (Nova's default, 20 s, per detach).
+        self.flags(device_detach_timeout=1, group='libvirt')
         # Before Nova's database fixtures create their engines.
         self.useFixture(dbpool.PooledSqliteConnections())
         # Before Nova's services start their RPC servers.
@@ -225,6 +229,29 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
             found.setdefault(bdm['volumeId'], {'attachments': []})[
                 'bdm'] = bdm['attachment_id']
         return found
+
+    def attach_volume(self, server, timeout=backend.WAIT_TIMEOUT):
+        """A new volume (Nova's CinderFixture fakes any id it is asked
+        for), attached through the API."""
+        volume_id = uuidutils.generate_uuid()
+        self.api.post_server_volume(server['id'], {
+            'volumeAttachment': {'volumeId': volume_id}})
+        self.wait(lambda: volume_id in self._attached_ids(server),
+                  'volume %s attached to server %s' % (volume_id,
+                                                       server['id']),
+                  timeout)
+        return volume_id
+
+    def detach_volume(self, server, volume_id, timeout=backend.WAIT_TIMEOUT):
+        self.api.delete_server_volume(server['id'], volume_id)
+        self.wait(lambda: volume_id not in self._attached_ids(server),
+                  'volume %s detached from server %s' % (volume_id,
+                                                         server['id']),
+                  timeout)
+
+    def _attached_ids(self, server):
+        return {bdm['volumeId']
+                for bdm in self._api_volume_attachments(server)}
 
     def _api_volume_attachments(self, server):
         api = self.admin_api

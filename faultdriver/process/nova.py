@@ -327,6 +327,16 @@ class ProcessNova(backend_base.BackendBase):
         """Empty here: servers boot without a network."""
         return {}
 
+    def attach_volume(self, server, timeout=backend.WAIT_TIMEOUT):
+        raise exception.ScenarioError(
+            'attach-volume needs the embedded Nova: the process tiers have '
+            'no block-storage stand-in yet')
+
+    def detach_volume(self, server, volume_id, timeout=backend.WAIT_TIMEOUT):
+        raise exception.ScenarioError(
+            'detach-volume needs the embedded Nova: the process tiers have '
+            'no block-storage stand-in yet')
+
     # -- primitive reads (the API's, as an operator's) ----------------------
 
     def server_fields(self, server):

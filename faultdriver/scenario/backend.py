@@ -152,6 +152,15 @@ class NovaBackend(typing.Protocol):
         None while not connected) and the one its block device mapping
         names.  ``{}`` for a server without volumes."""
 
+    def attach_volume(self, server, timeout=WAIT_TIMEOUT):
+        """Attach a new data volume to ``server``; returns its id once
+        the server's block device mapping has it (a tier without a
+        block-storage stand-in refuses)."""
+
+    def detach_volume(self, server, volume_id, timeout=WAIT_TIMEOUT):
+        """Detach ``volume_id`` from ``server``; returns once the block
+        device mapping no longer has it."""
+
     def server_ports(self, server):
         """``{port id: {host: 'ACTIVE' or 'INACTIVE'}}``: the bindings
         the network holds for each of the server's ports.  ``{}`` for a

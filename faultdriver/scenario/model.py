@@ -324,7 +324,7 @@ def _check_references(scenario):
                       'unknown tracker fix %r%s; expected one of %s'
                       % (name, rules_module.suggest(name, fixes),
                          ', '.join(fixes)))
-    booted = set()
+    booted, volumes = set(), set()
     for i, step in enumerate(scenario.steps):
         kind, args = step.kind, step.args
         where = ['steps', i, kind]
@@ -342,6 +342,19 @@ def _check_references(scenario):
             _fail(scenario, where + ['flavor'], 'unknown flavor %r; '
                   'expected one of the flavors: %s'
                   % (args['flavor'], ', '.join(flavors) or 'none defined'))
+        if kind in ('attach-volume', 'detach-volume'):
+            others = [b for b in scenario.backends if b != 'embedded']
+            if others:
+                _fail(scenario, where, 'volumes need the embedded Nova '
+                      '(the %s tier has no block-storage stand-in yet); '
+                      'add "backends: [embedded]"' % others[0])
+            if kind == 'attach-volume':
+                volumes.add(args['volume'])
+            elif args['volume'] not in volumes:
+                _fail(scenario, where + ['volume'],
+                      'volume %r is not attached by an earlier step; '
+                      'attached so far: %s' % (args['volume'], ', '.join(
+                          sorted(volumes)) or 'none'))
         if kind == 'boot':
             booted.add(args['server'])
             for key in ('volume', 'port'):

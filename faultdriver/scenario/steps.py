@@ -37,6 +37,7 @@ class Steps:
         self.servers = {}           # alias -> server (API view)
         self.moves = {}             # alias -> moves started
         self.flavors = {}           # name -> flavor id
+        self.volumes = {}           # alias -> volume id (attach-volume)
         self.periodics = []         # (host, error logged)
         #: Log counts when ``recover`` began (see :meth:`log_counts`):
         #: the periodics-clean invariant looks at what came after.
@@ -106,6 +107,13 @@ class Steps:
         self.servers[server] = created
         return 'on %s, pCPUs %s' % (host, self.nova.instance_pinning(created)
                                     if self.scenario.dedicated_cpus else '-')
+
+    def do_attach_volume(self, server, volume):
+        self.volumes[volume] = self.nova.attach_volume(self.server(server))
+        return 'volume %s' % self.volumes[volume]
+
+    def do_detach_volume(self, server, volume):
+        self.nova.detach_volume(self.server(server), self.volumes[volume])
 
     def do_delete(self, server):
         self.nova.delete_server(self.servers.pop(server))

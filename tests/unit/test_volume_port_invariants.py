@@ -93,3 +93,22 @@ def test_a_server_with_a_volume_is_refused_on_the_process_tiers(tmp_path):
     path.write_text(path.read_text().replace(
         'steps:', 'backends: [embedded]\nsteps:'))
     assert model.load(str(path)).backends == ('embedded',)
+
+
+@pytest.mark.parametrize('steps, where, text', [
+    ('  - boot: {server: s1}\n'
+     '  - attach-volume: {server: s1, volume: v1}\n',
+     r'steps\[1\]\.attach-volume', 'volumes need the embedded Nova'),
+    ('  - boot: {server: s1}\n'
+     '  - detach-volume: {server: s1, volume: v1}\n',
+     r'steps\[1\]\.detach-volume\.volume',
+     "volume 'v1' is not attached by an earlier step"),
+])
+def test_volume_steps_are_checked_before_anything_runs(tmp_path, steps,
+                                                       where, text):
+    path = tmp_path / 'volumes.yaml'
+    backends = '' if 'attach-volume' in steps else 'backends: [embedded]\n'
+    path.write_text('name: volumes\ndescription: d\n' + backends +
+                    'variants: {stock: {description: d}}\nsteps:\n' + steps)
+    with pytest.raises(exception.ScenarioError, match=where + ': ' + text):
+        model.load(str(path))
