@@ -67,12 +67,13 @@ class GracefulStops:
         self._lock = threading.Lock()
         #: host -> (its manager, when its stop began) while it stops.
         self._stopping = {}
-        #: What shutdown_all_executors was before the first stop began.
-        self._no_drain = None
+        #: Puts back shutdown_all_executors once no host stops.
+        self._undo_drain = None
         #: host -> idents of the threads that hit its shutdown rule.
         self._hit_threads = {}
-        #: Hosts whose executors shut down (their drain began).
-        self._shut = set()
+        #: host -> its manager, once its executors shut down (its drain
+        #: began).
+        self._shut = {}
 
     def start(self, host, journal=None, hit=None, hold=None,
               kill_after=None):
@@ -148,16 +149,18 @@ class GracefulStops:
     def _drain_while_stopping(self, host, manager, began):
         with self._lock:
             if not self._stopping:
-                self._no_drain = thread_pool_factory.shutdown_all_executors
-                thread_pool_factory.shutdown_all_executors = self._drain
+                self._undo_drain = patching.replace_on(
+                    thread_pool_factory, 'shutdown_all_executors',
+                    self._drain,
+                    'nova.thread_pool_factory.shutdown_all_executors')
             self._stopping[host] = (manager, began)
 
     def _stopped_draining(self, host):
         with self._lock:
             self._stopping.pop(host, None)
-            if not self._stopping and self._no_drain is not None:
-                thread_pool_factory.shutdown_all_executors = self._no_drain
-                self._no_drain = None
+            if not self._stopping and self._undo_drain is not None:
+                self._undo_drain()
+                self._undo_drain = None
 
     def _drain(self):
         """shutdown_all_executors(wait=True) of the stopping hosts: their
@@ -165,7 +168,8 @@ class GracefulStops:
         graceful_shutdown_timeout since the stop began runs out."""
         with self._lock:
             stopping = list(self._stopping.items())
-            self._shut.update(host for host, _ in stopping)
+            self._shut.update((host, manager)
+                              for host, (manager, _) in stopping)
         limit = nova_conf.CONF.graceful_shutdown_timeout
         for host, (manager, began) in stopping:
             condition = manager._in_progress_task_cond
@@ -182,10 +186,14 @@ class GracefulStops:
     def refusal(self, executor_type):
         """The RuntimeError Nova's ThreadPoolFactory.get_executor raises
         once shutdown began, if this thread hit the shutdown rule of a
-        host whose executors shut down; else None."""
+        host whose executors shut down while that host's manager still
+        tracks a task (the call the stop gave up on); else None.  (The
+        embedded Nova's pool threads serve every host: once the host's
+        tasks ended, the thread may run another host's work.)"""
         ident = threading.get_ident()
-        if any(ident in self._hit_threads.get(host, ())
-               for host in self._shut):
+        if any(ident in self._hit_threads.get(host, ()) and
+               manager._in_progress_tasks
+               for host, manager in list(self._shut.items())):
             return RuntimeError(
                 'Cannot create the %s thread pool executor because shutdown '
                 'has been started.' % executor_type.value)
@@ -211,7 +219,7 @@ class GracefulStops:
             raise RuntimeError('the graceful stop of %s still runs after '
                                '%ss; cannot start it again' % (host, timeout))
         self._threads.pop(host, None)
-        self._shut.discard(host)
+        self._shut.pop(host, None)
         self._hit_threads.pop(host, None)
 
 
