@@ -35,18 +35,24 @@ class RecordingManager:
         self.ran.set()
 
 
+def hit_at(point, manager, journal, in_periodic=False):
+    """A hit of ``point: periodic`` on h1, whose FaultDriver reaches
+    ``manager`` and whose engine records in ``journal``."""
+    rule = rules.parse('%s: periodic' % point)
+    return rule, engine_module.Hit(
+        point=point, phase='before', host='h1', rule=rule, rule_index=0,
+        hit=1, fired=1, in_periodic=in_periodic,
+        target=types.SimpleNamespace(
+            virtapi=types.SimpleNamespace(_compute=manager)),
+        engine=types.SimpleNamespace(journal=journal))
+
+
 class TestPeriodicLockReport(test.NoDBTestCase):
 
     def fire(self, point, hold_lock):
         manager = RecordingManager()
         journal = journal_module.Journal()
-        rule = rules.parse('%s: periodic' % point)
-        hit = engine_module.Hit(
-            point=point, phase='before', host='h1', rule=rule, rule_index=0,
-            hit=1, fired=1,
-            target=types.SimpleNamespace(
-                virtapi=types.SimpleNamespace(_compute=manager)),
-            engine=types.SimpleNamespace(journal=journal))
+        rule, hit = hit_at(point, manager, journal)
         action = periodic.Periodic(rule.terms[0])
 
         @nova_utils.synchronized(resource_tracker.COMPUTE_RESOURCE_SEMAPHORE,
@@ -84,13 +90,8 @@ class TestInTheHostsOwnPeriodic(test.NoDBTestCase):
     def test_hit_in_the_periodic_runs_nothing(self):
         manager = RecordingManager()
         journal = journal_module.Journal()
-        rule = rules.parse('get_available_nodes: periodic')
-        hit = engine_module.Hit(
-            point='get_available_nodes', phase='before', host='h1',
-            rule=rule, rule_index=0, hit=1, fired=1, in_periodic=True,
-            target=types.SimpleNamespace(
-                virtapi=types.SimpleNamespace(_compute=manager)),
-            engine=types.SimpleNamespace(journal=journal))
+        rule, hit = hit_at('get_available_nodes', manager, journal,
+                           in_periodic=True)
         periodic.Periodic(rule.terms[0])(hit)
         self.assertFalse(manager.ran.is_set())
         [entry] = journal.entries()
@@ -107,13 +108,7 @@ class TestDuringAGracefulStop(test.NoDBTestCase):
         manager = RecordingManager()
         manager._shutdown_in_progress.set()
         journal = journal_module.Journal()
-        rule = rules.parse('live_migration: periodic')
-        hit = engine_module.Hit(
-            point='live_migration', phase='before', host='h1', rule=rule,
-            rule_index=0, hit=1, fired=1,
-            target=types.SimpleNamespace(
-                virtapi=types.SimpleNamespace(_compute=manager)),
-            engine=types.SimpleNamespace(journal=journal))
+        rule, hit = hit_at('live_migration', manager, journal)
         periodic.Periodic(rule.terms[0])(hit)
         self.assertFalse(manager.ran.is_set())
         [entry] = journal.entries()
