@@ -58,3 +58,10 @@ class TestRaiseInInitHost(StartFaultBase):
 class TestCrashInTheStartsResourceUpdate(StartFaultBase):
     # Runs in Nova's resource-update executor thread, not the starting one.
     RULE = 'update_provider_tree.before: 1*crash'
+
+
+class TestShutdownInInitHost(StartFaultBase):
+    # systemctl stop while the service starts: the start ends (the
+    # embedded Nova unwinds it as a crashed one; StartFailed names the
+    # shutdown).
+    RULE = 'init_host.before: 1*shutdown'
