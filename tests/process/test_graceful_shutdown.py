@@ -2,11 +2,15 @@
 the process to itself, oslo.service's graceful shutdown, the process
 exits; ``scenario run --backend process`` as a user runs it.
 
-Invariants: the bundled graceful-shutdown scenarios end as written on
-this tier (the stop waited for the migration: ok; the migration outlived
-the wait: the bug reproduced), the journal has the fired rule and the
-``signalled`` shutdown entry, and the report carries what the real stop
-logged (nova.service's lines from the compute's own log).
+Invariants: the bundled scenario whose migration outlives the manager's
+wait ends as written on this tier (F11 reproduced), the journal has the
+fired rule and the ``signalled`` shutdown entry, and the report carries
+what the real stop logged (nova.service's and nova.manager's lines from
+the compute's own log).  The stop the manager waits out
+(``graceful-shutdown-live-migration``, the same SIGTERM path) is not
+repeated here for CI's time budget: the embedded tier runs it in CI and
+``scenario run graceful-shutdown-live-migration --backend process`` runs
+it here (ok, 2026-12-03, both modes).
 """
 
 import json
@@ -30,9 +34,6 @@ def run(name):
 
 
 @pytest.mark.parametrize('name, verdict, waited', [
-    ('graceful-shutdown-live-migration', 'ok',
-     'Graceful shutdown: all in-progress tasks finished. completed tasks: '
-     '1, failed tasks: 0'),
     ('graceful-shutdown-outlived-live-migration', 'bug reproduced',
      'Graceful shutdown timed out with 1 tasks still in progress: '
      'live_migration'),
