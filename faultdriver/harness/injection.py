@@ -146,11 +146,11 @@ class FaultInjection(fixtures.Fixture):
         """Parse and validate one rule exactly as nova.conf would, and
         refuse what one process of every host cannot do: kill one host
         (``shutdown(kill_after=...)``, a process tier's)."""
+        from faultdriver.actions import shutdown
         rule = conf.RuleType()(text)
         for term in rule.terms:
-            if term.action == 'shutdown' and any(
-                    key == 'kill_after' for key, _ in term.kwargs) or (
-                    term.action == 'shutdown' and len(term.args) > 1):
+            if term.action == shutdown.Shutdown.name and \
+                    'kill_after' in shutdown.Shutdown.bind(term):
                 raise exception.ConfigError(
                     'rule %r: shutdown(kill_after=...) kills the host\'s '
                     'process, which the embedded Nova shares with every '
