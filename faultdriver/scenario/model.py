@@ -293,6 +293,7 @@ def _fail(scenario, where, message):
 
 def _check_references(scenario):
     """Hosts, servers, flavors, fixes and rules that must exist."""
+    from faultdriver.actions import shutdown as shutdown_action
     from faultdriver import conf
     from faultdriver.tracker import patches as tracker_patches
     hosts = scenario.hosts
@@ -307,9 +308,16 @@ def _check_references(scenario):
 
     def rule(where, text):
         try:
-            rule_type(text)
+            parsed = rule_type(text)
         except ValueError as exc:
             _fail(scenario, where, 'invalid rule: %s' % exc)
+        if 'embedded' in scenario.backends and any(
+                term.action == 'shutdown' and 'kill_after' in
+                shutdown_action.Shutdown.bind(term)
+                for term in parsed.terms):
+            _fail(scenario, where, 'shutdown(kill_after=...) kills one '
+                  "nova-compute process, which the embedded Nova shares "
+                  'with every host; add "backends: [process, libvirt]"')
 
     for name, texts in scenario.data.get('rules', {}).items():
         if name != '*':
