@@ -133,17 +133,29 @@ class Faults:
     def is_stopped(self, host):
         """Whether the host's nova-compute exited after a graceful stop
         (a stop step, or the shutdown action's SIGTERM that no
-        kill_after cut short) and was not started again."""
-        if not self._exited(host):
-            return False
+        kill_after cut short) and was not started again.  A stop the
+        action began and that still runs is waited for (up to
+        ``tiers.SHUTDOWN_BOUND``): the process ends with it, and an
+        operator starts the service again once it did."""
         if host in self._stopped:
-            return True
+            return self._exited(host)
         path = self.nova.stack.journal_path(host)
         entries = journal_module.read(path)[self._started_at.get(host, 0):] \
             if os.path.exists(path) else []
         outcomes = [e.get('outcome') for e in entries
                     if e.get('kind') == journal_module.SHUTDOWN]
-        return bool(outcomes) and 'killed' not in outcomes
+        if not outcomes:
+            return False
+        process = self.nova.stack.computes[host]
+        if process.alive():
+            try:
+                process.wait(tiers.SHUTDOWN_BOUND)
+            except subprocess.TimeoutExpired:
+                return False
+            outcomes = [e.get('outcome') for e in journal_module.read(
+                path)[self._started_at.get(host, 0):]
+                if e.get('kind') == journal_module.SHUTDOWN]
+        return 'killed' not in outcomes
 
     def stop_host(self, host):
         """SIGTERM the host's nova-compute, as ``systemctl stop`` does
@@ -169,6 +181,9 @@ class Faults:
         down until the next restart.
         """
         stack = self.nova.stack
+        # A graceful stop under way ends first (is_stopped waits for it),
+        # as a service manager starts a unit again once its stop is over.
+        self.is_stopped(host)
         process = stack.computes.get(host)
         if process is not None and process.alive():
             process.stop(grace=0)
