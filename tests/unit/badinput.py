@@ -67,3 +67,21 @@ def changed(document, path, value):
     else:
         node[last] = value
     return doc
+
+
+def refused_until_backends(path, text, match, backends):
+    """The scenario ``text`` (written to ``path``) is refused naming
+    ``match`` (a regex) until it says ``backends: BACKENDS``; returns the
+    scenario that loads then.  For what only some tiers can run."""
+    import pytest
+
+    from faultdriver import exception
+    from faultdriver.scenario import model
+    path.write_text(text)
+    with pytest.raises(exception.ScenarioError, match=match):
+        model.load(str(path))
+    path.write_text(text.replace(
+        'variants:', 'backends: [%s]\nvariants:' % ', '.join(backends), 1))
+    loaded = model.load(str(path))
+    assert loaded.backends == tuple(backends)
+    return loaded

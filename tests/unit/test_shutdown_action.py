@@ -20,6 +20,7 @@ from faultdriver import journal as journal_module
 from faultdriver import rules
 from faultdriver.scenario import expect
 from faultdriver.sweep import cases
+from tests.unit import badinput
 from tests.unit import fakes
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -177,18 +178,11 @@ def test_only_plain_shutdown_cases_get_the_invariant():
 def test_kill_after_is_refused_where_the_embedded_nova_runs(tmp_path):
     """One process runs every embedded host: a scenario that may run
     there cannot kill one (exit 2 naming the rule's key)."""
-    from faultdriver import exception
-    from faultdriver.scenario import model
-    path = tmp_path / 'kill.yaml'
-    path.write_text(
+    badinput.refused_until_backends(
+        tmp_path / 'kill.yaml',
         'name: kill\ndescription: d\n'
         "rules: {src: ['live_migration: shutdown(kill_after=5)']}\n"
         'variants: {stock: {description: d}}\n'
-        'steps:\n  - boot: {server: s1}\n')
-    with pytest.raises(exception.ScenarioError,
-                       match=r'rules\.src\[0\]: shutdown\(kill_after=\.\.\.\)'
-                             r'.*backends: \[process, libvirt\]'):
-        model.load(str(path))
-    path.write_text(path.read_text().replace(
-        'variants:', 'backends: [process, libvirt]\nvariants:'))
-    assert model.load(str(path)).backends == ('process', 'libvirt')
+        'steps:\n  - boot: {server: s1}\n',
+        r'rules\.src\[0\]: shutdown\(kill_after=\.\.\.\)'
+        r'.*backends: \[process, libvirt\]', ['process', 'libvirt'])

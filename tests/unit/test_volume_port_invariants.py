@@ -10,6 +10,7 @@ import pytest
 from faultdriver import exception
 from faultdriver.scenario import expect
 from faultdriver.scenario import model
+from tests.unit import badinput
 
 VOLUME, PORT = 'vol-1234567', 'port-1234567'
 
@@ -79,20 +80,13 @@ def test_a_port_left_bound_elsewhere_is_named(bindings, text):
 
 
 def test_a_server_with_a_volume_is_refused_on_the_process_tiers(tmp_path):
-    path = tmp_path / 'bfv.yaml'
-    path.write_text(
-        'name: bfv\n'
-        'description: d\n'
+    badinput.refused_until_backends(
+        tmp_path / 'bfv.yaml',
+        'name: bfv\ndescription: d\n'
         'variants: {stock: {description: d}}\n'
-        'steps:\n'
-        '  - boot: {server: s1, volume: true}\n')
-    with pytest.raises(exception.ScenarioError,
-                       match=r'steps\[0\]\.boot\.volume: .*embedded Nova.*'
-                             r'backends: \[embedded\]'):
-        model.load(str(path))
-    path.write_text(path.read_text().replace(
-        'steps:', 'backends: [embedded]\nsteps:'))
-    assert model.load(str(path)).backends == ('embedded',)
+        'steps:\n  - boot: {server: s1, volume: true}\n',
+        r'steps\[0\]\.boot\.volume: .*embedded Nova.*'
+        r'backends: \[embedded\]', ['embedded'])
 
 
 @pytest.mark.parametrize('steps, where, text', [
