@@ -19,14 +19,21 @@ from faultdriver import journal as journal_module
 LOG = logging.getLogger(__name__)
 
 
+def entry(hit, outcome, **fields):
+    """The ``shutdown`` journal entry of the stop ``hit``'s rule began:
+    one shape for every tier (``fields``: hold_seconds,
+    kill_after_seconds, duration_seconds, error)."""
+    return journal_module.JournalEntry(
+        kind=journal_module.SHUTDOWN, time=time.time(), host=hit.host,
+        point=hit.point, phase=hit.phase, rule_index=hit.rule_index,
+        hit=hit.hit, outcome=outcome, **fields)
+
+
 def _record(hit, outcome, hold, kill_after):
     if hit.engine.journal is None:
         return
-    hit.engine.journal.record(journal_module.JournalEntry(
-        kind=journal_module.SHUTDOWN, time=time.time(), host=hit.host,
-        point=hit.point, phase=hit.phase, rule_index=hit.rule_index,
-        hit=hit.hit, outcome=outcome, hold_seconds=hold,
-        kill_after_seconds=kill_after))
+    hit.engine.journal.record(entry(hit, outcome, hold_seconds=hold,
+                                    kill_after_seconds=kill_after))
     hit.engine.journal.flush(sync=True)
 
 

@@ -46,8 +46,8 @@ import time
 from nova import conf as nova_conf
 from nova import thread_pool_factory
 
+from faultdriver.actions import shutdown as shutdown_action
 from faultdriver import exception
-from faultdriver import journal as journal_module
 from faultdriver.novacompat import patching
 
 LOG = logging.getLogger(__name__)
@@ -100,11 +100,8 @@ class GracefulStops:
             LOG.warning('faultdriver stopping nova-compute on %s during its '
                         'start: the start ends', host)
             if journal is not None and hit is not None:
-                journal.record(journal_module.JournalEntry(
-                    kind=journal_module.SHUTDOWN, time=time.time(),
-                    host=host, point=hit.point, phase=hit.phase,
-                    rule_index=hit.rule_index, hit=hit.hit,
-                    outcome='start ended', hold_seconds=hold))
+                journal.record(shutdown_action.entry(
+                    hit, 'start ended', hold_seconds=hold))
             raise exception.SimulatedCrash(host)
         service = self.test.computes[host]
         LOG.warning('faultdriver stopping nova-compute on %s gracefully '
@@ -130,11 +127,8 @@ class GracefulStops:
                         'gracefully in %.1fs', host,
                         time.monotonic() - began)
             if journal is not None and hit is not None:
-                journal.record(journal_module.JournalEntry(
-                    kind=journal_module.SHUTDOWN, time=time.time(),
-                    host=host, point=hit.point, phase=hit.phase,
-                    rule_index=hit.rule_index, hit=hit.hit,
-                    outcome='finished', hold_seconds=hold,
+                journal.record(shutdown_action.entry(
+                    hit, 'finished', hold_seconds=hold,
                     duration_seconds=round(time.monotonic() - began, 3),
                     error=error))
 

@@ -139,12 +139,7 @@ class Faults:
         operator starts the service again once it did."""
         if host in self._stopped:
             return self._exited(host)
-        path = self.nova.stack.journal_path(host)
-        entries = journal_module.read(path)[self._started_at.get(host, 0):] \
-            if os.path.exists(path) else []
-        outcomes = [e.get('outcome') for e in entries
-                    if e.get('kind') == journal_module.SHUTDOWN]
-        if not outcomes:
+        if not self._shutdown_outcomes(host):
             return False
         process = self.nova.stack.computes[host]
         if process.alive():
@@ -152,10 +147,18 @@ class Faults:
                 process.wait(tiers.SHUTDOWN_BOUND)
             except subprocess.TimeoutExpired:
                 return False
-            outcomes = [e.get('outcome') for e in journal_module.read(
-                path)[self._started_at.get(host, 0):]
-                if e.get('kind') == journal_module.SHUTDOWN]
-        return 'killed' not in outcomes
+        # Read again: a kill_after may have ended the stop meanwhile.
+        return 'killed' not in self._shutdown_outcomes(host)
+
+    def _shutdown_outcomes(self, host):
+        """Outcomes of the ``shutdown`` journal entries ``host`` wrote
+        since its nova-compute last started."""
+        path = self.nova.stack.journal_path(host)
+        if not os.path.exists(path):
+            return []
+        return [e.get('outcome') for e in journal_module.read(path)[
+            self._started_at.get(host, 0):]
+            if e.get('kind') == journal_module.SHUTDOWN]
 
     def stop_host(self, host):
         """SIGTERM the host's nova-compute, as ``systemctl stop`` does
