@@ -6,6 +6,10 @@
 # and none is enabled: the tiers run their own daemons, on loopback, with
 # temporary data (the packaged libvirt "default" network is not started).
 set -euo pipefail
+# One install at a time (CI starts one early, in the background: a later
+# call waits for it, then finds the packages there).
+exec 9>/tmp/faultdriver-install-deps.lock
+flock 9
 PACKAGES=(mariadb-server mariadb-client rabbitmq-server)
 if [ "${1:-}" = libvirt ]; then
     PACKAGES+=(libvirt-daemon-system qemu-system-x86 qemu-utils

@@ -1,0 +1,51 @@
+#!/bin/bash
+# A process tier's CI runs: its pytest suite and its bundled scenario
+# runs in two lines side by side, each line one stack at a time.  A stack
+# of Nova processes mostly waits (RPC replies, polls, a crashed service's
+# timeouts), so two stacks share two cores; each stack has its own ports,
+# loopback addresses, broker, database and cgroups, and reaps only its
+# own processes (faultdriver/process/stack.py).  Each line's output is
+# printed when both are done.  Exit status: the first non-zero.
+#
+#   tests/tier-runs.sh process|libvirt
+set -u
+cd "$(dirname "$0")/.."
+. tests/runs.sh
+# Every command is run, also after one failed: the first failure's status.
+in_turn() {
+    local status=0 line
+    for line in "$@"; do
+        echo "== $line"
+        eval "$line" || [ "$status" -ne 0 ] || status=$?
+    done
+    return "$status"
+}
+case "${1:-}" in
+process)
+    tests=("env OS_NOVA_DISABLE_EVENTLET_PATCHING=False python -m pytest -q -p no:cacheprovider tests/process")
+    scenarios=(
+        # The seed, stock vs fix, a real crash, threading mode.
+        "faultdriver scenario run stale-error-migration-context --backend process --mode threading"
+        # F6's stock variant: a crash in a resource update with the timer
+        # periodic off (the functional tests run both variants embedded).
+        "faultdriver scenario run source-crash-in-post-live-migration-update --backend process --variant stock")
+    ;;
+libvirt)
+    tests=("python -m pytest -q -p no:cacheprovider tests/libvirt"
+           # The seed, stock vs fix, a real crash.
+           "faultdriver scenario run stale-error-migration-context --backend libvirt")
+    # The scenarios only a real hypervisor can show.
+    scenarios=(
+        "faultdriver scenario run source-crash-after-live-migration --backend libvirt"
+        "faultdriver scenario run dest-crash-after-pre-live-migration --backend libvirt"
+        "faultdriver scenario run compute-crash-running-guest --backend libvirt")
+    ;;
+*)
+    echo "usage: $0 process|libvirt" >&2
+    exit 2
+    ;;
+esac
+run "$1 tier: tests" in_turn "${tests[@]}" &
+run "$1 tier: scenarios" in_turn "${scenarios[@]}" &
+wait
+report "$1 tier: tests" "$1 tier: scenarios"
