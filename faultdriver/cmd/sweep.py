@@ -43,6 +43,16 @@ class Sweep(command.Command):
         parser.add_argument('--points', help='only these points '
                             '(comma-separated; a reduced sweep)')
         parser.add_argument('--hosts', help='only these hosts')
+        parser.add_argument('--depth', type=int, default=1, choices=(1, 2),
+                            help='2: then, after each first fault that '
+                            'leaves its host down (a crash), a second '
+                            'fault (crash, raise) at each step of that '
+                            "host's recovery; recoveries that trace the "
+                            'same steps share their second faults '
+                            '(pruned; the report says how many)')
+        parser.add_argument('--recovery-points', help='with --depth 2: '
+                            'second faults at these points only '
+                            '(comma-separated)')
         parser.add_argument('--patches', action='append', default=[],
                             metavar='FIX', help='candidate fix on every '
                             'host (repeatable)')
@@ -99,6 +109,9 @@ class Sweep(command.Command):
             parsed_args.workers = tiers.get(parsed_args.backend).workers
         if not 1 <= parsed_args.workers <= 64:
             raise exception.ScenarioError('--workers: expected 1 to 64')
+        if parsed_args.recovery_points and parsed_args.depth != 2:
+            raise exception.ScenarioError(
+                '--recovery-points: second faults need --depth 2')
         shard = parse_shard(parsed_args.shard)
         outputs.check_folder('--results', parsed_args.results)
         outputs.check_file('--html', parsed_args.html)
@@ -107,7 +120,8 @@ class Sweep(command.Command):
         sweep.check_arguments(parsed_args.workflow,
                               _split(parsed_args.points),
                               _split(parsed_args.hosts),
-                              parsed_args.patches + parsed_args.ab)
+                              parsed_args.patches + parsed_args.ab,
+                              _split(parsed_args.recovery_points))
         # Applied by the same check the runs use (exit 2 naming the file
         # and the hunk that does not apply).
         novaundertest.prepare(parsed_args.nova_patch +
@@ -125,7 +139,8 @@ class Sweep(command.Command):
                 shard=shard, folder=folder,
                 mode=parsed_args.mode, backend=parsed_args.backend,
                 workers=parsed_args.workers, confirm=parsed_args.confirm,
-                nova_patches=nova_patches)
+                nova_patches=nova_patches, depth=parsed_args.depth,
+                recovery_points=_split(parsed_args.recovery_points))
         results = parsed_args.results
         if not parsed_args.ab and not parsed_args.ab_nova_patch:
             doc = one(parsed_args.patches, parsed_args.nova_patch, results)

@@ -377,8 +377,14 @@ def _check_references(scenario):
         for key in ('rule',):
             if key in args:
                 rule(where + [key], args[key])
-        for j, text in enumerate(args.get('rules', ())):
-            rule(where + ['rules', j], text)
+        if kind == 'recover':
+            for name, texts in (args.get('rules') or {}).items():
+                host(where + ['rules', name], name)
+                for j, text in enumerate(texts):
+                    rule(where + ['rules', name, j], text)
+        else:
+            for j, text in enumerate(args.get('rules', ())):
+                rule(where + ['rules', j], text)
     for prefix, block in _blocks(scenario):
         for i, expectation in enumerate(block):
             kind, args = expectation.kind, expectation.args

@@ -206,6 +206,7 @@ class Steps:
             # without the rules: the fault happened.
             self.nova.faults.restart(host)
             return '%s; started again without rules' % exc
+        return None
 
     def do_periodic(self, host):
         marker = PERIODIC_ERROR % host
@@ -239,8 +240,12 @@ class Steps:
                        timeout)
         return 'guest of %s %s on %s' % (server, state, host)
 
-    def do_recover(self, timeout=60, resize=None):
-        """See schema.yaml's ``recover``; returns what it did."""
+    def do_recover(self, timeout=60, resize=None, rules=None):
+        """See schema.yaml's ``recover``; returns what it did.
+
+        ``rules``: ``{host: [rule, ...]}`` of the services recover starts
+        (a fault during the recovery, a sweep's second fault)."""
+        rules = rules or {}
         self.recovery_marks = self.log_counts()
         done = []
         faults = self.nova.faults
@@ -263,26 +268,21 @@ class Steps:
         for _host, thread in waiting_periodics:
             thread.join(timeout)
         self._settle(timeout)
-        for host in self.scenario.hosts:
-            if faults.is_crashed(host):
-                # The operator restarts it later, not at once (see
-                # schema.yaml's recover).
-                faults.wait_callers_gave_up(host, timeout)
-                faults.restart(host)
-                self.nova.wait_service_state(host, 'up', timeout)
-                done.append('restarted %s' % host)
-            elif faults.is_stopped(host):
-                # A graceful stop is an upgrade's or a reboot's: the
-                # operator starts it again at once.
-                faults.restart(host)
-                self.nova.wait_service_state(host, 'up', timeout)
-                done.append('started %s again (it was stopped)' % host)
+        done += self._start_down_hosts(timeout, rules)
         stuck = self._settle(timeout)
         if stuck:
             done.append(stuck)
         if resize:
             done += self._decide_resizes(resize, timeout)
         for _ in range(2):
+            for host in self.scenario.hosts:
+                self.do_periodic(host)
+        again = self._start_down_hosts(timeout)
+        if again:
+            # A fault of ``rules`` ended a started service after its start
+            # (in a periodic): the operator restarts it once more.
+            done += again
+            self._settle(timeout)
             for host in self.scenario.hosts:
                 self.do_periodic(host)
         for alias, server in self.servers.items():
@@ -293,6 +293,34 @@ class Steps:
                 done.append('reset-state %s (was %s/%s)' % (
                     alias, fields['status'], fields['OS-EXT-STS:task_state']))
         return '; '.join(done) or 'nothing to do'
+
+    def _start_down_hosts(self, timeout, rules=None):
+        """Start every crashed or stopped compute again, with its
+        ``rules`` (a start they end is started once more without them, as
+        ``restart`` does); what it did."""
+        faults = self.nova.faults
+        done = []
+        for host in self.scenario.hosts:
+            if faults.is_crashed(host):
+                # The operator restarts it later, not at once (see
+                # schema.yaml's recover).
+                faults.wait_callers_gave_up(host, timeout)
+                what = 'restarted %s' % host
+            elif faults.is_stopped(host):
+                # A graceful stop is an upgrade's or a reboot's: the
+                # operator starts it again at once.
+                what = 'started %s again (it was stopped)' % host
+            else:
+                continue
+            host_rules = (rules or {}).get(host)
+            ended = None
+            if host_rules:
+                ended = self.do_restart(host, host_rules)
+            else:
+                faults.restart(host)
+            self.nova.wait_service_state(host, 'up', timeout)
+            done.append('%s (%s)' % (what, ended) if ended else what)
+        return done
 
     @property
     def _quiet_seconds(self):

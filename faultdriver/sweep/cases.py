@@ -10,6 +10,7 @@ import re
 from faultdriver import points as points_module
 from faultdriver.scenario import expect
 from faultdriver.scenario import tiers
+from faultdriver.sweep import trace
 
 #: Action classes: the rule term each becomes at a point.
 ACTIONS = ('crash', 'raise', 'raise-generic', 'periodic', 'delay', 'hang',
@@ -18,6 +19,8 @@ DEFAULT_ACTIONS = ('crash', 'raise', 'periodic')
 GENERIC_EXCEPTION = 'InternalError'
 #: The cloud's invariants, as scenario expectations (expect.py).
 INVARIANTS = tuple({kind: {}} for kind in expect.INVARIANTS)
+#: Between a depth-2 case's first fault and its second in its id.
+THEN = ' > '
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,11 +39,16 @@ class Case:
     #: step of the host started (0: the first one); that step installs
     #: the rule (a restart starts a service with the step's rules only).
     restart: int = 0
+    #: A second fault (``sweep --depth 2``): the case whose fault comes
+    #: first; this one's rule goes to the services its ``recover``
+    #: starts, its point a step of that recovery.
+    first: 'Case' = None
 
     @property
     def id(self):
-        return '%s.%s@%s:%s' % (self.point, self.phase, self.host,
-                                self.action)
+        own = '%s.%s@%s:%s' % (self.point, self.phase, self.host,
+                               self.action)
+        return '%s%s%s' % (self.first.id, THEN, own) if self.first else own
 
     @property
     def slug(self):
@@ -129,12 +137,28 @@ TIMING_ONLY = ('periodic',)
 
 
 def case_scenario(workflow, case, backend=tiers.DEFAULT, patches=(),
-                  nova_patches=(), clean=None):
+                  nova_patches=(), clean=None, trace_recovery=False):
     """The scenario data of one case: it replays the fault and checks
     the invariants after the workflow's ``recover``, on the Nova under
     test (``nova_patches``, absolute paths: the case's file is its
     reproducer, wherever it is replayed from).  ``clean``: how the moves
-    ended in the clean run (checked for timing-only actions)."""
+    ended in the clean run (checked for timing-only actions).
+
+    A second fault's case (``case.first``) is its first case's scenario
+    with the rule in ``recover``'s rules of its host.  With
+    ``trace_recovery``, a case whose fault needs a restart logs every
+    point the services ``recover`` starts on its host hit (the recovery
+    trace a depth-2 sweep reads, :func:`needs_restart`)."""
+    if case.first:
+        data = case_scenario(workflow, case.first, backend, patches,
+                             nova_patches)
+        _recover_rules(data, case.host).append(case.rule(backend))
+        data['name'] = case.name('case')
+        data['description'] = (
+            'Sweep case %s of workflow %s: the first fault, then the '
+            'workflow\'s steps to its recovery with the second fault in '
+            'it, then the invariants.' % (case.id, workflow.name))
+        return data
     data = copy.deepcopy(workflow.data)
     if case.restart:
         _restart_step(data, case)['rules'].append(case.rule(backend))
@@ -170,7 +194,30 @@ def case_scenario(workflow, case, backend=tiers.DEFAULT, patches=(),
     if not any('recover' in step for step in steps):
         steps.append({'recover': {}})
     data['steps'] = steps
+    if trace_recovery and needs_restart(case):
+        _recover_rules(data, case.host).extend(trace.trace_rules())
     return data
+
+
+#: Action classes whose fault leaves its host down until ``recover``
+#: starts it again: the first faults of a depth-2 sweep.
+RESTARTING = ('crash',)
+
+
+def needs_restart(case):
+    """Whether ``case``'s fault leaves its host for ``recover`` to start
+    again (the only first faults ``--depth 2`` follows)."""
+    return case.first is None and case.action in RESTARTING
+
+
+def _recover_rules(data, host):
+    """The rules list of ``host`` in the scenario's (last) ``recover``
+    step, made present."""
+    step = [step for step in data['steps'] if 'recover' in step][-1]
+    if step['recover'] is None:             # "- recover:" in YAML
+        step['recover'] = {}
+    rules = step['recover'].setdefault('rules', {})
+    return rules.setdefault(host, [])
 
 
 def _restart_step(data, case):

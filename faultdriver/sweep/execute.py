@@ -16,6 +16,7 @@ from faultdriver import exception
 from faultdriver.scenario import launch
 from faultdriver.scenario import model
 from faultdriver.sweep import cases as cases_module
+from faultdriver.sweep import trace
 
 RESULTS = 'results.jsonl'
 
@@ -93,6 +94,15 @@ def summarize(case, report, path, seconds):
     return {'id': case.id, 'point': case.point, 'host': case.host,
             'phase': case.phase, 'action': case.action,
             'in_periodic': case.in_periodic,
+            # A second fault's first case (``sweep --depth 2``).
+            'first': case.first.id if case.first else None,
+            # Where the second faults of a depth-2 sweep go: the steps
+            # the services its recover started hit (traced only there).
+            'recovery_trace': [
+                step.to_json() for step in trace.recovery_steps_hit(
+                    report, case.host)]
+            if cases_module.needs_restart(case) and 'state' in report
+            else [],
             'verdict': report.get('verdict'), 'broken': broken,
             'details': [{'kind': e['kind'], 'actual': e['actual']}
                         for e in report.get('expectations', ())

@@ -4,6 +4,7 @@ bug`` with the broken invariant expected broken, so ``scenario run``
 says BUG REPRODUCED while Nova behaves so)."""
 
 import copy
+import dataclasses
 import os
 
 import yaml
@@ -21,28 +22,35 @@ def findings_of(results, folder):
 
 
 def group(results):
-    """``[finding]``: one per (invariant, point, host, phase, action),
-    with every case id that shows it; internal errors are not findings."""
+    """``[finding]``: one per (invariant, point, host, phase, action,
+    first fault), with every case id that shows it; internal errors are
+    not findings, nor a second fault's case breaking what its first
+    fault alone broke (``sweep --depth 2``: the second adds nothing)."""
     found = {}
+    by_id = {result['id']: result for result in results}
     for result in results:
         if result['internal_error']:
             continue
+        first = by_id.get(result.get('first')) or {'broken': ()}
         for invariant in result['broken']:
+            if invariant in first['broken']:
+                continue
             key = (invariant, result['point'], result['host'],
-                   result['phase'], result['action'])
+                   result['phase'], result['action'], result.get('first'))
             finding = found.setdefault(key, {
                 'invariant': invariant, 'point': result['point'],
                 'host': result['host'], 'phase': result['phase'],
-                'action': result['action'], 'cases': [],
+                'action': result['action'], 'first': result.get('first'),
+                'cases': [],
                 'case_scenario': result['scenario'],
                 'case_broken': list(result['broken']), 'scenario': None,
                 'known': None, 'confirmed': None,
                 'actual': next((d['actual'] for d in result['details']
                                 if d['kind'] == invariant), None)})
             finding['cases'].append(result['id'])
-    return sorted(found.values(), key=lambda f: (f['point'], f['host'],
-                                                 f['phase'], f['action'],
-                                                 f['invariant']))
+    return sorted(found.values(), key=lambda f: (
+        f['first'] or '', f['point'], f['host'], f['phase'], f['action'],
+        f['invariant']))
 
 
 def known_signatures():
@@ -71,7 +79,17 @@ def recognise(findings, signatures=None):
 def _finding_name(finding):
     case = cases.Case(finding['point'], finding['host'], finding['phase'],
                       finding['action'])
+    if finding.get('first'):
+        # The first case's own name would do: only its id is needed.
+        case = dataclasses.replace(case, first=_Named(finding['first']))
     return case.name(finding['invariant'])
+
+
+@dataclasses.dataclass(frozen=True)
+class _Named:
+    """A first case known by its id only (a finding's ``first``)."""
+
+    id: str
 
 
 def write_reproducers(findings, folder):

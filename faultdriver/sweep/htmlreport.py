@@ -23,14 +23,17 @@ def _matrix(doc, base):
     actions = sorted({c['action'] for c in doc['cases']})
     rows = {}
     for case in doc['cases']:
-        key = (case['point'], case['phase'], case['host'])
+        # A second fault's row is its own after its first fault's.
+        key = (case.get('first') or '', case['point'], case['phase'],
+               case['host'])
         rows.setdefault(key, {})[case['action']] = case
     out = ['<table><tr><th>Step</th><th>Host</th>%s</tr>' % ''.join(
         '<th>%s</th>' % escape(a) for a in actions)]
-    for (point, phase, host) in sorted(rows):
+    for key in sorted(rows):
+        first, point, phase, host = key
         cells = []
         for action in actions:
-            case = rows[(point, phase, host)].get(action)
+            case = rows[key].get(action)
             if case is None:
                 cells.append('<td>-</td>')
             else:
@@ -38,8 +41,9 @@ def _matrix(doc, base):
                 cells.append('<td class="%s">%s</td>' % (
                     'good' if said == 'ok' else 'bad',
                     _link(case['scenario'], said, base)))
-        out.append('<tr><td>%s.%s</td><td>%s</td>%s</tr>' % (
-            escape(point), escape(phase), escape(host), ''.join(cells)))
+        out.append('<tr><td>%s%s.%s</td><td>%s</td>%s</tr>' % (
+            escape(first + ' then ' if first else ''), escape(point),
+            escape(phase), escape(host), ''.join(cells)))
     out.append('</table>')
     return '\n'.join(out)
 
@@ -49,10 +53,9 @@ def _findings(doc, base):
            '<th>Cases</th><th>Confirmed</th><th>Actual</th>'
            '<th>Reproducer</th></tr>']
     for f in doc['findings']:
-        out.append('<tr><td>%s</td><td>%s.%s@%s</td><td>%s</td><td>%d</td>'
+        out.append('<tr><td>%s</td><td>%s</td><td>%s</td><td>%d</td>'
                    '<td>%s</td><td>%s</td><td>%s</td></tr>' % (
-                       escape(f['invariant']), escape(f['point']),
-                       escape(f['phase']), escape(f['host']),
+                       escape(f['invariant']), escape(report.step_label(f)),
                        escape(f['action']), len(f['cases']),
                        escape(report.confirmation(f)),
                        escape(str(f.get('actual'))[:300]),
@@ -71,7 +74,9 @@ def _one(doc, base):
                     doc['patches']) if doc['patches'] else ''),
                 escape(doc['shard']), len(doc['cases']),
                 len(doc['findings']), doc['wall_seconds'],
-                escape(doc['results']), _matrix(doc, base),
+                escape(doc['results']) + escape(
+                    '; ' + report.recovery_line(doc).strip()
+                    if doc.get('recovery') else ''), _matrix(doc, base),
                 _findings(doc, base)))
 
 
@@ -80,10 +85,10 @@ def render(doc, base=None):
     parts = []
     if 'ab' in doc:
         diff = doc['ab']
-        rows = ''.join('<tr><td>%s</td><td>%s</td><td>%s.%s@%s</td>'
+        rows = ''.join('<tr><td>%s</td><td>%s</td><td>%s</td>'
                        '<td>%s</td></tr>' % (
-                           kind, escape(f['invariant']), escape(f['point']),
-                           escape(f['phase']), escape(f['host']),
+                           kind, escape(f['invariant']),
+                           escape(report.step_label(f)),
                            escape(f['action']))
                        for kind in ('removed', 'unchecked', 'kept',
                                     'added')

@@ -14,11 +14,13 @@ META = 'sweep.json'
 #: merge joins) must agree on.  ``points`` and ``hosts`` may differ: a
 #: reduced sweep resumed whole runs only the cases it lacks.
 COMPARED = ('workflow', 'workflow_sha256', 'backend', 'mode', 'actions',
-            'patches', 'nova')
+            'patches', 'nova', 'depth')
+#: A compared key's value in a record written before it was kept.
+BEFORE = {'depth': 1}
 
 
 def of(workflow, actions, points, hosts, patches, backend, mode,
-       nova=None):
+       nova=None, depth=1, recovery_points=None):
     """The identity of a sweep (a dict, JSON as written)."""
     with open(workflow.path, 'rb') as stream:
         digest = hashlib.sha256(stream.read()).hexdigest()
@@ -26,14 +28,17 @@ def of(workflow, actions, points, hosts, patches, backend, mode,
             'backend': backend, 'mode': mode, 'actions': sorted(actions),
             'patches': list(patches), 'nova': nova or 'stock',
             'points': sorted(points or ()) or None,
-            'hosts': sorted(hosts or ()) or None}
+            'hosts': sorted(hosts or ()) or None, 'depth': depth,
+            'recovery_points': sorted(recovery_points or ()) or None}
 
 
 def differences(meta, identity):
     """``["key: theirs != ours"]`` for the compared keys that differ."""
-    return ['%s: %s, not %s' % (key, json.dumps(meta.get(key)),
-                                json.dumps(identity.get(key)))
-            for key in COMPARED if meta.get(key) != identity.get(key)]
+    def value(record, key):
+        return record.get(key, BEFORE.get(key))
+    return ['%s: %s, not %s' % (key, json.dumps(value(meta, key)),
+                                json.dumps(value(identity, key)))
+            for key in COMPARED if value(meta, key) != value(identity, key)]
 
 
 def read(folder):

@@ -31,7 +31,7 @@ def text(doc):
     actions = sorted({case['action'] for case in doc['cases']})
     rows = {}
     for case in doc['cases']:
-        key = '%s.%s@%s' % (case['point'], case['phase'], case['host'])
+        key = step_label(case)
         cell = outcome(case)
         rows.setdefault(key, {})[case['action']] = cell
     matrix = prettytable.PrettyTable(['Step'] + actions)
@@ -42,12 +42,10 @@ def text(doc):
                                      'Cases', 'Confirmed', 'Reproducer'])
     found.align = 'l'
     for f in doc['findings']:
-        found.add_row([f['invariant'], '%s.%s@%s' % (f['point'], f['phase'],
-                                                     f['host']),
-                       f['action'], len(f['cases']), confirmation(f),
-                       f['scenario']])
+        found.add_row([f['invariant'], step_label(f), f['action'],
+                       len(f['cases']), confirmation(f), f['scenario']])
     return ('Sweep of %s on %s (%s mode%s; Nova under test: %s), shard %s: '
-            '%d cases, %d findings, %.0fs; results in %s\n\n%s%s\n\n'
+            '%d cases, %d findings, %.0fs; results in %s\n%s\n%s%s\n\n'
             'Findings\n%s\n' % (
                 doc['workflow'], doc['backend'], doc['mode'],
                 ', fixes: ' + ', '.join(doc['patches'])
@@ -55,7 +53,30 @@ def text(doc):
                 novaundertest.describe(doc.get('nova')), doc['shard'],
                 len(doc['cases']),
                 len(doc['findings']), doc['wall_seconds'], doc['results'],
-                internal_errors(doc), matrix, found))
+                recovery_line(doc), internal_errors(doc), matrix, found))
+
+
+def step_label(case):
+    """A case's or a finding's step, after its first fault's case id
+    where it is a second fault."""
+    step = '%s.%s@%s' % (case['point'], case['phase'], case['host'])
+    return '%s then %s' % (case['first'], step) if case.get('first') \
+        else step
+
+
+def recovery_line(doc):
+    """What a depth-2 sweep's pruning did, in a line (else nothing)."""
+    figures = doc.get('recovery')
+    if not figures:
+        return ''
+    estimate = figures.get('pruned_seconds_estimate')
+    return ('Depth 2: %d first faults recovered along %d recovery paths; '
+            '%d second faults run, %d pruned of %d%s\n' % (
+                figures['first_faults_recovered'],
+                figures['recovery_paths'], figures['cases'],
+                figures['pruned'], figures['cases_without_pruning'],
+                ' (about %.0fs more without pruning)' % estimate
+                if estimate else ''))
 
 
 def internal_errors(doc):

@@ -19,14 +19,18 @@ from faultdriver.sweep import cases as cases_module
 from faultdriver.sweep import execute
 from faultdriver.sweep import findings as findings_module
 from faultdriver.sweep import identity
+from faultdriver.sweep import recovery
 from faultdriver.sweep import report as text_report
 from faultdriver.sweep import served
 from faultdriver.sweep import trace
 
-#: What the sweep document says of each traced step.
+#: How many faults a case may have: one, or a second in the recovery
+#: from the first (``--depth 2``).
+DEPTHS = (1, 2)
 
 
-def check_arguments(workflow_name, points=None, hosts=None, patches=()):
+def check_arguments(workflow_name, points=None, hosts=None, patches=(),
+                    recovery_points=None):
     """The workflow, once every argument that names something was found
     (ScenarioError naming the argument and the choices): checked before
     any work, so that a typo never runs a sweep of nothing, or of stock
@@ -36,6 +40,8 @@ def check_arguments(workflow_name, points=None, hosts=None, patches=()):
     _known('--hosts', hosts, workflow.hosts,
            'not a host of workflow %s' % workflow.name)
     _known('--points', points, points_module.catalogue(), 'no such point')
+    _known('--recovery-points', recovery_points, points_module.catalogue(),
+           'no such point')
     _known('--patches/--ab', patches, patches_module.registered(),
            'no such candidate fix')
     return workflow
@@ -53,20 +59,27 @@ def _known(option, given, choices, what):
 def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
         hosts=None, patches=(), shard=(1, 1), folder=None, mode='threading',
         backend='embedded', workers=2, progress=None, confirm=None,
-        nova_patches=()):
+        nova_patches=(), depth=1, recovery_points=None):
     """Run the sweep; returns ``{'workflow', 'trace', 'cases',
     'findings', ...}``.  ``points``/``hosts`` narrow the traced steps (a
     reduced sweep), ``shard`` = (K, N) runs every N-th case from the K-th.
     ``nova_patches``: diff files, the Nova under test of every case.
+    ``depth`` 2: then a second fault in the recovery of each first fault
+    that needs one (:mod:`faultdriver.sweep.recovery`), its points
+    narrowed to ``recovery_points`` if given.
     """
     progress = progress or _stderr
-    workflow = check_arguments(workflow_name, points, hosts, patches)
+    workflow = check_arguments(workflow_name, points, hosts, patches,
+                               recovery_points)
     nova_patches = [os.path.abspath(path) for path in nova_patches]
     nova = novaundertest.prepare(nova_patches)
     folder = folder or tempfile.mkdtemp(prefix='faultdriver-sweep-')
     os.makedirs(folder, exist_ok=True)
+    if depth not in DEPTHS:
+        raise exception.ScenarioError('--depth %s: expected one of %s' % (
+            depth, ', '.join(map(str, DEPTHS))))
     this = identity.of(workflow, actions, points, hosts, patches, backend,
-                       mode, nova.record)
+                       mode, nova.record, depth, recovery_points)
     identity.claim(folder, this, execute.RESULTS)
     began = time.monotonic()
     progress('sweep %s on %s (%s mode, Nova under test: %s), results in '
@@ -75,6 +88,7 @@ def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
     # Embedded cases (and the trace) run in served runner processes.
     pool = served.Pool(mode, workers, nova.environ()) \
         if backend == 'embedded' else None
+    pruning = None
     try:
         steps = traced_steps(workflow, folder, mode, backend, pool,
                              1 if points else workers, nova_patches)
@@ -84,13 +98,29 @@ def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
         clean = clean_outcome(folder)
 
         def scenario_of(case):
-            return cases_module.case_scenario(workflow, case, backend,
-                                              patches, nova_patches, clean)
+            return cases_module.case_scenario(
+                workflow, case, backend, patches, nova_patches, clean,
+                trace_recovery=depth == 2)
 
         results = execute.run_cases(chosen, scenario_of, folder, mode,
                                     backend, workers,
                                     _case_progress(progress), pool,
                                     notice=progress)
+        if depth == 2:
+            second, pruning = recovery.second_faults(
+                chosen, {r['id']: r for r in results}, recovery_points,
+                backend)
+            progress('depth 2: %(first_faults_recovered)d first faults '
+                     'recovered along %(recovery_paths)d recovery paths; '
+                     '%(cases)d second faults (%(pruned)d pruned of '
+                     '%(cases_without_pruning)d)' % pruning)
+            seconds = execute.run_cases(second, scenario_of, folder, mode,
+                                        backend, workers,
+                                        _case_progress(progress), pool,
+                                        notice=progress)
+            pruning['pruned_seconds_estimate'] = \
+                recovery.cost_without_pruning(pruning, seconds)
+            results += seconds
     finally:
         if pool:
             pool.close()
@@ -107,6 +137,7 @@ def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
            'cases': results, 'findings': findings,
            'internal_errors': [c['id'] for c in results
                                if c['internal_error']],
+           'depth': depth, 'recovery': pruning,
            'wall_seconds': round(time.monotonic() - began, 1)}
     identity.finish(folder, this, doc)
     return doc

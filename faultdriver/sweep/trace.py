@@ -78,8 +78,29 @@ def steps_hit(report, operation=None):
     after is the operator's); with ``operation``, only points whose
     catalogue facts say that move reaches them (or that do not say:
     tracker points and points on every path)."""
-    catalogue = points_module.catalogue()
     start, end = _window(report)
+    return _hits(report, start, end, operation)
+
+
+def recovery_steps_hit(report, host):
+    """The TracedSteps the services ``recover`` started on ``host`` hit
+    (a case's recovery trace, ``case_scenario(trace_recovery=True)``), in
+    the order first hit: where a depth-2 sweep's second faults go.  The
+    counts (``skip``) are of the restarted service, whose rules
+    ``recover`` installs; empty where ``recover`` started nothing there.
+    """
+    origin = report.get('steps_started_at')
+    began = next((origin + entry['start'] for entry in
+                  report.get('timeline', ()) if entry['kind'] == 'recover'),
+                 None) if origin is not None else None
+    if began is None:
+        return []
+    return [step._replace(restart=0) for step in _hits(report, began, None)
+            if step.host == host]
+
+
+def _hits(report, start, end, operation=None):
+    catalogue = points_module.catalogue()
     restarts = _restarts(report)
     seen = []
     for entry in report['state']['faults']:

@@ -179,3 +179,37 @@ def test_reduced_bfv_sweep_finds_the_volume_and_port_left_behind(tmp_path):
     assert details['volume-attachments'][0].endswith(
         'has 2 attachments (src, dest)')
     assert 'dest INACTIVE, src ACTIVE' in details['port-bindings'][0]
+
+
+def test_reduced_depth_2_sweep_faults_the_recovery(tmp_path):
+    """``--depth 2``: dest crashes at pre_live_migration (both phases);
+    the recovery that restarts it is traced, and a second fault (crash,
+    raise) goes to init_host in that recovery.  Both first faults recover
+    along the same path, so the second faults run once (pruned for the
+    other).  Each second fault really ends the restarted service's start
+    (recover starts it once more without rules) and its case runs to its
+    invariants."""
+    doc = reduced_sweep(tmp_path, 'pre_live_migration', 'dest', 'crash',
+                        '--depth', '2', '--recovery-points', 'init_host')
+    assert not any(c['internal_error'] for c in doc['cases'])
+    firsts = [c for c in doc['cases'] if not c['first']]
+    seconds = [c for c in doc['cases'] if c['first']]
+    assert {c['phase'] for c in firsts} == {'before', 'after'}
+    for case in firsts:
+        traced = {(s['point'], s['phase']) for s in case['recovery_trace']}
+        assert {('init_host', 'before'), ('init_host', 'after')} <= traced
+    assert doc['recovery']['first_faults_recovered'] == 2
+    assert doc['recovery']['recovery_paths'] == 1
+    assert doc['recovery']['pruned'] == len(seconds) == 4
+    assert {(c['phase'], c['action']) for c in seconds} == {
+        ('before', 'crash'), ('before', 'raise'), ('after', 'crash'),
+        ('after', 'raise')}
+    for case in seconds:
+        assert case['point'] == 'init_host' and case['host'] == 'dest'
+        assert any('restarted dest (' in done and
+                   'started again without rules' in done
+                   for done in case['recovery']), case['recovery']
+    scenario = yaml.safe_load(open(seconds[0]['scenario']))
+    [recover] = [s['recover'] for s in scenario['steps'] if 'recover' in s]
+    assert recover['rules']['dest'] == [
+        'init_host.%s: 1*%s' % (seconds[0]['phase'], seconds[0]['action'])]

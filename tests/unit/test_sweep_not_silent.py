@@ -155,12 +155,18 @@ def test_the_sweep_identity_is_written_at_start_and_checked(tmp_path):
                            'patches: [], not ["stale_migration_context"]'),
                           (dict(actions=['raise']), 'actions'),
                           (dict(nova=[{'file': 'f.diff'}]), 'nova'),
-                          (dict(mode='eventlet'), 'mode')):
+                          (dict(mode='eventlet'), 'mode'),
+                          (dict(depth=2), 'depth: 1, not 2')):
         with pytest.raises(exception.ScenarioError,
                            match='the results of another sweep') as caught:
             identity.claim(str(tmp_path), _identity(**changed),
                            execute.RESULTS)
         assert said in str(caught.value)
+    # A record written before the depth was kept is a depth-1 sweep's.
+    meta = identity.read(str(tmp_path))
+    del meta['depth']
+    identity.write(str(tmp_path), meta)
+    identity.claim(str(tmp_path), this, execute.RESULTS)
 
 
 def test_results_without_a_record_are_refused(tmp_path):
@@ -246,6 +252,12 @@ def _faultdriver(*args):
      'directory /missing/dir does not exist'),
     (['--results', '/etc/hostname'], '--results /etc/hostname: exists and '
      'is not a directory'),
+    (['--depth', '2', '--recovery-points', 'init_hots'],
+     "--recovery-points init_hots: no such point; did you mean "
+     "'init_host'?"),
+    (['--recovery-points', 'init_host'], '--recovery-points: second faults '
+     'need --depth 2'),
+    (['--depth', '3'], "--depth: invalid choice: 3"),
 ])
 def test_the_sweep_refuses_bad_arguments_before_any_work(tmp_path, args,
                                                          said):
