@@ -7,8 +7,10 @@ start-up, the workflow's steps, its settle and recover steps, and what
 is left (expectations: the invariants, which run periodics and a
 follow-up round trip; teardown), then the case-seconds each action class
 and each recovery kind adds up to (the wall time is about their sum
-divided by the workers) and the slowest cases.  The issue's target: the
-whole live-migration sweep in under 10 minutes on 2 cores.
+divided by the workers) and the slowest cases; for ``--depth 2``, the
+second faults and what pruning saved.  The targets: the whole
+live-migration sweep in under 10 minutes on 2 cores, its depth-2 sweep
+in under 30 minutes with pruning.
 
     python benchmarks/sweep.py live-migration [--workers 2] [SWEEP ARGS...]
     python benchmarks/sweep.py --from sweep.json
@@ -83,6 +85,18 @@ def report(doc):
             print('  %-8s %-20s %3d cases  %6.0f s  median %5.1f s' % (
                 title, name, len(seconds), sum(seconds),
                 statistics.median(seconds)))
+    figures = doc.get('recovery')
+    if figures:
+        # --depth 2: the second faults, and what pruning saved.
+        seconds = [c['seconds'] for c in cases if c.get('first')]
+        print('depth 2: %d first faults recovered along %d recovery paths; '
+              '%d second faults run (%.0f case-seconds, median %.1f s), %d '
+              'pruned of %d (about %s case-seconds saved)' % (
+                  figures['first_faults_recovered'],
+                  figures['recovery_paths'], figures['cases'],
+                  sum(seconds), median(seconds), figures['pruned'],
+                  figures['cases_without_pruning'],
+                  figures.get('pruned_seconds_estimate')))
     print('slowest:')
     for case in sorted(cases, key=lambda c: -c['seconds'])[:5]:
         print('  %5.1f s  %s  (%s)' % (case['seconds'], case['id'],

@@ -1,6 +1,7 @@
 #!/bin/bash
 # A process tier's CI runs: its pytest suite and its bundled scenario
-# runs in two lines side by side, each line one stack at a time.  A stack
+# runs in two lines side by side, each line one stack at a time (a test
+# module may go with the scenarios to even the lines).  A stack
 # of Nova processes mostly waits (RPC replies, polls, a crashed service's
 # timeouts), so two stacks share two cores; each stack has its own ports,
 # loopback addresses, broker, database and cgroups, and reaps only its
@@ -22,16 +23,19 @@ in_turn() {
 }
 case "${1:-}" in
 process)
-    tests=("env OS_NOVA_DISABLE_EVENTLET_PATCHING=False python -m pytest -q -p no:cacheprovider tests/process")
+    # The sweep confirm test (a sweep, then its finding replayed on
+    # processes: the longest) goes with the scenarios, evening the lines.
+    tests=("env OS_NOVA_DISABLE_EVENTLET_PATCHING=False python -m pytest -q -p no:cacheprovider --durations=5 tests/process --ignore=tests/process/test_sweep_confirm.py")
     scenarios=(
         # The seed, stock vs fix, a real crash, threading mode.
         "faultdriver scenario run stale-error-migration-context --backend process --mode threading"
         # F6's stock variant: a crash in a resource update with the timer
         # periodic off (the functional tests run both variants embedded).
-        "faultdriver scenario run source-crash-in-post-live-migration-update --backend process --variant stock")
+        "faultdriver scenario run source-crash-in-post-live-migration-update --backend process --variant stock"
+        "env OS_NOVA_DISABLE_EVENTLET_PATCHING=False python -m pytest -q -p no:cacheprovider tests/process/test_sweep_confirm.py")
     ;;
 libvirt)
-    tests=("python -m pytest -q -p no:cacheprovider tests/libvirt"
+    tests=("python -m pytest -q -p no:cacheprovider --durations=5 tests/libvirt"
            # The seed, stock vs fix, a real crash.
            "faultdriver scenario run stale-error-migration-context --backend libvirt")
     # The scenarios only a real hypervisor can show.

@@ -20,6 +20,7 @@ from faultdriver import journal as journal_module
 from faultdriver.process import client as client_module
 from faultdriver.process import config
 from faultdriver.process import prereqs
+from faultdriver.process import procs
 from faultdriver.process import standins
 from faultdriver.scenario import backend
 from faultdriver.scenario import backend_base
@@ -207,9 +208,10 @@ class Faults:
             failed = exception.StartFailed.by_fault(
                 host, journal_module.read(journal)[seen:])
             if failed is None:
-                raise RuntimeError(
-                    'nova-compute on %s exited during its start, no fault '
-                    'fired: see %s' % (host, stack.compute_log(host)))
+                # Its exit status and the end of its logs: the stack's
+                # teardown removes them.
+                procs.check_alive([process], 'nova-compute on %s exited '
+                                  'during its start, no fault fired' % host)
             raise failed
 
     def _answers(self, host):

@@ -94,6 +94,7 @@ class Process:
         self.env = env
         self.cwd = cwd
         self.popen = None
+        self.marker = None
 
     def start(self):
         env = dict(os.environ)
@@ -104,6 +105,8 @@ class Process:
                 stderr=subprocess.STDOUT, env=env, cwd=self.cwd,
                 start_new_session=True, preexec_fn=_die_with_parent)
         _register_session(env, self.popen.pid)
+        #: The stack's marker it carries (None: not a stack's).
+        self.marker = env.get(MARKER)
         return self
 
     @property
@@ -138,11 +141,22 @@ class Process:
                 self.popen.wait(grace)
             except subprocess.TimeoutExpired:
                 pass
-        # The group may hold children of an exited leader: kill them too.
-        try:
-            os.killpg(self.popen.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        if self.alive():
+            try:
+                os.killpg(self.popen.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        else:
+            # The group may hold children of the exited leader: kill them
+            # too, by their marker.  Never by the group's number alone:
+            # the leader's pid is free once it was waited for, and
+            # another process (another stack's: stacks run side by side)
+            # may lead a group of that number now.
+            for pid in marked_in_group(self.popen.pid, self.marker):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
         # Until the kill landed: with grace 0 a wait of 0 s returned
         # before it did, and a restart right after found the process
         # "still running".
@@ -179,9 +193,7 @@ def sessions_of_stack(marker_value):
 
 
 def session_of(pid):
-    with open('/proc/%s/stat' % pid, 'rb') as f:
-        # pid (comm) state ppid pgrp session ...; comm may hold spaces.
-        return int(f.read().rsplit(b')', 1)[1].split()[3])
+    return int(_stat_fields(pid)[3])
 
 
 def alive_in_sessions(sessions):
@@ -192,9 +204,44 @@ def alive_in_sessions(sessions):
         if not entry.isdigit():
             continue
         try:
-            with open('/proc/%s/stat' % entry, 'rb') as f:
-                fields = f.read().rsplit(b')', 1)[1].split()
+            fields = _stat_fields(entry)
             if fields[0] != b'Z' and int(fields[3]) in sessions:
+                found.append(int(entry))
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
+def _stat_fields(pid):
+    """``/proc/PID/stat``'s fields after the command: state, ppid, pgrp,
+    session, ..."""
+    with open('/proc/%s/stat' % pid, 'rb') as f:
+        # pid (comm) state ppid pgrp session ...; comm may hold spaces.
+        return f.read().rsplit(b')', 1)[1].split()
+
+
+def _environ_marker(pid):
+    """The MARKER value in ``pid``'s environment (None without one)."""
+    with open('/proc/%s/environ' % pid, 'rb') as f:
+        for item in f.read().split(b'\0'):
+            if item.startswith(MARKER.encode() + b'='):
+                return item.split(b'=', 1)[1].decode('utf-8', 'replace')
+    return None
+
+
+def marked_in_group(pgid, marker_value):
+    """Pids of live processes in process group ``pgid`` whose
+    environment carries ``marker_value`` (none without a marker)."""
+    if not marker_value:
+        return []
+    found = []
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            fields = _stat_fields(entry)
+            if fields[0] != b'Z' and int(fields[2]) == pgid and \
+                    _environ_marker(entry) == marker_value:
                 found.append(int(entry))
         except (OSError, IndexError, ValueError):
             continue
@@ -211,16 +258,18 @@ def reap(marker_value):
     overwrites it: nova-conductor's forked workers) once their parent
     died with the runner.
     """
-    needle = ('%s=%s' % (MARKER, marker_value)).encode()
     sessions = sessions_of_stack(marker_value)
     killed = []
     for entry in os.listdir('/proc'):
         if not entry.isdigit() or int(entry) == os.getpid():
             continue
         try:
-            with open('/proc/%s/environ' % entry, 'rb') as f:
-                marked = needle in f.read().split(b'\0')
-            if not (marked or session_of(entry) in sessions):
+            marker = _environ_marker(entry)
+            # A session number is a pid: once its leader is gone, another
+            # stack's process may lead a session of that number.  What
+            # carries another stack's marker is that stack's.
+            if not (marker == marker_value or (
+                    marker is None and session_of(entry) in sessions)):
                 continue
             os.kill(int(entry), signal.SIGKILL)
             killed.append(int(entry))

@@ -130,3 +130,60 @@ def test_a_nova_service_that_exited_is_named_with_its_own_log(tmp_path):
     assert str(failed.value).endswith(
         'log: %s ending: starting ending: INFO starting | CRITICAL nova '
         '[-] Unhandled error: boom' % log)
+
+
+def _sleeper(tmp_path, name, marker):
+    """A process in a session of its own, as a stack starts its
+    services, carrying ``marker`` as the stack's marker."""
+    return procs.Process(name, ['sleep', '300'], str(tmp_path / name),
+                         env={procs.MARKER: marker}).start()
+
+
+def test_a_stop_never_kills_a_group_that_reuses_an_exited_leaders_pid(
+        tmp_path):
+    """Once an exited leader was waited for, its pid is free: another
+    stack's service may lead a group of that number (stacks run side by
+    side; pids wrap).  Stopping the exited process kills what carries its
+    stack's marker in that group, never the other stack's process."""
+    (tmp_path / 'a').mkdir()
+    (tmp_path / 'b').mkdir()
+    exited = procs.Process('compute-a', ['true'], str(tmp_path / 'a.out'),
+                           env={procs.MARKER: str(tmp_path / 'a')}).start()
+    exited.wait(30)
+    other = _sleeper(tmp_path, 'compute-b', str(tmp_path / 'b'))
+    try:
+        # As if the kernel had given the other stack's leader that pid.
+        exited.popen.pid = other.pid
+        ends(exited.stop, 0)
+        assert other.alive()
+        # Its own stack's process in the group is killed.
+        own = _sleeper(tmp_path, 'compute-a2', str(tmp_path / 'a'))
+        exited.popen.pid = own.pid
+        exited.marker = str(tmp_path / 'a')
+        ends(exited.stop, 0)
+        own.wait(30)
+        assert other.alive()
+    finally:
+        other.stop(0)
+
+
+def test_reap_leaves_another_stacks_process_in_a_recorded_session(
+        tmp_path):
+    """A session number recorded by stack A (its leader long gone) may
+    be another stack's session now: reap(A) kills what carries A's
+    marker, and unmarked processes of A's sessions, never B's."""
+    a, b = tmp_path / 'a', tmp_path / 'b'
+    a.mkdir()
+    b.mkdir()
+    own = _sleeper(tmp_path, 'conductor-a', str(a))
+    other = _sleeper(tmp_path, 'compute-b', str(b))
+    try:
+        # A's sessions file also names B's session (a reused number).
+        with open(a / procs.SESSIONS, 'a') as out:
+            out.write('%d\n' % other.pid)
+        killed = procs.reap(str(a))
+        own.wait(30)
+        assert own.pid in killed and other.pid not in killed
+        assert other.alive()
+    finally:
+        other.stop(0)
