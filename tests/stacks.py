@@ -21,7 +21,8 @@ def leftovers(stack_dir, sessions=()):
     marker or in the sessions of its children, cgroups, mounts, its
     directory."""
     found = ['process %d' % pid for pid in sorted(
-        set(procs.alive_in_sessions(set(sessions))) | marked(stack_dir))]
+        set(procs.alive_in_sessions(set(sessions), stack_dir)) |
+        marked(stack_dir))]
     name = os.path.basename(stack_dir)
     for controller in libvirt_host.CGROUP_CONTROLLERS:
         folder = os.path.join(libvirt_host.CGROUP_ROOT, controller)

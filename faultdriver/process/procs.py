@@ -196,16 +196,19 @@ def session_of(pid):
     return int(_stat_fields(pid)[3])
 
 
-def alive_in_sessions(sessions):
+def alive_in_sessions(sessions, marker_value=None):
     """Pids of live processes (not zombies waiting for their parent) in
-    any of ``sessions``."""
+    any of ``sessions``; with ``marker_value`` (the stack whose sessions
+    they are), not those carrying another stack's marker: a session
+    number is a pid, which another stack's session may have now."""
     found = []
     for entry in os.listdir('/proc'):
         if not entry.isdigit():
             continue
         try:
             fields = _stat_fields(entry)
-            if fields[0] != b'Z' and int(fields[3]) in sessions:
+            if fields[0] != b'Z' and int(fields[3]) in sessions and \
+                    _environ_marker(entry) in (None, marker_value):
                 found.append(int(entry))
         except (OSError, IndexError, ValueError):
             continue

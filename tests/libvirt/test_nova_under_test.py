@@ -46,7 +46,7 @@ def test_compute_and_privsep_import_the_nova_under_test(monkeypatch):
             server['id']: 'running'}
         found = {}
         for pid in procs.alive_in_sessions(
-                procs.sessions_of_stack(stack.dir)):
+                procs.sessions_of_stack(stack.dir), stack.dir):
             try:
                 line, env = cmdline(pid), environ(pid)
             except OSError:

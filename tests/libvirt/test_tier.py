@@ -137,7 +137,8 @@ def test_killed_runner_leaves_nothing(tmp_path):
         sessions = procs.sessions_of_stack(stack_dir)
         # nova-conductor's forked worker hides the marker (setproctitle)
         # and outlives its parent: only its session finds it.
-        assert set(procs.alive_in_sessions(sessions)) - marked(stack_dir)
+        assert set(procs.alive_in_sessions(sessions, stack_dir)) - \
+            marked(stack_dir)
     finally:
         os.killpg(runner.pid, signal.SIGKILL)
         runner.wait(30)

@@ -152,7 +152,7 @@ def test_teardown_leaves_nothing():
         assert procs.port_open(stack.api_port)      # something to tear down
     assert not os.path.exists(workdir)
     assert procs.reap(workdir) == []
-    assert procs.alive_in_sessions(sessions) == []
+    assert procs.alive_in_sessions(sessions, workdir) == []
     waiting.until(lambda: not any(procs.port_open(p) for p in ports), 10,
                   lambda: 'ports closed: %s still open' % [
                       p for p in ports if procs.port_open(p)])
