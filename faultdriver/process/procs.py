@@ -192,27 +192,27 @@ def sessions_of_stack(marker_value):
         return set()
 
 
-def session_of(pid):
-    return int(_stat_fields(pid)[3])
-
-
-def alive_in_sessions(sessions, marker_value=None):
-    """Pids of live processes (not zombies waiting for their parent) in
-    any of ``sessions``; with ``marker_value`` (the stack whose sessions
-    they are), not those carrying another stack's marker: a session
-    number is a pid, which another stack's session may have now."""
-    found = []
+def _live_processes():
+    """``(pid, stat fields, stack marker or None)`` of every live process
+    but this one (not zombies: their parent has yet to wait for them)."""
     for entry in os.listdir('/proc'):
-        if not entry.isdigit():
+        if not entry.isdigit() or int(entry) == os.getpid():
             continue
         try:
             fields = _stat_fields(entry)
-            if fields[0] != b'Z' and int(fields[3]) in sessions and \
-                    _environ_marker(entry) in (None, marker_value):
-                found.append(int(entry))
+            if fields[0] != b'Z':
+                yield int(entry), fields, _environ_marker(entry)
         except (OSError, IndexError, ValueError):
             continue
-    return found
+
+
+def alive_in_sessions(sessions, marker_value=None):
+    """Pids of live processes in any of ``sessions``; with
+    ``marker_value`` (the stack whose sessions they are), not those
+    carrying another stack's marker: a session number is a pid, which
+    another stack's session may have now."""
+    return [pid for pid, fields, marker in _live_processes()
+            if int(fields[3]) in sessions and marker in (None, marker_value)]
 
 
 def _stat_fields(pid):
@@ -235,20 +235,9 @@ def _environ_marker(pid):
 def marked_in_group(pgid, marker_value):
     """Pids of live processes in process group ``pgid`` whose
     environment carries ``marker_value`` (none without a marker)."""
-    if not marker_value:
-        return []
-    found = []
-    for entry in os.listdir('/proc'):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            fields = _stat_fields(entry)
-            if fields[0] != b'Z' and int(fields[2]) == pgid and \
-                    _environ_marker(entry) == marker_value:
-                found.append(int(entry))
-        except (OSError, IndexError, ValueError):
-            continue
-    return found
+    return [pid for pid, fields, marker in _live_processes()
+            if marker_value and int(fields[2]) == pgid and
+            marker == marker_value]
 
 
 def reap(marker_value):
@@ -259,23 +248,18 @@ def reap(marker_value):
     ``epmd -daemon`` on its own when a node or CLI finds none running);
     the sessions catch what hides its environment (oslo's setproctitle
     overwrites it: nova-conductor's forked workers) once their parent
-    died with the runner.
+    died with the runner.  A session number is a pid: once its leader is
+    gone, another stack's process may lead a session of that number, so
+    what carries another stack's marker is that stack's.
     """
     sessions = sessions_of_stack(marker_value)
     killed = []
-    for entry in os.listdir('/proc'):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            marker = _environ_marker(entry)
-            # A session number is a pid: once its leader is gone, another
-            # stack's process may lead a session of that number.  What
-            # carries another stack's marker is that stack's.
-            if not (marker == marker_value or (
-                    marker is None and session_of(entry) in sessions)):
+    for pid, fields, marker in _live_processes():
+        if marker == marker_value or (marker is None and
+                                      int(fields[3]) in sessions):
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+            except OSError:
                 continue
-            os.kill(int(entry), signal.SIGKILL)
-            killed.append(int(entry))
-        except (OSError, ValueError, IndexError):
-            continue
     return killed
