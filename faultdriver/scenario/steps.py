@@ -275,12 +275,13 @@ class Steps:
         if resize:
             done += self._decide_resizes(resize, timeout)
         for _ in range(2):
-            for host in self.scenario.hosts:
+            for host in self._up(self.scenario.hosts):
                 self.do_periodic(host)
         again = self._start_down_hosts(timeout)
         if again:
             # A fault of ``rules`` ended a started service after its start
-            # (in a periodic): the operator restarts it once more.
+            # (a call the restarted host took, a periodic): the operator
+            # restarts it once more.
             done += again
             self._settle(timeout)
             for host in self.scenario.hosts:
@@ -298,6 +299,13 @@ class Steps:
                 done.append('reset-state %s (was %s/%s)' % (
                     alias, fields['status'], fields['OS-EXT-STS:task_state']))
         return '; '.join(done) or 'nothing to do'
+
+    def _up(self, hosts):
+        """``hosts`` but those crashed or stopped (a fault of ``recover``'s
+        rules may end one again): no periodic runs on a dead compute."""
+        faults = self.nova.faults
+        return [host for host in hosts
+                if not faults.is_crashed(host) and not faults.is_stopped(host)]
 
     def _start_down_hosts(self, timeout, rules=None):
         """Start every crashed or stopped compute again, with its
