@@ -69,15 +69,15 @@ def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
     narrowed to ``recovery_points`` if given.
     """
     progress = progress or _stderr
+    if depth not in DEPTHS:
+        raise exception.ScenarioError('--depth %s: expected one of %s' % (
+            depth, ', '.join(map(str, DEPTHS))))
     workflow = check_arguments(workflow_name, points, hosts, patches,
                                recovery_points)
     nova_patches = [os.path.abspath(path) for path in nova_patches]
     nova = novaundertest.prepare(nova_patches)
     folder = folder or tempfile.mkdtemp(prefix='faultdriver-sweep-')
     os.makedirs(folder, exist_ok=True)
-    if depth not in DEPTHS:
-        raise exception.ScenarioError('--depth %s: expected one of %s' % (
-            depth, ', '.join(map(str, DEPTHS))))
     this = identity.of(workflow, actions, points, hosts, patches, backend,
                        mode, nova.record, depth, recovery_points)
     identity.claim(folder, this, execute.RESULTS)
