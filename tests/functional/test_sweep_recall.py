@@ -8,7 +8,8 @@ claim drop, A/B against stock.
 Invariant: the periodic in the claim drop's ``unlocked`` phase (before
 the tracker lock, where Nova's own reproducer runs it) breaks
 ``outcome-as-clean`` on the pre-fix shape only (a regression of the
-change); inside the lock (before/after) it holds on both Novas.
+change; under load the same case may break more); inside the lock
+(before/after) it holds on both Novas.
 """
 
 import json
@@ -43,9 +44,15 @@ def test_the_sweep_finds_the_pre_fix_shape_of_bug_1879878(tmp_path):
     assert [c['broken'] for c in doc['a']['cases']] == [[], [], []]
     unlocked = 'tracker.drop_move_claim_at_source.unlocked@src:periodic'
     assert doc['ab']['regressions'] == [unlocked]
-    [finding] = doc['ab']['added']
-    assert (finding['invariant'], finding['phase']) == (
-        'outcome-as-clean', 'unlocked')
+    # The race ends the confirm error/ERROR (outcome-as-clean).  Under
+    # CI's load it once broke a second invariant of the same case too
+    # (the same bug's symptom; which one was not kept): every finding the
+    # change adds is at the unlocked phase, outcome-as-clean among them.
+    added = [(f['invariant'], f['phase']) for f in doc['ab']['added']]
+    assert ('outcome-as-clean', 'unlocked') in added, added
+    assert {phase for _invariant, phase in added} == {'unlocked'}, added
     [broken] = [c for c in doc['b']['cases'] if c['id'] == unlocked]
-    [detail] = broken['details']
-    assert detail['actual']['s1']['migrations'] == ['error']
+    [detail] = [d for d in broken['details']
+                if d['kind'] == 'outcome-as-clean']
+    assert detail['actual']['s1']['migrations'] == ['error'], \
+        broken['details']
