@@ -235,9 +235,10 @@ def _environ_marker(pid):
 def marked_in_group(pgid, marker_value):
     """Pids of live processes in process group ``pgid`` whose
     environment carries ``marker_value`` (none without a marker)."""
+    if not marker_value:
+        return []
     return [pid for pid, fields, marker in _live_processes()
-            if marker_value and int(fields[2]) == pgid and
-            marker == marker_value]
+            if int(fields[2]) == pgid and marker == marker_value]
 
 
 def reap(marker_value):

@@ -249,8 +249,7 @@ class Steps:
         self.recovery_marks = self.log_counts()
         done = []
         faults = self.nova.faults
-        live = [h for h in self.scenario.hosts
-                if not faults.is_crashed(h) and not faults.is_stopped(h)]
+        live = self._up(self.scenario.hosts)
         waiting_periodics = []
         if any(faults.held(host) for host in live):
             # A hang lasts until the move stopped changing and every
@@ -302,7 +301,7 @@ class Steps:
 
     def _up(self, hosts):
         """``hosts`` but those crashed or stopped (a fault of ``recover``'s
-        rules may end one again): no periodic runs on a dead compute."""
+        rules may end one again: no periodic runs on a dead compute)."""
         faults = self.nova.faults
         return [host for host in hosts
                 if not faults.is_crashed(host) and not faults.is_stopped(host)]

@@ -56,11 +56,7 @@ class Case:
 
     def name(self, prefix):
         """A scenario name (at most 64 characters, unique per case)."""
-        name = '%s-%s' % (prefix, self.slug)
-        if len(name) <= 64:
-            return name
-        digest = hashlib.sha1(self.id.encode()).hexdigest()[:8]
-        return '%s-%s' % (name[:55].rstrip('-'), digest)
+        return scenario_name(prefix, self.id)
 
     def rule(self, backend=tiers.DEFAULT):
         """The rule of this case (``None``: no such fault here)."""
@@ -99,6 +95,17 @@ class Case:
             return '%s: 1*raise(%s)' % (where, GENERIC_EXCEPTION) \
                 if GENERIC_EXCEPTION in point.raises[1:] else None
         raise ValueError('unknown action class %r' % self.action)
+
+
+def scenario_name(prefix, case_id):
+    """A scenario name for the case ``case_id`` (at most 64 characters,
+    unique per case)."""
+    slug = re.sub('[^a-z0-9]+', '-', case_id.lower()).strip('-')
+    name = '%s-%s' % (prefix, slug)
+    if len(name) <= 64:
+        return name
+    digest = hashlib.sha1(case_id.encode()).hexdigest()[:8]
+    return '%s-%s' % (name[:55].rstrip('-'), digest)
 
 
 def generate(steps, actions=DEFAULT_ACTIONS, backend=tiers.DEFAULT):

@@ -4,6 +4,8 @@ which cases it breaks that held before (regressions, listed first); and
 which cases could not be compared because one side did not run to its
 checks (never counted as removed)."""
 
+from faultdriver.sweep import report
+
 KEYS = ('invariant', 'point', 'host', 'phase', 'action', 'first')
 
 
@@ -74,10 +76,7 @@ def text(diff):
                      'when replayed without it too' % case)
     for kind in ('removed', 'unchecked', 'kept', 'added'):
         for f in diff[kind]:
-            lines.append('  %-9s %s at %s%s.%s@%s (%s)%s' % (
-                kind, f['invariant'],
-                f['first'] + ' then ' if f.get('first') else '',
-                f['point'], f['phase'], f['host'],
-                f['action'], ' known: %s' % f['known'] if f['known']
-                else ''))
+            lines.append('  %-9s %s at %s (%s)%s' % (
+                kind, f['invariant'], report.step_label(f), f['action'],
+                ' known: %s' % f['known'] if f['known'] else ''))
     return '\n'.join(lines) + '\n'

@@ -4,7 +4,6 @@ bug`` with the broken invariant expected broken, so ``scenario run``
 says BUG REPRODUCED while Nova behaves so)."""
 
 import copy
-import dataclasses
 import os
 
 import yaml
@@ -77,19 +76,11 @@ def recognise(findings, signatures=None):
 
 
 def _finding_name(finding):
-    case = cases.Case(finding['point'], finding['host'], finding['phase'],
-                      finding['action'])
-    if finding.get('first'):
-        # The first case's own name would do: only its id is needed.
-        case = dataclasses.replace(case, first=_Named(finding['first']))
-    return case.name(finding['invariant'])
-
-
-@dataclasses.dataclass(frozen=True)
-class _Named:
-    """A first case known by its id only (a finding's ``first``)."""
-
-    id: str
+    own = cases.Case(finding['point'], finding['host'], finding['phase'],
+                     finding['action']).id
+    case_id = finding['first'] + cases.THEN + own if finding.get('first') \
+        else own
+    return cases.scenario_name(finding['invariant'], case_id)
 
 
 def write_reproducers(findings, folder):

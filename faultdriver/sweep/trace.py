@@ -89,10 +89,7 @@ def recovery_steps_hit(report, host):
     counts (``skip``) are of the restarted service, whose rules
     ``recover`` installs; empty where ``recover`` started nothing there.
     """
-    origin = report.get('steps_started_at')
-    began = next((origin + entry['start'] for entry in
-                  report.get('timeline', ()) if entry['kind'] == 'recover'),
-                 None) if origin is not None else None
+    began = _window(report)[1]
     if began is None:
         return []
     return [step._replace(restart=0) for step in _hits(report, began, None)
