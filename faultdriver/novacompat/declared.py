@@ -26,6 +26,7 @@ MANAGER = 'nova.compute.manager.ComputeManager'
 FAKE_RPC = 'oslo_messaging._drivers.impl_fake'
 FAKELIBVIRT = 'nova.tests.fixtures.libvirt'
 TRACKER_LOCK = 'utils.synchronized(COMPUTE_RESOURCE_SEMAPHORE, fair=True)'
+COMPUTE_EVENT = "wrap_instance_event(prefix='compute')"
 
 PERIODIC_ERROR = texts.PERIODIC_ERROR
 APPLIED_CONTEXT = texts.APPLIED_CONTEXT
@@ -347,6 +348,17 @@ ASSUMPTIONS = [
       'pooled SQLite connections in the embedded Nova: oslo.db picks the '
       'pool class before it creates the engine '
       '(faultdriver.harness.dbpool)', 'harness'),
+    # -- what scenario steps wait for ---------------------------------------
+    *[A(MANAGER + '.' + method, s.Decorated(COMPUTE_EVENT),
+        'the decide-resize step waits for its compute_%s event (the '
+        'compute handled the decision, not only saved the migration '
+        'terminal)' % method, 'scenario')
+      for method in texts.DECISION_METHODS],
+    A('nova.compute.instance_actions',
+      s.All(s.Assigns('CONFIRM_RESIZE', repr(texts.CONFIRM_ACTION)),
+            s.Assigns('REVERT_RESIZE', repr(texts.REVERT_ACTION))),
+      'the decide-resize step finds its confirm or revert action',
+      'scenario'),
     # -- log lines scenario expectations count -----------------------------
     A(MANAGER + '._update_available_resource_for_node',
       s.LogText(PERIODIC_ERROR.split('%')[0]),

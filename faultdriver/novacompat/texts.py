@@ -11,3 +11,13 @@ PERIODIC_ERROR = 'Error updating resources for node %s'
 #: The end of the line the periodic logs when it applies an incoming
 #: migration's context (``%s``: the migration's status).
 APPLIED_CONTEXT = 'Migration status is %s'
+
+#: The instance actions of a resize's confirm and revert
+#: (``nova.compute.instance_actions``).
+CONFIRM_ACTION = 'confirmResize'
+REVERT_ACTION = 'revertResize'
+#: The compute manager methods that handle them, each recording the event
+#: ``compute_<method>`` (``@wrap_instance_event(prefix='compute')``): a
+#: confirm is handled by the source's confirm_resize, a revert by the
+#: destination's revert_resize and then the source's finish_revert_resize.
+DECISION_METHODS = ('confirm_resize', 'revert_resize', 'finish_revert_resize')

@@ -109,20 +109,26 @@ class BackendBase:
                 k: fields[k] for k in expected})
         return self.wait(reached, what, timeout)
 
+    def action_events(self, server, action):
+        """The events (``event``, ``finish_time``, ``result``) of the
+        server's newest ``action`` (e.g. confirmResize); ``[]`` before
+        the API recorded that action."""
+        actions = [a for a in self.admin_api.get_instance_actions(
+            server['id']) if a['action'] == action]
+        if not actions:
+            return []
+        return self.admin_api.get_instance_action_details(
+            server['id'], actions[0]['request_id']).get('events', [])
+
     def wait_action_event(self, server, action, event,
                           timeout=backend.WAIT_TIMEOUT):
         """Wait until the newest ``action`` (e.g. live_migration_cancel)
         of the server has ``event`` (compute_live_migration_abort)
         finished; returns the event (``result``: Success or Error)."""
         def finished():
-            actions = [a for a in self.admin_api.get_instance_actions(
-                server['id']) if a['action'] == action]
-            if actions:
-                details = self.admin_api.get_instance_action_details(
-                    server['id'], actions[0]['request_id'])
-                for found in details.get('events', ()):
-                    if found['event'] == event and found['finish_time']:
-                        return found
+            for found in self.action_events(server, action):
+                if found['event'] == event and found['finish_time']:
+                    return found
         return self.wait(finished, 'a finished %s event of %s of %s' % (
             event, action, server['id']), timeout)
 

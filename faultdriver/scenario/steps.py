@@ -372,11 +372,36 @@ class Steps:
             (self.do_confirm if decision == 'confirm' else
              self.do_revert)(alias)
             done.append('%s %s' % (decision, alias))
-            waiting.until(lambda: all(
-                m['status'] in expect.TERMINAL
-                for m in self.nova.migrations(server)), timeout,
+            waiting.until(
+                lambda: self._decision_handled(server, decision), timeout,
                 '%s of %s' % (decision, alias), interval=0.5, fail=False)
         return done
+
+    def _decision_handled(self, server, decision):
+        """Whether the computes are done with ``decision`` of
+        ``server``'s resize.
+
+        A terminal migration is not enough: the confirm saves the
+        migration confirmed and goes on (a failure after that sets it
+        error, the instance ERROR first), so checks taken at the terminal
+        status may see what the compute is still changing (a loaded
+        machine did).  Done: the decision's last compute event finished,
+        or one failed; or, with a host crashed, stopped or holding a
+        caller (the event may never finish), every migration terminal.
+        """
+        if not all(m['status'] in expect.TERMINAL
+                   for m in self.nova.migrations(server)):
+            return False
+        faults = self.nova.faults
+        if any(faults.is_crashed(host) or faults.is_stopped(host)
+               or faults.held(host) for host in self.scenario.hosts):
+            return True
+        action, last = ((texts.CONFIRM_ACTION, 'compute_confirm_resize')
+                        if decision == 'confirm' else
+                        (texts.REVERT_ACTION, 'compute_finish_revert_resize'))
+        return any(event['finish_time'] and (
+            event['event'] == last or event['result'] == 'Error')
+            for event in self.nova.action_events(server, action))
 
     def do_settle(self, timeout=30):
         """Wait, at most ``timeout`` and without failing, until no
