@@ -267,6 +267,17 @@ class Steps:
         for _host, thread in waiting_periodics:
             thread.join(timeout)
         self._settle(timeout)
+        unarmed = sorted(set(rules) - set(
+            host for host in self.scenario.hosts
+            if faults.is_crashed(host) or faults.is_stopped(host)))
+        if unarmed:
+            # Rules arm with the service recover starts: for a host it
+            # does not start they would never fire, and the run would
+            # pass as if they had been tried.
+            raise AssertionError(
+                'recover: rules for %s, which recover does not start (it '
+                'is not crashed or stopped): they would never arm'
+                % ', '.join(unarmed))
         done += self._start_down_hosts(timeout, rules)
         stuck = self._settle(timeout)
         if stuck:

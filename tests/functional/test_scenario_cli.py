@@ -72,3 +72,24 @@ def test_what_only_the_variants_check_exits_2(tmp_path):
         " crash' at column 1: unknown point 'pre_live_migraton'; did you "
         "mean 'pre_live_migration'? (faultdriver points lists them)" % path)
     assert sorted(os.listdir(tmp_path)) == before
+
+
+def test_recover_rules_for_a_host_it_does_not_start_fail_the_run(tmp_path):
+    """Rules arm with the service ``recover`` starts: rules for a host
+    that is up would never fire, so the step fails and says so instead of
+    letting the run pass as if they had been tried."""
+    path = tmp_path / 'unarmed.yaml'
+    path.write_text(
+        'name: unarmed\ndescription: recover rules for a live host\n'
+        'topology: {hosts: [src, dest]}\n'
+        'variants: {stock: {description: stock}}\n'
+        'expectations: [{servers-settled: {}}]\n'
+        'steps:\n'
+        '  - boot: {server: s1, host: src}\n'
+        '  - recover:\n'
+        '      rules: {dest: ["tracker.drop_move_claim_at_source: '
+        'periodic"]}\n')
+    done = run_cli('scenario', 'run', str(path), '-f', 'json')
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert ('recover: rules for dest, which recover does not start'
+            in done.stdout + done.stderr), done.stderr[-3000:]
