@@ -98,6 +98,9 @@ class DestCrashInEvacuation(
         super().setUp()
         # Calls to a dead compute time out in seconds.
         self.flags(rpc_response_timeout=3, long_rpc_timeout=6)
+        # A dead compute shows down within seconds, as it would once
+        # service_down_time passed.
+        self.flags(report_interval=1, service_down_time=3)
         self.flags(
             cpu_dedicated_set='0-3', cpu_shared_set=None,
             group='compute')
@@ -157,14 +160,6 @@ class DestCrashInEvacuation(
         self.assertEqual(
             1, self._fired(hostname='dest', point='spawn', action='crash'))
 
-        s1 = self.admin_api.get_server(s1['id'])
-        self.assertEqual('ACTIVE', s1['status'])
-        self.assertEqual('src', s1['OS-EXT-SRV-ATTR:host'])
-
-        self.assertEqual(
-            ['completed'],
-            [migration['status'] for migration in self._migrations(s1)])
-
         # Invariant: every migration should end in a terminal status.
         self.assertEqual([], self._unfinished_migrations({'s1': s1, 's2': s2}))
 
@@ -174,6 +169,17 @@ class DestCrashInEvacuation(
 
         # Invariant: no pCPU of a host should be pinned to two servers.
         self.assertEqual({}, self._shared_pcpus({'s1': s1, 's2': s2}))
+
+        s1 = self.admin_api.get_server(s1['id'])
+        # FIXME(faultdriver): this is the bug (F10): the correct state differs.
+        self.assertEqual('ACTIVE', s1['status'])
+        self.assertEqual('src', s1['OS-EXT-SRV-ATTR:host'])
+
+        # FIXME(faultdriver): this is the bug (F10): the migrations should not
+        # be left so.
+        self.assertEqual(
+            ['completed'],
+            [migration['status'] for migration in self._migrations(s1)])
 
         # FIXME(faultdriver): this is the bug (F10): after a periodic, the
         # pCPUs each host pins should be the PCPUs placement allocated there.

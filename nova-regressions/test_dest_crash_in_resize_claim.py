@@ -99,6 +99,9 @@ class DestCrashInResizeClaim(
         super().setUp()
         # Calls to a dead compute time out in seconds.
         self.flags(rpc_response_timeout=3, long_rpc_timeout=6)
+        # A dead compute shows down within seconds, as it would once
+        # service_down_time passed.
+        self.flags(report_interval=1, service_down_time=3)
         self.flags(
             cpu_dedicated_set='0-3', cpu_shared_set=None,
             group='compute')
@@ -156,6 +159,15 @@ class DestCrashInResizeClaim(
         self.assertEqual('ACTIVE', s1['status'])
         self.assertEqual('src', s1['OS-EXT-SRV-ATTR:host'])
 
+        # Invariant: every server should be ACTIVE, SHUTOFF or ERROR with no
+        # task state.
+        self.assertEqual([], self._unsettled_servers({'s1': s1, 's2': s2}))
+
+        # Invariant: no pCPU of a host should be pinned to two servers.
+        self.assertEqual({}, self._shared_pcpus({'s1': s1, 's2': s2}))
+
+        # FIXME(faultdriver): this is the bug (F9): the migrations should not
+        # be left so.
         self.assertEqual(
             ['pre-migrating'],
             [migration['status'] for migration in self._migrations(s1)])
@@ -164,13 +176,6 @@ class DestCrashInResizeClaim(
         # in a terminal status.
         self.assertNotEqual(
             [], self._unfinished_migrations({'s1': s1, 's2': s2}))
-
-        # Invariant: every server should be ACTIVE, SHUTOFF or ERROR with no
-        # task state.
-        self.assertEqual([], self._unsettled_servers({'s1': s1, 's2': s2}))
-
-        # Invariant: no pCPU of a host should be pinned to two servers.
-        self.assertEqual({}, self._shared_pcpus({'s1': s1, 's2': s2}))
 
         # FIXME(faultdriver): this is the bug (F9): after a periodic, the pCPUs
         # each host pins should be the PCPUs placement allocated there.

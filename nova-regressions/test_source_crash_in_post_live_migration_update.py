@@ -100,6 +100,9 @@ class SourceCrashInPostLiveMigrationUpdate(
         super().setUp()
         # Calls to a dead compute time out in seconds.
         self.flags(rpc_response_timeout=3, long_rpc_timeout=6)
+        # A dead compute shows down within seconds, as it would once
+        # service_down_time passed.
+        self.flags(report_interval=1, service_down_time=3)
         self.flags(
             cpu_dedicated_set='0-3', cpu_shared_set=None,
             group='compute')

@@ -89,6 +89,9 @@ class StaleErrorMigrationContext(
         super().setUp()
         # Calls to a dead compute time out in seconds.
         self.flags(rpc_response_timeout=3, long_rpc_timeout=6)
+        # A dead compute shows down within seconds, as it would once
+        # service_down_time passed.
+        self.flags(report_interval=1, service_down_time=3)
         self.flags(
             cpu_dedicated_set='0-3', cpu_shared_set=None,
             group='compute')
@@ -197,9 +200,6 @@ class StaleErrorMigrationContext(
         self.assertEqual('ACTIVE', s1['status'])
         self.assertEqual('src', s1['OS-EXT-SRV-ATTR:host'])
 
-        self.assertGreaterEqual(
-            self.compute_log.output.count('Migration status is error'), 2)
-
         self.assertTrue(self._pinning(s1))
         self.assertLessEqual(set(self._pinning(s1)),
                              set(self._pinning(s2)))
@@ -215,6 +215,11 @@ class StaleErrorMigrationContext(
         # FIXME(faultdriver): this is the bug: the correct state differs.
         self.assertNotIn(
             'not applying the migration context', self.compute_log.output)
+
+        # FIXME(faultdriver): this is the bug: logging 'Migration status is
+        # error' should not happen.
+        self.assertGreaterEqual(
+            self.compute_log.output.count('Migration status is error'), 2)
 
     def _migrate_stub(self, domain, destination, params, flags):
         """Complete a live migration in fakelibvirt in either direction

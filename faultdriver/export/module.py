@@ -57,6 +57,11 @@ IMPORTS = {
 #: machine, short enough that a test waits seconds for a dead one.
 RPC_TIMEOUT = 3
 LONG_RPC_TIMEOUT = 6
+#: Heartbeat interval and down time of the exported test's services
+#: (seconds), as faultdriver's embedded Nova
+#: (:class:`faultdriver.harness.injection.FaultInjection`).
+REPORT_INTERVAL = 1
+SERVICE_DOWN_TIME = 3
 DIED = '''\
 class ComputeDied(BaseException):
     """Unwinds the thread in which a compute service died.
@@ -301,6 +306,15 @@ def _setup(writer, used):
              '        # Calls to a dead compute time out in seconds.',
              '        self.flags(rpc_response_timeout=%d, long_rpc_timeout=%d)'
              % (RPC_TIMEOUT, LONG_RPC_TIMEOUT)]
+    if writer.crashes:
+        # As faultdriver's embedded Nova: Nova (a fix, the scheduler)
+        # asking the service group sees a dead compute down, as it would
+        # after service_down_time in the field.
+        lines += ['        # A dead compute shows down within seconds, as '
+                  'it would once',
+                  '        # service_down_time passed.',
+                  '        self.flags(report_interval=%d, service_down_time=%d)'
+                  % (REPORT_INTERVAL, SERVICE_DOWN_TIME)]
     first = next(iter(shapes.values()))
     if first.cpu_sets():
         lines += ['        self.flags(',
