@@ -313,7 +313,8 @@ def _setup(writer, used):
         lines += ['        # A dead compute shows down within seconds, as '
                   'it would once',
                   '        # service_down_time passed.',
-                  '        self.flags(report_interval=%d, service_down_time=%d)'
+                  '        self.flags(report_interval=%d, '
+                  'service_down_time=%d)'
                   % (REPORT_INTERVAL, SERVICE_DOWN_TIME)]
     first = next(iter(shapes.values()))
     if first.cpu_sets():
