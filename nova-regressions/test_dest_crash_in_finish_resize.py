@@ -362,20 +362,45 @@ class DestCrashInFinishResize(
 
     def _decide_resizes(self, moves, decision, timeout=30):
         """Confirm or revert every resize waiting for it, as its user
-        would, and wait (bounded) for that to end.
+        would, and wait (bounded) until the computes handled it: its
+        migration ended and its last compute event finished, or one
+        failed (a confirm saves the migration confirmed before it is
+        done; a failure after that sets it error later).
         """
-        action = {'confirm': 'confirmResize', 'revert': 'revertResize'}
+        action, last = {
+            'confirm': ('confirmResize', 'compute_confirm_resize'),
+            'revert': ('revertResize', 'compute_finish_revert_resize'),
+        }[decision]
         for server, _asked in moves:
             if self.admin_api.get_server(server['id'])['status'] != (
                     'VERIFY_RESIZE'):
                 continue
-            self.api.post_server_action(server['id'],
-                                        {action[decision]: None})
+            self.api.post_server_action(server['id'], {action: None})
             deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline and not all(
-                    migration['status'] in TERMINAL
-                    for migration in self._migrations(server)):
+            while time.monotonic() < deadline and not (
+                    self._decision_handled(server, action, last)):
                 time.sleep(0.5)
+
+    def _decision_handled(self, server, action, last):
+        """Whether the server's migrations ended and the newest
+        ``action`` has its ``last`` event finished, or one failed; a
+        dead compute's event never finishes: then the migrations
+        alone.
+        """
+        if not all(migration['status'] in TERMINAL
+                   for migration in self._migrations(server)):
+            return False
+        if self.crashed:
+            return True
+        newest = [found for found in self.admin_api.get_instance_actions(
+            server['id']) if found['action'] == action]
+        if not newest:
+            return False
+        events = self.admin_api.get_instance_action_details(
+            server['id'], newest[0]['request_id'])['events']
+        return any(event['finish_time'] and (
+            event['event'] == last or event['result'] == 'Error')
+            for event in events)
 
     def _periodic_errors_logged(self):
         """Per host, how often a periodic failed so far."""

@@ -9,7 +9,11 @@
 # own processes (faultdriver/process/stack.py).  Each line's output is
 # printed when both are done.  Exit status: the first non-zero.
 #
-#   tests/tier-runs.sh process|libvirt
+#   tests/tier-runs.sh process|libvirt [COMMAND...]
+#
+# Each COMMAND runs as a line of its own beside the tier's (CI runs the
+# recall benchmark's embedded sweep beside the libvirt tier's one line,
+# whose one stack mostly waits).
 set -u
 cd "$(dirname "$0")/.."
 . tests/runs.sh
@@ -22,7 +26,10 @@ in_turn() {
     done
     return "$status"
 }
-case "${1:-}" in
+tier=${1:-}
+[ $# -gt 0 ] && shift
+beside=("$@")
+case "$tier" in
 process)
     # The sweep confirm test (a sweep, then its finding replayed on
     # processes: the longest) goes with the scenarios, evening the lines.
@@ -52,11 +59,16 @@ libvirt)
     exit 2
     ;;
 esac
-run "$1 tier: tests" in_turn "${tests[@]}" &
-lines=("$1 tier: tests")
+run "$tier tier: tests" in_turn "${tests[@]}" &
+lines=("$tier tier: tests")
 if [ ${#scenarios[@]} -gt 0 ]; then
-    run "$1 tier: scenarios" in_turn "${scenarios[@]}" &
-    lines+=("$1 tier: scenarios")
+    run "$tier tier: scenarios" in_turn "${scenarios[@]}" &
+    lines+=("$tier tier: scenarios")
 fi
+# A line's name names its output files: no command text (slashes) in it.
+for index in "${!beside[@]}"; do
+    run "beside the $tier tier $((index + 1))" in_turn "${beside[$index]}" &
+    lines+=("beside the $tier tier $((index + 1))")
+done
 wait
 report "${lines[@]}"

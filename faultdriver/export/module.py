@@ -340,6 +340,7 @@ def _setup(writer, used):
              ('self.fired = []', 'fault'),
              ('self.crashed = {}', 'die'),
              ('self.crashed = {}', 'restart_compute'),
+             ('self.crashed = {}', 'decide_resizes'),
              ('self.gave_up = {}', 'watch_rpc')]
     seen = []
     for text, helper in state:

@@ -16,8 +16,12 @@ APPLIED_CONTEXT = 'Migration status is %s'
 #: (``nova.compute.instance_actions``).
 CONFIRM_ACTION = 'confirmResize'
 REVERT_ACTION = 'revertResize'
-#: The compute manager methods that handle them, each recording the event
-#: ``compute_<method>`` (``@wrap_instance_event(prefix='compute')``): a
-#: confirm is handled by the source's confirm_resize, a revert by the
-#: destination's revert_resize and then the source's finish_revert_resize.
+#: Per decision: its instance action and the compute manager method whose
+#: event (``compute_<method>``, ``@wrap_instance_event(prefix='compute')``)
+#: is the last of its handling: a confirm is handled by the source's
+#: confirm_resize; a revert by the destination's revert_resize, then the
+#: source's finish_revert_resize.
+DECISIONS = {'confirm': (CONFIRM_ACTION, 'confirm_resize'),
+             'revert': (REVERT_ACTION, 'finish_revert_resize')}
+#: The compute manager methods that record the decisions' events.
 DECISION_METHODS = ('confirm_resize', 'revert_resize', 'finish_revert_resize')

@@ -407,11 +407,10 @@ class Steps:
         if any(faults.is_crashed(host) or faults.is_stopped(host)
                or faults.held(host) for host in self.scenario.hosts):
             return True
-        action, last = ((texts.CONFIRM_ACTION, 'compute_confirm_resize')
-                        if decision == 'confirm' else
-                        (texts.REVERT_ACTION, 'compute_finish_revert_resize'))
+        action, method = texts.DECISIONS[decision]
         return any(event['finish_time'] and (
-            event['event'] == last or event['result'] == 'Error')
+            event['event'] == 'compute_' + method
+            or event['result'] == 'Error')
             for event in self.nova.action_events(server, action))
 
     def do_settle(self, timeout=30):
