@@ -267,9 +267,7 @@ class Steps:
         for _host, thread in waiting_periodics:
             thread.join(timeout)
         self._settle(timeout)
-        unarmed = sorted(set(rules) - set(
-            host for host in self.scenario.hosts
-            if faults.is_crashed(host) or faults.is_stopped(host)))
+        unarmed = sorted(set(rules) & set(self._up(self.scenario.hosts)))
         if unarmed:
             # Rules arm with the service recover starts: for a host it
             # does not start they would never fire, and the run would
@@ -403,9 +401,10 @@ class Steps:
         if not all(m['status'] in expect.TERMINAL
                    for m in self.nova.migrations(server)):
             return False
-        faults = self.nova.faults
-        if any(faults.is_crashed(host) or faults.is_stopped(host)
-               or faults.held(host) for host in self.scenario.hosts):
+        hosts = self.scenario.hosts
+        up = self._up(hosts)
+        if len(up) < len(hosts) or any(self.nova.faults.held(host)
+                                       for host in up):
             return True
         action, method = texts.DECISIONS[decision]
         return any(event['finish_time'] and (
