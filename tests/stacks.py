@@ -2,6 +2,7 @@
 machine, and a stack made to fail at one part of its start."""
 
 import os
+import shutil
 import socket
 import sys
 import threading
@@ -93,6 +94,31 @@ def assert_part_fails(stack, part, cause, blocked=None):
     assert str(error).startswith('%s did not start: ' % part)
     assert cause in str(error)
     assert leftovers(stack.dir, stack.sessions) == []
+    # A Nova service made to fail wrote its log: kept to be read after
+    # the run (a part failing before any log was written keeps none).
+    assert_logs_kept(error, cause if stack.how == 'command' else None)
+
+
+def assert_logs_kept(error, cause):
+    """The failed start's note names the directory its logs were kept
+    in, and ``cause`` is in one of them; ``cause`` None: if there is
+    such a note.  Then the directory is removed."""
+    notes = [note for note in getattr(error, '__notes__', ())
+             if 'are kept in ' in note]
+    if cause is None and not notes:
+        return
+    assert len(notes) == 1, getattr(error, '__notes__', None)
+    kept = notes[0].rsplit(' ', 1)[1]
+    try:
+        texts = []
+        for root, _dirs, names in os.walk(kept):
+            for name in names:
+                with open(os.path.join(root, name), errors='replace') as f:
+                    texts.append(f.read())
+        assert texts, 'nothing kept in %s' % kept
+        assert (cause or '') in ''.join(texts), 'no %r in %s' % (cause, kept)
+    finally:
+        shutil.rmtree(kept, ignore_errors=True)
 
 
 def start_and_stop(stack):

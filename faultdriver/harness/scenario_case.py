@@ -75,5 +75,5 @@ def run(path, variant, mode):
     report.internal_error = (
         ''.join(text for _case, text in problems) or None)
     if report.internal_error:
-        play.progress(variant, 'internal error:\n' + report.internal_error)
+        play.progress_internal_error(variant, report.internal_error)
     return report

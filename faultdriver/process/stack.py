@@ -107,10 +107,40 @@ class Stack:
     def __enter__(self):
         try:
             self.start()
-        except BaseException:
-            self.stop()
+        except BaseException as exc:
+            try:
+                self._kill()
+                kept = self._keep_logs()
+                if kept:
+                    exc.add_note('The logs of the stack that did not start '
+                                 'are kept in %s' % kept)
+                    self.progress('did not start; its logs are kept in %s'
+                                  % kept)
+            finally:
+                self.stop()
             raise
         return self
+
+    def _keep_logs(self):
+        """Copy the logs of a stack whose start failed (the Nova
+        services', each libvirtd's) to a directory of their own and
+        return its path (None if none was written yet): a start that fails
+        once in many runs (CI's libvirt stage has seen a compute exit)
+        can be read after the run, not only the last lines the error
+        quotes."""
+        sources = [source for source in [self.logs] + [
+            host.dir for host in self.libvirt.values()]
+            if any(names for _root, _dirs, names in os.walk(source))]
+        if not sources:
+            return None
+        kept = tempfile.mkdtemp(prefix='faultdriver-failed-start-')
+        for source in sources:
+            shutil.copytree(source, os.path.join(
+                kept, os.path.basename(source)),
+                ignore=shutil.ignore_patterns('*.sock', 'run', 'lib', 'cache',
+                                              'instances'),
+                ignore_dangling_symlinks=True)
+        return kept
 
     def __exit__(self, *exc):
         self.stop()
@@ -215,6 +245,15 @@ class Stack:
         every process group gets SIGKILL, then anything that escaped its
         group but carries the stack's marker.
         """
+        self._kill()
+        if not self.keep and os.path.isdir(self.dir):
+            shutil.rmtree(self.dir, ignore_errors=True)
+        if self.guardian is not None:
+            guardian.dismiss(self.guardian)
+            self.guardian = None
+
+    def _kill(self):
+        """Kill whatever this stack started (safe to call twice)."""
         for process in list(self.computes.values()) + list(
                 self.processes.values()):
             process.stop(grace=0)
@@ -226,11 +265,6 @@ class Stack:
         libvirt_host.kill_cgroups(self.dir)
         for part in (self.glance, self.neutron):
             part.stop()
-        if not self.keep and os.path.isdir(self.dir):
-            shutil.rmtree(self.dir, ignore_errors=True)
-        if self.guardian is not None:
-            guardian.dismiss(self.guardian)
-            self.guardian = None
 
     # -- configuration ----------------------------------------------------
 

@@ -21,6 +21,19 @@ def progress(variant, text):
     sys.__stderr__.flush()
 
 
+def progress_internal_error(variant, text):
+    """Say a run ended in an internal error: what went wrong first (the
+    last exception's line and its notes), then the traceback.  A log cut
+    to a few lines around the marker (CI's summaries are) still says
+    why."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    starts = [i for i, line in enumerate(lines)
+              if line.startswith('Traceback (')]
+    tail = lines[starts[-1] + 1:] if starts else lines[-1:]
+    what = [line for line in tail if not line.startswith(' ')]
+    progress(variant, 'internal error: %s\n%s' % (' '.join(what), text))
+
+
 def play(nova, scenario, variant, report):
     """Run ``scenario``'s steps on ``nova``, then check the expectations;
     fills ``report`` (a VariantReport: timeline, state, expectations,

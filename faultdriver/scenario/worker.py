@@ -47,7 +47,7 @@ def main(argv, run_variant, backend):
     except Exception:
         report = variant_report.VariantReport.failed(
             variant, mode, backend, internal_error=traceback.format_exc())
-        play.progress(variant, 'internal error:\n' + report.internal_error)
+        play.progress_internal_error(variant, report.internal_error)
     report.nova = nova
     with open(out, 'w', encoding='utf-8') as stream:
         json.dump(report.to_json(), stream, indent=2, default=str)

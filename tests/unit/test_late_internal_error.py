@@ -61,3 +61,20 @@ def test_scenario_run_exits_3(capsys):
                  '-f', 'value']) == code
         out, _err = capsys.readouterr()
         assert ('fix internal error' in out) == bool(late_error)
+
+
+def test_the_progress_line_says_what_went_wrong_before_the_traceback(capfd):
+    """A log cut to a few lines around 'internal error' (CI's summary
+    of a failed stage) still shows why: the traceback's last line comes
+    first, on the marker's own line."""
+    from faultdriver.scenario import play
+    play.progress_internal_error(
+        'fix', 'Traceback (most recent call last):\n  File "x.py"\n'
+        '    raise\n'
+        'PartFailed: nova-compute src did not start: it exited\n'
+        'The logs of the stack that did not start are kept in /tmp/k\n')
+    lines = capfd.readouterr().err.splitlines()
+    assert lines[0] == ('[fix] internal error: PartFailed: nova-compute src '
+                        'did not start: it exited The logs of the stack '
+                        'that did not start are kept in /tmp/k')
+    assert lines[1] == 'Traceback (most recent call last):'
