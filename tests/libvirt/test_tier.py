@@ -56,20 +56,25 @@ def vcpu_pins(hypervisor, uuid):
             for pin in ElementTree.fromstring(xml).iter('vcpupin')}
 
 
-def qemu_processes():
+def qemu_processes(stack_dir):
+    """Pids of the QEMU processes of the stack in ``stack_dir``: their
+    command line names its instances directory (the guest's disk), so
+    another stack running beside this one (CI runs a libvirt scenario
+    beside these tests) is not counted."""
+    needle = os.path.join(stack_dir, 'instances').encode()
     found = []
     for entry in os.listdir('/proc'):
         try:
             with open('/proc/%s/cmdline' % entry, 'rb') as f:
-                if b'qemu-system' in f.read().split(b'\0')[0]:
-                    found.append(int(entry))
-        except (OSError, IndexError):
-            pass
+                argv = f.read().split(b'\0')
+        except OSError:
+            continue
+        if b'qemu-system' in argv[0] and any(needle in a for a in argv):
+            found.append(int(entry))
     return found
 
 
 def test_pinned_server_live_migrates_between_real_libvirt_hosts():
-    before = set(qemu_processes())
     stack = stack_module.Stack(hosts=HOSTS, faults=faults(), mode=MODE,
                                hypervisor='libvirt', progress=print)
     with stack:
@@ -78,6 +83,7 @@ def test_pinned_server_live_migrates_between_real_libvirt_hosts():
         uuid = server['id']
         assert nova.guests('src') == {uuid: 'running'}
         assert nova.guests('dest') == {}
+        assert qemu_processes(stack.dir), 'no QEMU of this stack found'
         pinned = nova.instance_pinning(server)
         assert len(pinned) == 1
         # Nova's pinning is the guest's real pinning.
@@ -103,7 +109,7 @@ def test_pinned_server_live_migrates_between_real_libvirt_hosts():
         stack_dir = stack.dir
         sessions = procs.sessions_of_stack(stack_dir)
     assert leftovers(stack_dir, sessions) == []
-    assert set(qemu_processes()) <= before
+    assert qemu_processes(stack_dir) == []
 
 
 RUNNER = textwrap.dedent('''
@@ -121,7 +127,6 @@ RUNNER = textwrap.dedent('''
 
 
 def test_killed_runner_leaves_nothing(tmp_path):
-    before = set(qemu_processes())
     errors = tmp_path / 'runner.err'
     with open(errors, 'w') as stderr:
         runner = subprocess.Popen(
@@ -133,7 +138,7 @@ def test_killed_runner_leaves_nothing(tmp_path):
         # CI saw this once, not since: say why when it happens.
         assert stack_dir, 'the runner did not bring its stack up: %s' % (
             errors.read_text()[-3000:])
-        assert set(qemu_processes()) - before, 'no guest was running'
+        assert qemu_processes(stack_dir), 'no guest was running'
         sessions = procs.sessions_of_stack(stack_dir)
         # nova-conductor's forked worker hides the marker (setproctitle)
         # and outlives its parent: only its session finds it.
@@ -144,7 +149,7 @@ def test_killed_runner_leaves_nothing(tmp_path):
         runner.wait(30)
     procs.wait_until(lambda: not leftovers(stack_dir, sessions), 60,
                      'the guardian tore down %s' % stack_dir)
-    assert set(qemu_processes()) <= before
+    assert qemu_processes(stack_dir) == []
 
 
 if __name__ == '__main__':

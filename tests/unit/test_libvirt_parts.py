@@ -119,7 +119,8 @@ def test_bundled_libvirt_scenarios_say_so():
             if model.load(name).backends == ('libvirt',)}
     assert only == {'source-crash-after-live-migration',
                     'dest-crash-after-pre-live-migration',
-                    'compute-crash-running-guest'}
+                    'compute-crash-running-guest',
+                    'dest-crash-in-evacuation-libvirt'}
     assert 'libvirt' in model.load(
         'stale-error-migration-context').backends
 
