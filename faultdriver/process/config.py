@@ -120,8 +120,19 @@ def nova_common(stack):
     }
 
 
+#: Sections a nova-compute does not get (devstack's nova-cpu.conf has
+#: neither): it reaches the databases through the conductor.
+NOT_FOR_COMPUTES = ('api_database', 'database')
+
+
+def compute_common(common):
+    """:func:`nova_common`'s sections for a nova-compute."""
+    return {name: items for name, items in common.items()
+            if name not in NOT_FOR_COMPUTES}
+
+
 def compute(stack, host, faults):
-    """A nova-compute's own settings, read after :func:`nova_common`.
+    """A nova-compute's own settings, read after :func:`compute_common`.
 
     ``faults``: ``{'rules': [...], 'tracker_patches': [...],
     'inner_driver': ..., 'enabled': bool}``.
@@ -170,7 +181,7 @@ def libvirt(stack, host):
     """
     helper = '%s --config-file %s --config-file %s' % (
         os.path.join(os.path.dirname(sys.executable), 'privsep-helper'),
-        stack.nova_conf, stack.compute_conf(host))
+        stack.compute_common_conf, stack.compute_conf(host))
     return {
         'libvirt': [('virt_type', 'qemu'),
                     ('connection_uri', 'qemu:///system'),

@@ -273,6 +273,16 @@ class Stack:
         return os.path.join(self.dir, 'nova.conf')
 
     @property
+    def compute_common_conf(self):
+        """What every nova-compute reads before its own file: the common
+        settings without the database connections, as devstack's
+        ``nova-cpu.conf`` (a compute reaches the database through the
+        conductor).  With ``[api_database] connection`` set, Nova 34's
+        compute checks service versions across cells from two native
+        threads at start, which can kill it (doc/findings.rst F13)."""
+        return os.path.join(self.dir, 'nova-cpu.conf')
+
+    @property
     def api_dir(self):
         return os.path.join(self.dir, 'nova-api')
 
@@ -287,6 +297,7 @@ class Stack:
         config.api_paste(self.api_paste)
         common = config.nova_common(self)
         config.write(self.nova_conf, common)
+        config.write(self.compute_common_conf, config.compute_common(common))
         os.makedirs(self.api_dir)
         config.write(os.path.join(self.api_dir, 'nova.conf'), dict(
             common, DEFAULT=common['DEFAULT'] + [
@@ -380,8 +391,9 @@ class Stack:
             raise RuntimeError('nova-compute on %s is still running (pid %d)'
                                % (host, old.pid))
         argv = self.command('nova-compute %s' % host, [
-            prereqs.script('nova-compute'), '--config-file', self.nova_conf,
-            '--config-file', self.compute_conf(host)])
+            prereqs.script('nova-compute'), '--config-file',
+            self.compute_common_conf, '--config-file',
+            self.compute_conf(host)])
         if host in self.libvirt:
             argv = self.libvirt[host].enter(argv)
         process = procs.Process(

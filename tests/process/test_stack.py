@@ -53,6 +53,11 @@ def test_computes_run_faultdriver_from_nova_conf(stack):
         assert process.alive()
         with open(stack.compute_conf(host)) as conf:
             assert 'compute_driver = faultdriver.FaultDriver' in conf.read()
+        # As a deployed compute: no database connection of its own (with
+        # [api_database] one, Nova's start races itself, findings F13).
+        with open(stack.compute_log(host)) as log:
+            assert 'configured for access to the API database' \
+                not in log.read()
         mode = stat.S_IMODE(os.stat(stack.control_socket(host)).st_mode)
         assert mode == 0o600
         status = control_client.Client(stack.control_socket(host)).status()

@@ -63,7 +63,7 @@ def test_compute_conf_of_a_libvirt_host(tmp_path):
     stack = types.SimpleNamespace(
         dir=str(tmp_path), libvirt={'dest': host},
         instances_path=str(tmp_path / 'instances'),
-        nova_conf=str(tmp_path / 'nova.conf'),
+        compute_common_conf=str(tmp_path / 'nova-cpu.conf'),
         compute_conf=lambda h: str(tmp_path / ('nova-compute-%s.conf' % h)))
     sections = config.compute(stack, 'dest', {'inner_driver': 'libvirt'})
     assert ('instances_path', stack.instances_path) in sections['DEFAULT']
@@ -72,6 +72,10 @@ def test_compute_conf_of_a_libvirt_host(tmp_path):
     assert libvirt['live_migration_inbound_addr'] == '127.0.9.3'
     helper = dict(sections['nova_sys_admin'])['helper_command']
     assert helper.split()[0].endswith('privsep-helper')
+    # The compute's own files, without database connections.
+    assert helper.split()[1:] == [
+        '--config-file', stack.compute_common_conf,
+        '--config-file', stack.compute_conf('dest')]
     assert ('inner_driver', 'libvirt') in sections['fault_injection']
 
 

@@ -52,3 +52,17 @@ def test_seed_topology_becomes_fake_numa_settings():
                       # fakelibvirt's memory, as on the embedded Nova
                       'memory_mb_per_cell': 16386},
         'compute': {'cpu_dedicated_set': '0-3'}}
+
+
+def test_computes_get_no_database_connection():
+    """As devstack's nova-cpu.conf: with [api_database] connection a
+    Nova 34 compute checks versions across cells from two threads at
+    start and can die (doc/findings.rst F13)."""
+    from faultdriver.process import config
+    common = {'DEFAULT': [('debug', True)],
+              'api_database': [('connection', 'mysql+pymysql://x/nova_api')],
+              'database': [('connection', 'mysql+pymysql://x/nova_cell1')],
+              'placement': [('auth_type', 'admin_token')]}
+    assert config.compute_common(common) == {
+        'DEFAULT': [('debug', True)],
+        'placement': [('auth_type', 'admin_token')]}
