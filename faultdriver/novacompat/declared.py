@@ -376,6 +376,16 @@ ASSUMPTIONS = [
       s.LogText('Destroying instance as it has been evacuated from'),
       'log expectations on an evacuated host', 'scenario',
       counted=('Destroying instance as it has been evacuated from',)),
+    A(MANAGER + '._is_instance_storage_shared',
+      s.LogText('Failed to check if instance shared'),
+      'log expectations on a storage check that could not reach the other '
+      'host (dest-crash-in-evacuation-libvirt)', 'scenario',
+      counted=('Failed to check if instance shared',)),
+    A('nova.virt.libvirt.driver.LibvirtDriver.delete_instance_files',
+      s.LogText('Deleting instance files'),
+      "log expectations on a guest's disks deleted "
+      '(dest-crash-in-evacuation-libvirt)', 'scenario',
+      counted=('Deleting instance files',)),
     A('nova.exception.CPUPinningInvalid', s.Exists(type),
       'log expectations on the pinning error in a periodic traceback',
       'scenario', counted=('CPUPinningInvalid',)),
