@@ -127,7 +127,9 @@ class Stack:
         return its path (None if none was written yet): a start that fails
         once in many runs (CI's libvirt stage has seen a compute exit)
         can be read after the run, not only the last lines the error
-        quotes."""
+        quotes.  A stack kept (``keep``) keeps them where they are."""
+        if self.keep:
+            return self.dir
         sources = [source for source in [self.logs] + [
             host.dir for host in self.libvirt.values()]
             if any(names for _root, _dirs, names in os.walk(source))]
