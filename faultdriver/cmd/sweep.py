@@ -70,6 +70,17 @@ class Sweep(command.Command):
                             'with FILE applied too (repeatable), and report '
                             'the findings the change removes and adds, and '
                             'the cases it breaks (regressions)')
+        parser.add_argument('--nova-tree', metavar='DIR', help='sweep the '
+                            'nova package of this Nova source tree (a clone '
+                            'of openstack/nova, a Gerrit change checked '
+                            'out) instead of the installed one (--nova-patch '
+                            'applies on top)')
+        parser.add_argument('--ab-nova-tree', metavar='DIR', help='A/B: '
+                            'sweep the installed Nova (or --nova-tree), then '
+                            'the same cases on the nova package of this '
+                            'source tree (with --nova-patch and '
+                            '--ab-nova-patch on top), and report as '
+                            '--ab-nova-patch does')
         parser.add_argument('--confirm', choices=tiers.with_processes(),
                             help='replay each finding on real processes '
                             '(fake_numa, or real libvirt) and mark it '
@@ -125,13 +136,18 @@ class Sweep(command.Command):
         # Applied by the same check the runs use (exit 2 naming the file
         # and the hunk that does not apply).
         novaundertest.prepare(parsed_args.nova_patch +
-                              parsed_args.ab_nova_patch)
+                              parsed_args.ab_nova_patch,
+                              parsed_args.ab_nova_tree or
+                              parsed_args.nova_tree)
+        if parsed_args.ab_nova_tree:
+            novaundertest.prepare(parsed_args.nova_patch,
+                                  parsed_args.nova_tree)
         from faultdriver.scenario import launch
         # Before the embedded cases: a --confirm tier is needed at the end.
         launch.refuse_missing(parsed_args.backend,
                               parsed_args.confirm or tiers.DEFAULT)
 
-        def one(patches, nova_patches, folder):
+        def one(patches, nova_patches, folder, nova_tree):
             return sweep.run(
                 parsed_args.workflow, actions=actions,
                 points=_split(parsed_args.points),
@@ -139,25 +155,31 @@ class Sweep(command.Command):
                 shard=shard, folder=folder,
                 mode=parsed_args.mode, backend=parsed_args.backend,
                 workers=parsed_args.workers, confirm=parsed_args.confirm,
-                nova_patches=nova_patches, depth=parsed_args.depth,
+                nova_patches=nova_patches, nova_tree=nova_tree,
+                depth=parsed_args.depth,
                 recovery_points=_split(parsed_args.recovery_points))
         results = parsed_args.results
-        if not parsed_args.ab and not parsed_args.ab_nova_patch:
-            doc = one(parsed_args.patches, parsed_args.nova_patch, results)
+        ab = parsed_args.ab or parsed_args.ab_nova_patch or \
+            parsed_args.ab_nova_tree
+        if not ab:
+            doc = one(parsed_args.patches, parsed_args.nova_patch, results,
+                      parsed_args.nova_tree)
         else:
             import os
             import tempfile
 
             from faultdriver.sweep import compare
             stock = one(parsed_args.patches, parsed_args.nova_patch,
-                        results and os.path.join(results, 'a'))
+                        results and os.path.join(results, 'a'),
+                        parsed_args.nova_tree)
             # The same cases with the fix: B sweeps A's trace.
             later = os.path.join(results, 'b') if results else \
                 tempfile.mkdtemp(prefix='faultdriver-sweep-')
             sweep.share_trace(stock['results'], later)
             fixed = one(parsed_args.patches + parsed_args.ab,
                         parsed_args.nova_patch + parsed_args.ab_nova_patch,
-                        later)
+                        later, parsed_args.ab_nova_tree or
+                        parsed_args.nova_tree)
             doc = {'a': stock, 'b': fixed, 'ab': sweep.recheck_regressions(
                 compare.compare(stock, fixed), stock, parsed_args.mode,
                 parsed_args.backend)}

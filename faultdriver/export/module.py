@@ -107,7 +107,7 @@ def _variant(scenario, variant):
                           'the scenario has %s'
                           % ', '.join(scenario.variants))
     data = scenario.variants[variant]
-    for key in ('patches', 'nova-patches'):
+    for key in ('patches', 'nova-patches', 'nova-tree'):
         if data.get(key):
             raise Unsupported('variant %s' % variant, '%s %s change the '
                               'Nova the test runs on; export the stock '

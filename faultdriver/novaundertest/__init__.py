@@ -128,10 +128,28 @@ def current():
     return data['record']
 
 
-def check_includes(record, patches):
+def variant_keys(patches=(), tree=None):
+    """The scenario variant keys (``nova-patches``, ``nova-tree``) that
+    name this Nova under test, with absolute paths: a sweep's case file is
+    its reproducer, wherever it is replayed from."""
+    keys = {}
+    if patches:
+        keys['nova-patches'] = [os.path.abspath(path) for path in patches]
+    if tree:
+        keys['nova-tree'] = os.path.abspath(tree)
+    return keys
+
+
+def check_includes(record, patches, tree=None):
     """FaultDriverError unless the Nova under test (``record``) has every
-    diff in ``patches`` (a scenario variant's ``nova-patches``): a runner
-    given a case of another Nova must say so, not run it on its own."""
+    diff in ``patches`` (a scenario variant's ``nova-patches``) and runs
+    on ``tree`` (its ``nova-tree``) if one is named: a runner given a case
+    of another Nova must say so, not run it on its own."""
+    if tree and (record.get('tree') or {}).get('path') != \
+            os.path.abspath(tree):
+        raise exception.FaultDriverError(
+            'the scenario asks for the Nova source tree %s, this process '
+            'runs %s' % (tree, describe(record)))
     have = {patch['sha256'] for patch in record.get('patches', ())}
     for path in patches:
         with open(path, 'rb') as stream:

@@ -72,6 +72,18 @@ def refuse_missing(*backends):
                 prereqs.refuse(name)
 
 
+def _tree(scenario, variant, given):
+    """The Nova source tree ``variant`` runs on: its own ``nova-tree``
+    or the one ``given`` to the run; two different ones are refused (a
+    run on one tree must never pass for a run on the other)."""
+    own = scenario.nova_tree(variant)
+    if own and given and os.path.abspath(given) != own:
+        raise exception.ScenarioError(
+            '--nova-tree %s: variant %s of %s names its own nova-tree %s'
+            % (given, variant, scenario.path, own))
+    return own or given
+
+
 def run(scenario, variants, mode, parallel=True, backend=tiers.DEFAULT,
         stream=None, nova_patches=(), nova_tree=None):
     """Reports by variant, in the order asked.  Progress (one line per
@@ -88,8 +100,8 @@ def run(scenario, variants, mode, parallel=True, backend=tiers.DEFAULT,
 
     ``nova_patches`` (diff files) and ``nova_tree`` (a Nova source tree)
     make the Nova under test of every variant, before each variant's own
-    ``nova-patches``; one that does not apply raises ScenarioError before
-    any variant starts.
+    ``nova-patches`` (a variant's own ``nova-tree`` is its tree); one that
+    does not apply raises ScenarioError before any variant starts.
 
     A tier that lacks a prerequisite on this machine is refused
     (MissingPrerequisite) before any variant starts.
@@ -111,7 +123,8 @@ def run(scenario, variants, mode, parallel=True, backend=tiers.DEFAULT,
     env = dict(os.environ, PYTHONWARNINGS='ignore',
                OS_NOVA_DISABLE_EVENTLET_PATCHING=worker.MODES[mode])
     novas = {variant: novaundertest.prepare(
-        list(nova_patches) + scenario.nova_patches(variant), nova_tree)
+        list(nova_patches) + scenario.nova_patches(variant),
+        _tree(scenario, variant, nova_tree))
         for variant in variants}
     stream = stream or sys.stderr
     stream.write('scenario %s: %s, %s mode, %s, %d steps each%s\n' % (

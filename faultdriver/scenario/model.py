@@ -132,6 +132,15 @@ class Scenario:
         return [os.path.join(folder, path) for path in
                 self.variants[variant].get('nova-patches', ())]
 
+    def nova_tree(self, variant):
+        """The variant's Nova source tree, as a path (a relative one is
+        relative to the scenario file), or None for the installed Nova."""
+        tree = self.variants[variant].get('nova-tree')
+        if not tree:
+            return None
+        return os.path.join(os.path.dirname(os.path.abspath(self.path)),
+                            tree)
+
     def expects_bug(self, variant):
         return self.variants[variant].get('expect', 'ok') == 'bug'
 

@@ -34,7 +34,8 @@ def main(argv, run_variant, backend):
         # Which Nova this process runs, checked before anything starts.
         nova = novaundertest.current()
         scenario = model.read(path)
-        novaundertest.check_includes(nova, scenario.nova_patches(variant))
+        novaundertest.check_includes(nova, scenario.nova_patches(variant),
+                                     scenario.nova_tree(variant))
         report = run_variant(path, variant, mode)
         report.unavailable = unavailable(scenario.patches(variant))
     except (exception.ScenarioError, exception.MissingPrerequisite) as exc:

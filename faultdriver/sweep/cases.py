@@ -144,12 +144,13 @@ TIMING_ONLY = ('periodic',)
 
 
 def case_scenario(workflow, case, backend=tiers.DEFAULT, patches=(),
-                  nova_patches=(), clean=None, trace_recovery=False):
+                  nova_changes=None, clean=None, trace_recovery=False):
     """The scenario data of one case: it replays the fault and checks
     the invariants after the workflow's ``recover``, on the Nova under
-    test (``nova_patches``, absolute paths: the case's file is its
-    reproducer, wherever it is replayed from).  ``clean``: how the moves
-    ended in the clean run (checked for timing-only actions).
+    test (``nova_changes``: its variant keys, as
+    :func:`faultdriver.novaundertest.variant_keys` gives them; the case's
+    file is its reproducer, wherever it is replayed from).  ``clean``: how
+    the moves ended in the clean run (checked for timing-only actions).
 
     A second fault's case (``case.first``) is its first case's scenario
     with the rule in ``recover``'s rules of its host.  With
@@ -158,7 +159,7 @@ def case_scenario(workflow, case, backend=tiers.DEFAULT, patches=(),
     trace a depth-2 sweep reads, :func:`needs_restart`)."""
     if case.first:
         data = case_scenario(workflow, case.first, backend, patches,
-                             nova_patches)
+                             nova_changes)
         _recover_rules(data, case.host).append(case.rule(backend))
         data['name'] = case.name('case')
         data['description'] = (
@@ -187,8 +188,7 @@ def case_scenario(workflow, case, backend=tiers.DEFAULT, patches=(),
     variant = {'description': 'the case as swept'}
     if patches:
         variant['patches'] = list(patches)
-    if nova_patches:
-        variant['nova-patches'] = list(nova_patches)
+    variant.update(nova_changes or {})
     data['variants'] = {'case': variant}
     data['expectations'] = [dict(i) for i in INVARIANTS]
     if clean is not None and case.action in TIMING_ONLY:

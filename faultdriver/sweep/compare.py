@@ -51,10 +51,13 @@ def compare(stock, fixed):
 
 def changes(stock, fixed):
     """What B adds to A, in words: tracker fixes by name, Nova changes by
-    file name."""
+    file name, a Nova source tree by its path."""
     def nova(doc):
-        return ['%s (Nova)' % patch['file'] for patch in
-                (doc.get('nova') or {}).get('patches', ())]
+        record = doc.get('nova') or {}
+        tree = ['Nova tree %s' % record['tree']['path']] \
+            if record.get('tree') else []
+        return tree + ['%s (Nova)' % patch['file'] for patch in
+                       record.get('patches', ())]
     before = set(stock['patches']) | set(nova(stock))
     return [name for name in fixed['patches'] + nova(fixed)
             if name not in before]

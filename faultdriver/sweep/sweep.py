@@ -59,11 +59,12 @@ def _known(option, given, choices, what):
 def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
         hosts=None, patches=(), shard=(1, 1), folder=None, mode='threading',
         backend='embedded', workers=2, progress=None, confirm=None,
-        nova_patches=(), depth=1, recovery_points=None):
+        nova_patches=(), depth=1, recovery_points=None, nova_tree=None):
     """Run the sweep; returns ``{'workflow', 'trace', 'cases',
     'findings', ...}``.  ``points``/``hosts`` narrow the traced steps (a
     reduced sweep), ``shard`` = (K, N) runs every N-th case from the K-th.
-    ``nova_patches``: diff files, the Nova under test of every case.
+    ``nova_patches`` (diff files) on ``nova_tree`` (a Nova source tree;
+    default the installed Nova): the Nova under test of every case.
     ``depth`` 2: then a second fault in the recovery of each first fault
     that needs one (:mod:`faultdriver.sweep.recovery`), its points
     narrowed to ``recovery_points`` if given.
@@ -74,8 +75,8 @@ def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
             depth, ', '.join(map(str, DEPTHS))))
     workflow = check_arguments(workflow_name, points, hosts, patches,
                                recovery_points)
-    nova_patches = [os.path.abspath(path) for path in nova_patches]
-    nova = novaundertest.prepare(nova_patches)
+    nova_changes = novaundertest.variant_keys(nova_patches, nova_tree)
+    nova = novaundertest.prepare(nova_patches, nova_tree)
     folder = folder or tempfile.mkdtemp(prefix='faultdriver-sweep-')
     os.makedirs(folder, exist_ok=True)
     this = identity.of(workflow, actions, points, hosts, patches, backend,
@@ -91,7 +92,7 @@ def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
     pruning = None
     try:
         steps = traced_steps(workflow, folder, mode, backend, pool,
-                             1 if points else workers, nova_patches)
+                             1 if points else workers, nova_changes)
         chosen = _chosen_cases(workflow, steps, actions, points, hosts,
                                shard, backend, progress)
 
@@ -99,7 +100,7 @@ def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
 
         def scenario_of(case):
             return cases_module.case_scenario(
-                workflow, case, backend, patches, nova_patches, clean,
+                workflow, case, backend, patches, nova_changes, clean,
                 trace_recovery=depth == 2)
 
         results = execute.run_cases(chosen, scenario_of, folder, mode,
@@ -206,7 +207,7 @@ def clean_outcome(folder):
 
 
 def traced_steps(workflow, folder, mode, backend, pool=None, warm=1,
-                 nova_patches=()):
+                 nova_changes=None):
     """The workflow's steps from a clean, traced run (kept in the
     results directory as ``trace/steps.json``: a resumed sweep does not
     trace again, and an interrupted one tells how many cases it has).
@@ -221,7 +222,7 @@ def traced_steps(workflow, folder, mode, backend, pool=None, warm=1,
                     for step in json.load(stream)]
     path = execute.write_scenario(os.path.join(folder, 'trace'),
                                   trace.trace_scenario(workflow,
-                                                       nova_patches))
+                                                       nova_changes))
     log = os.path.join(folder, 'trace', 'run.log')
     if pool:
         pool.warm(warm)

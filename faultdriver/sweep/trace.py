@@ -32,18 +32,19 @@ def phases(point):
     return ('before', 'after')
 
 
-def trace_scenario(workflow, nova_patches=()):
+def trace_scenario(workflow, nova_changes=None):
     """The workflow's data with the trace rules and no expectations of
     its own but the invariants (the clean run must keep them), run on
-    the Nova under test (``nova_patches``: its steps may differ)."""
+    the Nova under test (``nova_changes``, the variant keys
+    :func:`faultdriver.novaundertest.variant_keys` gives: its steps may
+    differ)."""
     data = copy.deepcopy(workflow.data)
     rules = dict(data.get('rules', {}))
     rules['*'] = list(rules.get('*', ())) + trace_rules()
     data['rules'] = rules
     data['name'] = 'trace-' + workflow.name
     data['variants'] = {'trace': {'description': 'clean run, traced'}}
-    if nova_patches:
-        data['variants']['trace']['nova-patches'] = list(nova_patches)
+    data['variants']['trace'].update(nova_changes or {})
     return data
 
 

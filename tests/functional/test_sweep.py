@@ -16,6 +16,8 @@ import sys
 
 import yaml
 
+from tests import novatree
+
 
 def faultdriver(*args, timeout=900):
     return subprocess.run(
@@ -112,16 +114,21 @@ DIFF = os.path.join(os.path.dirname(__file__), 'data',
                     'revert-stale-error-context.diff')
 
 
-def test_ab_nova_patch_sweep_removes_the_seed_finding(tmp_path):
+def test_ab_nova_tree_sweep_removes_the_seed_finding(tmp_path):
+    """A/B against a Nova source tree (a Gerrit change checked out): the
+    test's change, made in a copy of Nova laid out as a clone, removes
+    F1's finding; every record and reproducer names the tree.  (A/B with
+    a diff file: tests/functional/test_sweep_recall.py.)"""
+    source = novatree.make(str(tmp_path / 'nova-src'), DIFF)
+    results = tmp_path / 'results'
     done = faultdriver('sweep', 'live-migration', '--points',
                        'pre_live_migration', '--hosts', 'dest', '--actions',
-                       'crash', '--ab-nova-patch', DIFF,
-                       '--results', str(tmp_path), '-f', 'json')
+                       'crash', '--ab-nova-tree', source,
+                       '--results', str(results), '-f', 'json')
     assert done.returncode == 0, done.stderr[-3000:]
     doc = json.loads(done.stdout)
-    assert doc['a']['nova']['patches'] == []
-    assert [p['file'] for p in doc['b']['nova']['patches']] == [
-        'revert-stale-error-context.diff']
+    assert doc['a']['nova']['tree'] is None
+    assert doc['b']['nova']['tree']['path'] == source
     assert [c['id'] for c in doc['b']['cases']] == \
         [c['id'] for c in doc['a']['cases']]
     removed = {(f['invariant'], f['phase'], f['known'])
@@ -129,16 +136,16 @@ def test_ab_nova_patch_sweep_removes_the_seed_finding(tmp_path):
     assert ('periodics-clean', 'before',
             'stale-error-migration-context') in removed
     assert doc['ab']['added'] == [] and doc['ab']['regressions'] == []
-    assert doc['ab']['patches'] == ['revert-stale-error-context.diff (Nova)']
-    # Each case's reproducer names the change: it replays on that Nova.
+    assert doc['ab']['patches'] == ['Nova tree %s' % source]
+    # Each case's reproducer names the tree: it replays on that Nova.
     [case] = [c for c in doc['b']['cases'] if c['phase'] == 'before']
     variant = yaml.safe_load(open(case['scenario']))['variants']['case']
-    assert variant['nova-patches'] == [os.path.abspath(DIFF)]
+    assert variant['nova-tree'] == source
     # The record says which Nova: a resume of B with stock is refused.
     again = faultdriver('sweep', 'live-migration', '--points',
                         'pre_live_migration', '--hosts', 'dest',
                         '--actions', 'crash',
-                        '--results', str(tmp_path / 'b'))
+                        '--results', str(results / 'b'))
     assert again.returncode == 2, again.stderr[-3000:]
     assert 'the results of another sweep (nova:' in again.stderr
 

@@ -15,6 +15,7 @@ from faultdriver import exception
 from faultdriver import novaundertest
 from faultdriver.novaundertest import diffs
 from faultdriver.novaundertest import tree
+from tests import novatree
 
 DIFF = os.path.join(os.path.dirname(__file__), os.pardir, 'functional',
                     'data', 'revert-stale-error-context.diff')
@@ -155,3 +156,54 @@ def test_a_diff_that_does_not_apply_is_exit_2_before_anything_runs(
         capture_output=True, text=True, timeout=300)
     assert sweep.returncode == 2, sweep.stderr
     assert 'does not apply' in sweep.stderr
+
+
+def test_a_nova_source_tree_is_the_nova_under_test(tmp_path):
+    """A source tree (a Gerrit change checked out) runs as the diff does:
+    its own files, faultdriver's driver module added, the installed Nova
+    untouched; the record names the tree and its content's digest."""
+    before = _digest(_installed(TRACKER))
+    source = novatree.make(str(tmp_path / 'nova-src'), DIFF)
+    nova = novaundertest.prepare([], source)
+    assert _digest(_installed(TRACKER)) == before
+    with open(os.path.join(nova.root, TRACKER)) as stream:
+        assert "instance.revert_migration_context()" in stream.read()
+    assert os.path.isfile(os.path.join(
+        nova.root, 'nova', 'virt', 'faultdriver', '__init__.py'))
+    assert nova.record['tree']['path'] == source
+    assert novaundertest.describe(nova.record) == \
+        'Nova source tree at %s' % source
+    # A change to the tree is another Nova.
+    with open(os.path.join(source, TRACKER), 'a') as stream:
+        stream.write('# changed\n')
+    assert novaundertest.prepare([], source).record != nova.record
+
+
+def test_a_case_names_the_tree_and_a_runner_on_another_nova_refuses(
+        tmp_path):
+    keys = novaundertest.variant_keys(['x.diff'], 'src')
+    assert keys == {'nova-patches': [os.path.abspath('x.diff')],
+                    'nova-tree': os.path.abspath('src')}
+    assert novaundertest.variant_keys() == {}
+    source = novatree.make(str(tmp_path / 'nova-src'))
+    on_tree = novaundertest.prepare([], source).record
+    novaundertest.check_includes(on_tree, [], source)
+    with pytest.raises(exception.FaultDriverError,
+                       match='asks for the Nova source tree %s, this '
+                             'process runs nova 34' % (tmp_path / 'other')):
+        novaundertest.check_includes(novaundertest.prepare().record, [],
+                                     str(tmp_path / 'other'))
+
+
+def test_a_folder_that_is_not_a_nova_tree_is_exit_2(tmp_path):
+    for args in (['scenario', 'run', 'stale-error-migration-context',
+                  '--nova-tree', str(tmp_path)],
+                 ['sweep', 'live-migration', '--nova-tree', str(tmp_path)],
+                 ['sweep', 'live-migration', '--ab-nova-tree',
+                  str(tmp_path)]):
+        done = subprocess.run(
+            [sys.executable, '-m', 'faultdriver.cmd.main'] + args,
+            capture_output=True, text=True, timeout=300)
+        assert done.returncode == 2, (args, done.stderr)
+        assert ('--nova-tree %s: not a Nova source tree (no '
+                'nova/__init__.py' % tmp_path) in done.stderr, done.stderr
