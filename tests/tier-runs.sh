@@ -46,7 +46,9 @@ libvirt)
     # only its own stack's QEMU processes).
     tests=("python -m pytest -q -p no:cacheprovider --durations=5 tests/libvirt"
            # The seed, stock vs fix, a real crash.
-           "faultdriver scenario run stale-error-migration-context --backend libvirt")
+           "faultdriver scenario run stale-error-migration-context --backend libvirt"
+           # F14: a graceful stop (SIGTERM) of a libvirt compute mid-move.
+           "faultdriver scenario run graceful-stop-libvirt --backend libvirt")
     # The scenarios only a real hypervisor can show.
     scenarios=(
         "faultdriver scenario run source-crash-after-live-migration --backend libvirt"

@@ -17,6 +17,10 @@ def injected_class(name):
                  '__qualname__': real.__qualname__})
 
 
+#: How an injected exception's message starts (in its traceback too).
+INJECTED_PREFIX = '[faultdriver] injected at'
+
+
 class Raise(base.Action):
     """raise(ExceptionName, message=<generated>): raise a Nova exception.
 
@@ -43,8 +47,9 @@ class Raise(base.Action):
                              % (name, point.name, ', '.join(point.raises)))
 
     def __call__(self, hit):
-        message = '[faultdriver] injected at %s on %s (rule %d, hit %d)' % (
-            hit.describe(), hit.host, hit.rule_index, hit.hit)
+        message = '%s %s on %s (rule %d, hit %d)' % (
+            INJECTED_PREFIX, hit.describe(), hit.host, hit.rule_index,
+            hit.hit)
         if 'message' in self.args:
             message += ': ' + self.args['message']
         cls = injected_class(self.args['exception'])

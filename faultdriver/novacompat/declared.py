@@ -386,6 +386,11 @@ ASSUMPTIONS = [
       "log expectations on a guest's disks deleted "
       '(dest-crash-in-evacuation-libvirt)', 'scenario',
       counted=('Deleting instance files',)),
+    A('nova.service.Service._run_manager_graceful_shutdown',
+      s.LogText('manager graceful shutdown did not complete within'),
+      "log expectations on a graceful stop whose manager part timed out "
+      '(graceful-stop-libvirt)', 'scenario',
+      counted=('manager graceful shutdown did not complete within',)),
     A('nova.exception.CPUPinningInvalid', s.Exists(type),
       'log expectations on the pinning error in a periodic traceback',
       'scenario', counted=('CPUPinningInvalid',)),

@@ -4,6 +4,7 @@ what it found, met or not (see schema.yaml for the kinds)."""
 import re
 import time
 
+from faultdriver.actions import error as error_action
 from faultdriver.novacompat import texts
 
 PERIODIC_ERROR = texts.PERIODIC_ERROR
@@ -202,10 +203,19 @@ def _periodics_clean(steps, state):
     actual = []
     for host in steps.scenario.hosts:
         new = now[('error', host)] - marks.get(('error', host), 0)
-        if new:
-            names = _exceptions_after(text, PERIODIC_ERROR % host, new)
+        if not new:
+            continue
+        # A periodic that failed with the injected exception is the fault
+        # itself (a raise at a periodic's step that fired after recover
+        # began, as when a change reorders the calls), not a consequence.
+        caused = [name for name, injected in _logged_periodic_errors(
+            text, PERIODIC_ERROR % host, new) if not injected]
+        if caused:
+            names = [n for i, n in enumerate(caused)
+                     if n and n not in caused[:i]]
             actual.append('%s: %d periodic error(s) (%s)' % (
-                host, new, ', '.join(names) or 'exception not logged'))
+                host, len(caused), ', '.join(names) or
+                'exception not logged'))
     if actual:
         actual += ["the tracker applied the migration context of a "
                    "migration in status '%s'" % status
@@ -216,16 +226,22 @@ def _periodics_clean(steps, state):
         actual or 'none failed'
 
 
-def _exceptions_after(text, marker, last):
-    """The exception class names in the tracebacks that follow the
-    ``last`` occurrences of ``marker``."""
+def _logged_periodic_errors(text, marker, last):
+    """``(exception class name or None, injected)`` for each of the
+    ``last`` occurrences of ``marker`` (a periodic's error line): the
+    exception its traceback ends in, and whether that is faultdriver's
+    injected one (its message starts with the raise action's prefix)."""
     starts = [m.start() for m in re.finditer(re.escape(marker), text)]
-    names = []
+    errors = []
     for start in starts[-last:]:
         found = EXCEPTION_LINE.search(text, start, start + 20000)
-        if found and found.group(1) not in names:
-            names.append(found.group(1))
-    return names
+        if not found:
+            errors.append((None, False))
+            continue
+        line = text[found.end():text.find('\n', found.end())]
+        errors.append((found.group(1),
+                       line.startswith(error_action.INJECTED_PREFIX)))
+    return errors
 
 
 def _accounting(steps, state, hosts=None):

@@ -124,7 +124,8 @@ def test_bundled_libvirt_scenarios_say_so():
     assert only == {'source-crash-after-live-migration',
                     'dest-crash-after-pre-live-migration',
                     'compute-crash-running-guest',
-                    'dest-crash-in-evacuation-libvirt'}
+                    'dest-crash-in-evacuation-libvirt',
+                    'graceful-stop-libvirt'}
     assert 'libvirt' in model.load(
         'stale-error-migration-context').backends
 
