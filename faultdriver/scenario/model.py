@@ -138,8 +138,8 @@ class Scenario:
         tree = self.variants[variant].get('nova-tree')
         if not tree:
             return None
-        return os.path.join(os.path.dirname(os.path.abspath(self.path)),
-                            tree)
+        return os.path.abspath(os.path.join(
+            os.path.dirname(os.path.abspath(self.path)), tree))
 
     def expects_bug(self, variant):
         return self.variants[variant].get('expect', 'ok') == 'bug'

@@ -195,3 +195,24 @@ def test_docs_example_is_valid():
         '\n'.join(block))), 'doc/source/scenarios.rst')
     assert scenario.host_shapes()['dest'].cpu_nodes == 2
     assert scenario.patches('fix') == ['stale_migration_context']
+
+
+def test_a_variant_names_its_nova_tree_relative_to_the_file(tmp_path):
+    """``nova-tree`` is resolved against the scenario file and normalised,
+    so a run given the same tree by another spelling is not refused, and
+    one given another tree is (launch._tree)."""
+    from faultdriver.scenario import launch
+    data = yaml.safe_load(open(model.load('live-migration').path))
+    data['variants'] = {'mine': {'description': 'my branch',
+                                 'nova-tree': '../src/nova'}}
+    (tmp_path / 'scenarios').mkdir()
+    path = tmp_path / 'scenarios' / 'mine.yaml'
+    path.write_text(yaml.safe_dump(data))
+    scenario = model.load(str(path))
+    tree = str(tmp_path / 'src' / 'nova')
+    assert scenario.nova_tree('mine') == tree
+    assert launch._tree(scenario, 'mine', None) == tree
+    assert launch._tree(scenario, 'mine', tree + '/.') == tree
+    with pytest.raises(exception.ScenarioError,
+                       match='variant mine of .* names its own nova-tree'):
+        launch._tree(scenario, 'mine', str(tmp_path / 'other'))
