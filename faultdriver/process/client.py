@@ -5,6 +5,7 @@ There is no keystone: the compute API takes the identity from headers
 ``noauth2``.
 """
 
+import os
 
 import requests
 
@@ -25,10 +26,39 @@ class APIError(Exception):
     pass
 
 
+#: The service log that says why an API answered 5xx.
+SERVICE_LOGS = {False: 'nova-api.log', True: 'placement.out'}
+
+
+def last_error(path, lines=40):
+    """The last ERROR record of a service log with its traceback (at most
+    ``lines`` lines), or '' when there is none: an API's 500 says only
+    "Unexpected API Error", its log says what happened."""
+    try:
+        with open(path, 'rb') as stream:
+            stream.seek(0, os.SEEK_END)
+            stream.seek(max(0, stream.tell() - 262144))
+            text = stream.read().decode('utf-8', 'replace')
+    except OSError:
+        return ''
+    records = text.splitlines()
+    errors = [i for i, line in enumerate(records) if ' ERROR ' in line]
+    if not errors:
+        return ''
+    # oslo.log writes a traceback as ERROR lines with the record's time
+    # and pid: back to the first of them.
+    start = errors[-1]
+    stamp = records[start].split(' ERROR ')[0]
+    while start and records[start - 1].startswith(stamp + ' ERROR '):
+        start -= 1
+    return '\n'.join(records[start:start + lines])
+
+
 class Client:
     def __init__(self, stack, timeout=60):
         self.url = stack.api_url
         self.placement_url = stack.placement_url
+        self.logs = getattr(stack, 'logs', None)
         self.timeout = timeout
         self.session = requests.Session()
 
@@ -40,9 +70,14 @@ class Client:
         response = self.session.request(method, base + path, json=body,
                                         headers=headers, timeout=self.timeout)
         if response.status_code not in ok:
-            raise APIError('%s %s -> %s: %s' % (method, path,
-                                                response.status_code,
-                                                response.text[:500]))
+            message = '%s %s -> %s: %s' % (method, path,
+                                           response.status_code,
+                                           response.text[:500])
+            if response.status_code >= 500 and self.logs:
+                log = os.path.join(self.logs, SERVICE_LOGS[placement])
+                message += '\n%s says:\n%s' % (
+                    log, last_error(log) or '(no ERROR record)')
+            raise APIError(message)
         return response.json() if response.content else None
 
     def get(self, path, **kw):
