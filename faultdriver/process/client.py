@@ -42,14 +42,15 @@ def last_error(path, lines=40):
     except OSError:
         return ''
     records = text.splitlines()
-    errors = [i for i, line in enumerate(records) if ' ERROR ' in line]
+    # oslo.log: "DATE TIME PID LEVEL logger ..."; a traceback is written
+    # as ERROR lines with the record's time and pid.
+    errors = [i for i, line in enumerate(records)
+              if line.split(' ', 4)[3:4] == ['ERROR']]
     if not errors:
         return ''
-    # oslo.log writes a traceback as ERROR lines with the record's time
-    # and pid: back to the first of them.
     start = errors[-1]
-    stamp = records[start].split(' ERROR ')[0]
-    while start and records[start - 1].startswith(stamp + ' ERROR '):
+    stamp = ' '.join(records[start].split(' ', 4)[:4])
+    while start and records[start - 1].startswith(stamp + ' '):
         start -= 1
     return '\n'.join(records[start:start + lines])
 

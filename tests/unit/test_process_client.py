@@ -67,7 +67,10 @@ def test_a_500_quotes_the_api_log_traceback(api, tmp_path):
 
 
 def test_a_500_without_an_error_record_says_so(api, tmp_path):
-    (tmp_path / 'placement.out').write_text('INFO all fine\n')
+    # A DEBUG line that mentions ERROR (oslo.log's option dump) is not one.
+    (tmp_path / 'placement.out').write_text(
+        '2026-12-04 14:45:08.497 16997 DEBUG nova.api.openstack.wsgi_app '
+        '[-] logging_exception_prefix = %(asctime)s %(process)d ERROR\n')
     with pytest.raises(client.APIError, match=r'placement.out says:\n'
                                               r'\(no ERROR record\)'):
         _client(api, tmp_path).get('/resource_providers', placement=True)
