@@ -135,10 +135,10 @@ class Sweep(command.Command):
                               _split(parsed_args.recovery_points))
         # Applied by the same check the runs use (exit 2 naming the file
         # and the hunk that does not apply).
+        # B's tree: --ab-nova-tree, else A's.
+        tree_b = parsed_args.ab_nova_tree or parsed_args.nova_tree
         novaundertest.prepare(parsed_args.nova_patch +
-                              parsed_args.ab_nova_patch,
-                              parsed_args.ab_nova_tree or
-                              parsed_args.nova_tree)
+                              parsed_args.ab_nova_patch, tree_b)
         if parsed_args.ab_nova_tree:
             novaundertest.prepare(parsed_args.nova_patch,
                                   parsed_args.nova_tree)
@@ -178,8 +178,7 @@ class Sweep(command.Command):
             sweep.share_trace(stock['results'], later)
             fixed = one(parsed_args.patches + parsed_args.ab,
                         parsed_args.nova_patch + parsed_args.ab_nova_patch,
-                        later, parsed_args.ab_nova_tree or
-                        parsed_args.nova_tree)
+                        later, tree_b)
             doc = {'a': stock, 'b': fixed, 'ab': sweep.recheck_regressions(
                 compare.compare(stock, fixed), stock, parsed_args.mode,
                 parsed_args.backend)}

@@ -34,14 +34,7 @@ def last_error(path, lines=40):
     """The last ERROR record of a service log with its traceback (at most
     ``lines`` lines), or '' when there is none: an API's 500 says only
     "Unexpected API Error", its log says what happened."""
-    try:
-        with open(path, 'rb') as stream:
-            stream.seek(0, os.SEEK_END)
-            stream.seek(max(0, stream.tell() - 262144))
-            text = stream.read().decode('utf-8', 'replace')
-    except OSError:
-        return ''
-    records = text.splitlines()
+    records = procs.read_end(path, 262144).splitlines()
     # oslo.log: "DATE TIME PID LEVEL logger ..."; a traceback is written
     # as ERROR lines with the record's time and pid.
     errors = [i for i, line in enumerate(records)
@@ -59,7 +52,7 @@ class Client:
     def __init__(self, stack, timeout=60):
         self.url = stack.api_url
         self.placement_url = stack.placement_url
-        self.logs = getattr(stack, 'logs', None)
+        self.logs = stack.logs
         self.timeout = timeout
         self.session = requests.Session()
 
@@ -74,7 +67,7 @@ class Client:
             message = '%s %s -> %s: %s' % (method, path,
                                            response.status_code,
                                            response.text[:500])
-            if response.status_code >= 500 and self.logs:
+            if response.status_code >= 500:
                 log = os.path.join(self.logs, SERVICE_LOGS[placement])
                 message += '\n%s says:\n%s' % (
                     log, last_error(log) or '(no ERROR record)')

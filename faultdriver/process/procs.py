@@ -53,15 +53,21 @@ def check_alive(processes, what):
                                    if service_log != process.log else ''))
 
 
-def tail(path, lines=5, limit=1000):
-    """``path``'s last ``lines`` (at most ``limit`` characters), after
-    ' ending: ', or '' if there are none."""
+def read_end(path, limit):
+    """The last ``limit`` bytes of ``path`` as text, or '' if it cannot
+    be read (a log a service never wrote)."""
     try:
         with open(path, 'rb') as stream:
             stream.seek(max(0, os.fstat(stream.fileno()).st_size - limit))
-            text = stream.read().decode('utf-8', 'replace')
+            return stream.read().decode('utf-8', 'replace')
     except OSError:
         return ''
+
+
+def tail(path, lines=5, limit=1000):
+    """``path``'s last ``lines`` (at most ``limit`` characters), after
+    ' ending: ', or '' if there are none."""
+    text = read_end(path, limit)
     last = ' | '.join(line.strip() for line in text.splitlines()[-lines:]
                       if line.strip())
     return ' ending: %s' % last[-limit:] if last else ''

@@ -211,8 +211,7 @@ def _periodics_clean(steps, state):
         caused = [name for name, injected in _logged_periodic_errors(
             text, PERIODIC_ERROR % host, new) if not injected]
         if caused:
-            names = [n for i, n in enumerate(caused)
-                     if n and n not in caused[:i]]
+            names = list(dict.fromkeys(filter(None, caused)))
             actual.append('%s: %d periodic error(s) (%s)' % (
                 host, len(caused), ', '.join(names) or
                 'exception not logged'))
