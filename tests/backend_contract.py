@@ -68,6 +68,27 @@ def check(nova, src, dest):
     assert faults.rpc_timeout > 0
     assert isinstance(nova.log_text(), str)
 
+    # volumes and ports: the seed's server (from a volume, on the
+    # network) has one attachment, connected on its host and named by its
+    # block device mapping, and one port bound there, active; a data
+    # volume comes and goes; deleting the server leaves neither behind
+    # (an empty answer would hold every volume and port invariant: these
+    # are what make those invariants mean something on a tier)
+    seeded = nova.boot(src, volume=True, port=True)
+    [(root, info)] = nova.server_volumes(seeded).items()
+    assert [a['host'] for a in info['attachments']] == [src]
+    assert info['bdm'] == info['attachments'][0]['id']
+    assert list(nova.server_ports(seeded).values()) == [{src: 'ACTIVE'}]
+    data = nova.attach_volume(seeded)
+    volumes = nova.server_volumes(seeded)
+    assert sorted(volumes) == sorted([root, data])
+    assert [a['host'] for a in volumes[data]['attachments']] == [src]
+    nova.detach_volume(seeded, data)
+    assert sorted(nova.server_volumes(seeded)) == [root]
+    nova.delete_server(seeded)
+    assert nova.server_volumes(seeded) == {}
+    assert nova.server_ports(seeded) == {}
+
     nova.delete_server(server)
     assert not nova.server_exists(server)
     assert nova.placement_pcpus(src) == len(nova.pinned_cpus(src)) == 0

@@ -134,12 +134,33 @@ class Client:
                       {'extra_specs': extra_specs})
         return flavor['id']
 
-    def boot(self, name, flavor, image, host=None):
+    def boot(self, name, flavor, image, host=None, networks='none',
+             volume=None):
+        """A server from ``image``, or from ``volume`` (its root disk);
+        ``networks``: 'none' or a list of ``{'uuid': network}``."""
         body = {'server': {'name': name, 'flavorRef': flavor,
-                           'imageRef': image, 'networks': 'none'}}
+                           'imageRef': image, 'networks': networks}}
+        if volume:
+            body['server'].update(imageRef='', block_device_mapping_v2=[{
+                'boot_index': 0, 'uuid': volume, 'source_type': 'volume',
+                'destination_type': 'volume'}])
         if host:
             body['server']['host'] = host
         return self.post('/servers', body)['server']['id']
+
+    def volume_attachments(self, server_id):
+        """The server's block device mappings of volumes (with the
+        attachment id each names: microversion 2.89)."""
+        return self.get('/servers/%s/os-volume_attachments'
+                        % server_id)['volumeAttachments']
+
+    def attach_volume(self, server_id, volume_id):
+        self.post('/servers/%s/os-volume_attachments' % server_id,
+                  {'volumeAttachment': {'volumeId': volume_id}})
+
+    def detach_volume(self, server_id, volume_id):
+        self.request('DELETE', '/servers/%s/os-volume_attachments/%s' % (
+            server_id, volume_id), ok=(202,))
 
     def server(self, server_id):
         return self.get('/servers/%s' % server_id)['server']

@@ -116,7 +116,13 @@ def nova_common(stack):
         'filter_scheduler': [('enabled_filters', ','.join(FILTERS))],
         'conductor': [('workers', 1)],
         'vnc': [('enabled', False)],
-        'cinder': [('catalog_info', 'volumev3::publicURL')],
+        # The block-storage stand-in (the project's id in the path, as
+        # Cinder's endpoints have it); calls made without a user's token
+        # (a periodic's admin context) use the admin token.
+        'cinder': [('catalog_info', 'volumev3::publicURL'),
+                   ('endpoint_template',
+                    stack.cinder.url + '/v3/%(project_id)s'),
+                   ('auth_type', 'admin_token'), ('token', 'admin')],
     }
 
 
@@ -164,6 +170,9 @@ def compute(stack, host, faults):
     if host in stack.libvirt:
         for name, items in libvirt(stack, host).items():
             sections.setdefault(name, []).extend(items)
+    else:
+        sections['fake_numa'] = [('network_agent_url',
+                                  stack.neutron.url + '/faultdriver/plugged')]
     for name, items in faults.get('extra', {}).items():
         sections.setdefault(name, []).extend(items.items())
     return sections

@@ -19,6 +19,7 @@ from faultdriver import exception
 from faultdriver import journal as journal_module
 from faultdriver.process import client as client_module
 from faultdriver.process import config
+from faultdriver.process import network_standin
 from faultdriver.process import prereqs
 from faultdriver.process import procs
 from faultdriver.process import standins
@@ -325,37 +326,65 @@ class ProcessNova(backend_base.BackendBase):
     def create_server(self, host, flavor_id=None,
                       timeout=backend.SERVER_TIMEOUT, status='ACTIVE',
                       volume=False, port=False):
-        if volume or port:
-            # The scenario model refuses such a scenario on this tier
-            # before it starts; a direct call gets the same answer.
-            raise exception.ScenarioError(
-                'a server with a %s needs the embedded Nova: the process '
-                'tiers have no %s stand-in yet' % (
-                    ('volume', 'block-storage') if volume
-                    else ('port', 'port-binding')))
+        """``volume``: from a new volume of the block-storage stand-in;
+        ``port``: on the network stand-in's network (Nova creates the
+        port); neither: no network, the image."""
         server_id = self.client.boot(
             'server-%d' % time.monotonic_ns(), flavor_id or
-            self.create_flavor(), standins.IMAGE_ID, host=host)
+            self.create_flavor(), standins.IMAGE_ID, host=host,
+            networks=([{'uuid': network_standin.NETWORK_ID}] if port
+                      else 'none'),
+            volume=self.stack.block_storage.create_volume() if volume
+            else None)
         return self.wait_for_server({'id': server_id}, timeout,
                                     status=status)
 
     def server_volumes(self, server):
-        """Empty here: no block-storage stand-in, so no server has one."""
-        return {}
+        """From the block-storage stand-in (the server's attachments, each
+        with its connector's host) and the API's block device mappings
+        (the attachment id each names)."""
+        found = {volume_id: {'attachments': [
+            {'id': a['id'], 'host': a['host']} for a in attachments],
+            'bdm': None} for volume_id, attachments in
+            self.stack.block_storage.attachments(server['id']).items()}
+        for bdm in self._volume_attachments(server):
+            found.setdefault(bdm['volumeId'], {'attachments': []})[
+                'bdm'] = bdm['attachment_id']
+        return found
+
+    def _volume_attachments(self, server):
+        try:
+            return self.client.volume_attachments(server['id'])
+        except client_module.APIError as exc:
+            if '404' in str(exc):       # the server is gone
+                return []
+            raise
 
     def server_ports(self, server):
-        """Empty here: servers boot without a network."""
-        return {}
+        """From the network stand-in: the server's ports and the bindings
+        it holds for each, per host."""
+        return self.stack.network.bindings(server['id'])
 
     def attach_volume(self, server, timeout=backend.WAIT_TIMEOUT):
-        raise exception.ScenarioError(
-            'attach-volume needs the embedded Nova: the process tiers have '
-            'no block-storage stand-in yet')
+        """A new volume of the block-storage stand-in, attached through
+        the API."""
+        volume_id = self.stack.block_storage.create_volume()
+        self.client.attach_volume(server['id'], volume_id)
+        self.wait(lambda: volume_id in self._attached_ids(server),
+                  'volume %s attached to server %s' % (volume_id,
+                                                       server['id']),
+                  timeout)
+        return volume_id
 
     def detach_volume(self, server, volume_id, timeout=backend.WAIT_TIMEOUT):
-        raise exception.ScenarioError(
-            'detach-volume needs the embedded Nova: the process tiers have '
-            'no block-storage stand-in yet')
+        self.client.detach_volume(server['id'], volume_id)
+        self.wait(lambda: volume_id not in self._attached_ids(server),
+                  'volume %s detached from server %s' % (volume_id,
+                                                         server['id']),
+                  timeout)
+
+    def _attached_ids(self, server):
+        return {bdm['volumeId'] for bdm in self._volume_attachments(server)}
 
     # -- primitive reads (the API's, as an operator's) ----------------------
 

@@ -24,10 +24,12 @@ from faultdriver.process import client
 from faultdriver.process import config
 from faultdriver.process import guardian
 from faultdriver.process import libvirt_host
+from faultdriver.process import network_standin
 from faultdriver.process import prereqs
 from faultdriver.process import procs
 from faultdriver.process import schema
 from faultdriver.process import standins
+from faultdriver.process import volume_standin
 from faultdriver.scenario import tiers
 
 LOG = logging.getLogger(__name__)
@@ -83,12 +85,21 @@ class Stack:
         self.rabbit = backing.RabbitMQ(self.dir, env=self.env)
         self.glance = standins.StandIn('glance', standins.glance,
                                        procs.free_port())
-        self.neutron = standins.StandIn('neutron', standins.neutron,
+        #: The network's and the block storage's state (what the
+        #: port and volume invariants read).
+        self.network = network_standin.Network(client.PROJECT)
+        self.block_storage = volume_standin.BlockStorage(
+            os.path.join(self.dir, 'volumes'))
+        self.neutron = standins.StandIn('neutron', self.network.route,
                                         procs.free_port())
+        self.cinder = standins.StandIn('cinder', self.block_storage.route,
+                                       procs.free_port())
         self.placement_port = procs.free_port()
         self.api_port = procs.free_port()
         self.placement_url = 'http://127.0.0.1:%d' % self.placement_port
         self.api_url = 'http://127.0.0.1:%d/v2.1' % self.api_port
+        self.network.api_url = self.api_url
+        self.network.api_headers = client.HEADERS
         self.api_paste = os.path.join(self.dir, 'api-paste.ini')
         self.processes = {}                   # name -> procs.Process
         self.computes = {}                    # host -> procs.Process
@@ -193,7 +204,7 @@ class Stack:
         self.guardian = guardian.start(self.dir, self.env, self.keep)
         for host, hypervisor in self.libvirt.items():
             self._step('libvirtd %s' % host, hypervisor.start)
-        for part in (self.glance, self.neutron):
+        for part in (self.glance, self.neutron, self.cinder):
             with self._part(part.name):
                 part.start()
         # The broker starts while MariaDB does, from this thread: a child
@@ -265,7 +276,7 @@ class Stack:
         self.db.stop(grace=0)
         procs.reap(self.dir)
         libvirt_host.kill_cgroups(self.dir)
-        for part in (self.glance, self.neutron):
+        for part in (self.glance, self.neutron, self.cinder):
             part.stop()
 
     # -- configuration ----------------------------------------------------

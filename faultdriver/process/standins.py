@@ -1,11 +1,12 @@
-"""Glance and Neutron stand-ins: the few answers booting a server needs.
+"""The stand-ins' HTTP serving, and the image service's answers.
 
 Nova asks the image service for one image's metadata (and glanceclient
 for the image schema; real libvirt also downloads its data: zeros, on
-which a guest sits in its firmware with no bootable device) and the
-network service for ports, networks and extensions; with ``networks:
-none`` an empty list answers every network question.  Both are served
-from a thread of the runner on loopback.
+which a guest sits in its firmware with no bootable device).  The
+network and block-storage stand-ins keep state
+(:mod:`~faultdriver.process.network_standin`,
+:mod:`~faultdriver.process.volume_standin`).  Each is served from a
+thread of the runner on loopback.
 """
 
 import json
@@ -55,24 +56,20 @@ def glance(environ):
     return 404, {'error': 'no such image path %s' % path}
 
 
-def neutron(environ):
-    path = environ['PATH_INFO'].rstrip('/')
-    base = 'http://%s' % environ['HTTP_HOST']
-    if path == '':
-        return 200, _versions(base, 'v2.0')
-    if environ['REQUEST_METHOD'] != 'GET':
-        return 200, {}
-    resource = path.split('/')[-1].split('.')[0]
-    if resource.endswith('s'):
-        return 200, {resource: []}
-    return 404, {'NeutronError': {'message': 'not found: %s' % path}}
+def request_body(environ):
+    """A request's JSON body ({} when it has none)."""
+    length = int(environ.get('CONTENT_LENGTH') or 0)
+    if not length:
+        return {}
+    return json.loads(environ['wsgi.input'].read(length) or b'{}')
 
 
 def _app(route):
     def application(environ, start_response):
         status, body = route(environ)
         binary = isinstance(body, bytes)
-        data = body if binary else json.dumps(body).encode()
+        data = (body if binary else b'' if body is None
+                else json.dumps(body).encode())
         start_response('%d %s' % (status, 'OK' if status < 400 else 'ERR'),
                        [('Content-Type', 'application/octet-stream' if binary
                          else 'application/json'),

@@ -360,11 +360,10 @@ def _check_references(scenario):
                   'expected one of the flavors: %s'
                   % (args['flavor'], ', '.join(flavors) or 'none defined'))
         if kind in ('attach-volume', 'detach-volume'):
-            others = [b for b in scenario.backends if b != 'embedded']
-            if others:
-                _fail(scenario, where, 'volumes need the embedded Nova '
-                      '(the %s tier has no block-storage stand-in yet); '
-                      'add "backends: [embedded]"' % others[0])
+            if 'libvirt' in scenario.backends:
+                _fail(scenario, where, 'volumes need the embedded Nova or '
+                      'processes (the libvirt tier gives guests no volume '
+                      'disks yet); add "backends: [embedded, process]"')
             if kind == 'attach-volume':
                 volumes.add(args['volume'])
             elif args['volume'] not in volumes:
@@ -375,14 +374,13 @@ def _check_references(scenario):
         if kind == 'boot':
             booted.add(args['server'])
             for key in ('volume', 'port'):
-                others = [b for b in scenario.backends if b != 'embedded']
-                if args.get(key) and others:
+                if args.get(key) and 'libvirt' in scenario.backends:
                     _fail(scenario, where + [key],
-                          'a server with a %s needs the embedded Nova '
-                          '(the %s tier has no %s stand-in yet); add '
-                          '"backends: [embedded]"' % (
-                              key, others[0], 'block-storage'
-                              if key == 'volume' else 'port-binding'))
+                          'a server with a %s needs the embedded Nova or '
+                          'processes (the libvirt tier gives guests no %s '
+                          'yet); add "backends: [embedded, process]"' % (
+                              key, 'volume disks' if key == 'volume'
+                              else 'interfaces'))
         for key in ('rule',):
             if key in args:
                 rule(where + [key], args[key])

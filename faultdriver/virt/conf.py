@@ -59,6 +59,15 @@ Related options:
         help="""
 Local disk of the host in GiB (``DISK_GB`` inventory).
 """),
+    cfg.StrOpt('network_agent_url',
+        help="""
+Where ``fake_numa`` reports the ports it plugged, as a Neutron L2 agent
+reports a new tap (the process tier's network stand-in, which then sends
+Nova the ``network-vif-plugged`` events a live migration's source waits
+for).
+
+Unset (the default), nothing is reported.
+"""),
 ]
 
 

@@ -37,6 +37,7 @@ from nova.virt import fake
 import nova.virt.node
 from oslo_log import log as logging
 from oslo_serialization import jsonutils
+import requests
 
 from faultdriver import hostshape
 from faultdriver import novacompat
@@ -135,6 +136,32 @@ class NumaFakeDriver(fake.FakeDriverWithoutFakeNodes):
         if topology_:
             migrate_data.dst_numa_info = _numa_info(topology_)
         return migrate_data
+
+    def pre_live_migration(self, context, instance, block_device_info,
+                           network_info, disk_info, migrate_data):
+        data = super().pre_live_migration(
+            context, instance, block_device_info, network_info, disk_info,
+            migrate_data)
+        self._report_plugged(instance, network_info)
+        return data
+
+    def _report_plugged(self, instance, network_info):
+        """Tell the network the server's ports are plugged here, as the
+        L2 agent that sees a new tap does (``[fake_numa]
+        network_agent_url``); the network then sends Nova the
+        ``network-vif-plugged`` events a live migration's source waits
+        for.  A failed report raises: the source would wait out
+        ``vif_plugging_timeout`` for nothing."""
+        url = CONF.fake_numa.network_agent_url
+        ports = [vif['id'] for vif in network_info or ()]
+        if not url or not ports:
+            return
+        response = requests.post(url, json={
+            'host': CONF.host, 'server': instance.uuid, 'ports': ports},
+            timeout=30)
+        response.raise_for_status()
+        LOG.info('fake_numa: reported ports %s plugged on %s',
+                 ', '.join(ports), CONF.host, instance=instance)
 
     def live_migration(self, context, instance, dest, post_method,
                        recover_method, block_migration=False,

@@ -79,20 +79,25 @@ def test_a_port_left_bound_elsewhere_is_named(bindings, text):
     assert actual == ['port port-123 of s1 (on dest) has bindings ' + text]
 
 
-def test_a_server_with_a_volume_is_refused_on_the_process_tiers(tmp_path):
+@pytest.mark.parametrize('key, what', [('volume', 'volume disks'),
+                                       ('port', 'interfaces')])
+def test_a_server_with_a_volume_or_port_is_refused_on_libvirt(
+        tmp_path, key, what):
     badinput.refused_until_backends(
         tmp_path / 'bfv.yaml',
         'name: bfv\ndescription: d\n'
         'variants: {stock: {description: d}}\n'
-        'steps:\n  - boot: {server: s1, volume: true}\n',
-        r'steps\[0\]\.boot\.volume: .*embedded Nova.*'
-        r'backends: \[embedded\]', ['embedded'])
+        'steps:\n  - boot: {server: s1, %s: true}\n' % key,
+        r'steps\[0\]\.boot\.%s: .*libvirt tier gives guests no %s.*'
+        r'backends: \[embedded, process\]' % (key, what),
+        ['embedded', 'process'])
 
 
 @pytest.mark.parametrize('steps, where, text', [
     ('  - boot: {server: s1}\n'
      '  - attach-volume: {server: s1, volume: v1}\n',
-     r'steps\[1\]\.attach-volume', 'volumes need the embedded Nova'),
+     r'steps\[1\]\.attach-volume', 'volumes need the embedded Nova or '
+     'processes'),
     ('  - boot: {server: s1}\n'
      '  - detach-volume: {server: s1, volume: v1}\n',
      r'steps\[1\]\.detach-volume\.volume',
@@ -101,7 +106,8 @@ def test_a_server_with_a_volume_is_refused_on_the_process_tiers(tmp_path):
 def test_volume_steps_are_checked_before_anything_runs(tmp_path, steps,
                                                        where, text):
     path = tmp_path / 'volumes.yaml'
-    backends = '' if 'attach-volume' in steps else 'backends: [embedded]\n'
+    backends = ('' if 'attach-volume' in steps
+                else 'backends: [embedded, process]\n')
     path.write_text('name: volumes\ndescription: d\n' + backends +
                     'variants: {stock: {description: d}}\nsteps:\n' + steps)
     with pytest.raises(exception.ScenarioError, match=where + ': ' + text):

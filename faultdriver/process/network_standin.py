@@ -1,0 +1,316 @@
+"""The network stand-in: one network, its ports and their bindings.
+
+Nova asks Neutron for a server's port at boot, binds it to the host
+(``binding:host_id``), and on a live migration uses the port-bindings
+extension (``binding-extended``): the conductor creates an inactive
+binding for dest, dest's ``post_live_migration_at_destination`` path
+activates it (the source's turns inactive), the source's is deleted, and
+a rollback deletes dest's.  A fault between those calls can leave a port
+bound on the wrong host, or an inactive binding that makes the next move
+fail with a conflict (409, as Neutron answers a second binding for the
+same host).  The stand-in keeps ports and bindings in memory, answers
+as Neutron does for the calls Nova makes, and :meth:`Network.bindings`
+gives the scenario's ``port-bindings`` invariant what it reads.
+
+``network-vif-plugged``: a live migration's source waits for it after
+dest's ``pre_live_migration`` plugged the ports (Nova's
+``live_migration_wait_for_vif_plug``).  In a cloud, dest's L2 agent sees
+the new tap and Neutron sends the event; here the ``fake_numa`` driver
+plays the agent's part (it has no taps): its ``pre_live_migration``
+reports the ports plugged on its host (``POST /faultdriver/plugged``) and
+the stand-in sends the event to the compute API.
+
+Not modelled: DHCP, security group rules, QoS and resource requests,
+floating IPs, segments, port status changes (every port is ``ACTIVE``, so
+a boot waits for no event), more than one network.
+"""
+
+import copy
+import threading
+import urllib.parse
+import uuid
+
+import requests
+
+from faultdriver.process import standins
+
+NETWORK_ID = '3cb9bc59-5699-4588-a4b1-b87f96708bc6'
+SUBNET_ID = 'f8a6e8f8-c2ec-497c-9f23-da9616de54ef'
+SECURITY_GROUP_ID = 'aec9df91-db1f-4e04-8ac6-e761d8461c53'
+#: How a port is plugged: Open vSwitch without the hybrid bridge (no
+#: firewall bridge to create).  fake_numa plugs nothing whatever the type.
+VIF_TYPE = 'ovs'
+VIF_DETAILS = {'port_filter': True, 'ovs_hybrid_plug': False,
+               'bridge_name': 'br-int', 'datapath_type': 'system'}
+EXTENSIONS = [{'alias': 'binding-extended', 'name': 'Port Bindings Extended',
+               'description': 'Expose port bindings of a virtual port',
+               'updated': '2017-07-17T10:00:00-00:00', 'links': []}]
+
+
+def _network(project):
+    return {'id': NETWORK_ID, 'name': 'private', 'status': 'ACTIVE',
+            'subnets': [SUBNET_ID], 'admin_state_up': True, 'shared': False,
+            'tenant_id': project, 'project_id': project, 'mtu': 1450,
+            'router:external': False, 'port_security_enabled': True,
+            'provider:network_type': 'vxlan',
+            'provider:physical_network': None,
+            'provider:segmentation_id': 24, 'description': ''}
+
+
+def _subnet(project):
+    return {'id': SUBNET_ID, 'name': 'private-subnet', 'ip_version': 4,
+            'network_id': NETWORK_ID, 'cidr': '192.168.1.0/24',
+            'gateway_ip': '192.168.1.1', 'enable_dhcp': True,
+            'dns_nameservers': [], 'host_routes': [],
+            'ipv6_address_mode': None, 'ipv6_ra_mode': None,
+            'allocation_pools': [{'start': '192.168.1.2',
+                                  'end': '192.168.1.254'}],
+            'tenant_id': project, 'project_id': project, 'description': ''}
+
+
+def _security_group(project):
+    return {'id': SECURITY_GROUP_ID, 'name': 'default',
+            'description': 'Default security group',
+            'security_group_rules': [], 'tenant_id': project,
+            'project_id': project}
+
+
+def _matches(resource, query):
+    """Neutron's list filters: every key given (several values: any of
+    them), compared as the query string spells the value."""
+    for key, values in query.items():
+        if key == 'fields':
+            continue
+        if str(resource.get(key)).lower() not in [v.lower() for v in values]:
+            return False
+    return True
+
+
+def _error(status, kind, message):
+    return status, {'NeutronError': {'type': kind, 'message': message,
+                                     'detail': ''}}
+
+
+class Network:
+    """The stand-in's state and its HTTP answers (:meth:`route`)."""
+
+    def __init__(self, project):
+        self.project = project
+        #: The compute API the events go to (the stack sets it).
+        self.api_url = None
+        self.api_headers = {}
+        self._lock = threading.Lock()
+        self._ports = {}          # port id -> port, without binding fields
+        self._bindings = {}       # port id -> {host: binding}
+        self._next_ip = 3
+        self.resources = {'networks': {NETWORK_ID: _network(project)},
+                          'subnets': {SUBNET_ID: _subnet(project)},
+                          'security-groups': {
+                              SECURITY_GROUP_ID: _security_group(project)}}
+
+    # -- what the invariants read -----------------------------------------
+
+    def bindings(self, device_id):
+        """``{port id: {host: 'ACTIVE' or 'INACTIVE'}}`` of the ports
+        whose ``device_id`` is the server ``device_id``."""
+        with self._lock:
+            return {port_id: {host: binding['status'] for host, binding in
+                              self._bindings.get(port_id, {}).items()}
+                    for port_id, port in self._ports.items()
+                    if port['device_id'] == device_id}
+
+    # -- HTTP -------------------------------------------------------------
+
+    def route(self, environ):
+        method = environ['REQUEST_METHOD']
+        path = environ['PATH_INFO'].rstrip('/')
+        if path.endswith('.json'):
+            path = path[:-len('.json')]
+        parts = path.split('/')[1:]
+        query = urllib.parse.parse_qs(environ.get('QUERY_STRING', ''))
+        body = standins.request_body(environ)
+        if not parts or parts == ['']:
+            base = 'http://%s' % environ['HTTP_HOST']
+            return 200, {'versions': [{'id': 'v2.0', 'status': 'CURRENT',
+                                       'links': [{'rel': 'self',
+                                                  'href': base + '/v2.0/'}]}]}
+        if parts == ['faultdriver', 'plugged']:
+            return self._plugged(body)
+        if parts[0] != 'v2.0' or len(parts) < 2:
+            return _error(404, 'HTTPNotFound', 'no such path %s' % path)
+        with self._lock:
+            return self._answer(method, parts[1:], query, body)
+
+    def _answer(self, method, parts, query, body):
+        kind = parts[0]
+        if kind == 'extensions':
+            return 200, {'extensions': EXTENSIONS}
+        if kind == 'quotas':
+            return 200, {'quota': {'port': -1, 'network': -1}}
+        if kind == 'floatingips':
+            return 200, {'floatingips': []}
+        if kind == 'ports':
+            return self._ports_answer(method, parts[1:], query, body)
+        if kind in self.resources and method == 'GET':
+            found = self.resources[kind]
+            if len(parts) == 2:
+                if parts[1] not in found:
+                    return _error(404, 'NotFound', '%s %s not found' % (
+                        kind, parts[1]))
+                return 200, {kind[:-1].replace('-', '_'):
+                             copy.deepcopy(found[parts[1]])}
+            return 200, {kind.replace('-', '_'): [
+                copy.deepcopy(r) for r in found.values()
+                if _matches(r, query)]}
+        if method == 'GET':
+            return 200, {kind.replace('-', '_'): []}
+        return _error(404, 'HTTPNotFound', 'not modelled: %s %s' % (
+            method, '/'.join(parts)))
+
+    def _ports_answer(self, method, parts, query, body):
+        if not parts:
+            if method == 'POST':
+                return 201, {'port': self._create(body['port'])}
+            shown = [self._shown(port) for port in self._ports.values()]
+            return 200, {'ports': [port for port in shown
+                                   if _matches(port, query)]}
+        port_id = parts[0]
+        if port_id not in self._ports:
+            return _error(404, 'PortNotFound', 'Port %s could not be '
+                          'found.' % port_id)
+        if len(parts) == 1:
+            if method == 'PUT':
+                self._update(port_id, body['port'])
+            elif method == 'DELETE':
+                del self._ports[port_id]
+                self._bindings.pop(port_id, None)
+                return 204, None
+            return 200, {'port': self._shown(self._ports[port_id])}
+        return self._bindings_answer(method, port_id, parts[2:], body)
+
+    def _bindings_answer(self, method, port_id, parts, body):
+        """``/ports/ID/bindings[/HOST[/activate]]``."""
+        bindings = self._bindings.setdefault(port_id, {})
+        if not parts:
+            if method == 'POST':
+                host = body['binding']['host']
+                if host in bindings:
+                    return _error(409, 'PortBindingAlreadyExists',
+                                  'Binding for port %s on host %s already '
+                                  'exists.' % (port_id, host))
+                binding = self._binding(body['binding'], 'INACTIVE'
+                                        if bindings else 'ACTIVE')
+                bindings[host] = binding
+                return 201, {'binding': copy.deepcopy(binding)}
+            return 200, {'bindings': copy.deepcopy(list(bindings.values()))}
+        host = parts[0]
+        if host not in bindings:
+            return _error(404, 'PortBindingNotFound', 'Binding for port %s '
+                          'for host %s could not be found.' % (port_id, host))
+        if parts[1:] == ['activate'] and method == 'PUT':
+            if bindings[host]['status'] == 'ACTIVE':
+                return _error(409, 'PortBindingAlreadyActive',
+                              'Binding for port %s on host %s is already '
+                              'active.' % (port_id, host))
+            self._activate(port_id, host)
+            return 200, {'binding': copy.deepcopy(bindings[host])}
+        if method == 'DELETE':
+            del bindings[host]
+            return 204, None
+        return 200, {'binding': copy.deepcopy(bindings[host])}
+
+    # -- state changes -----------------------------------------------------
+
+    def _create(self, request):
+        port_id = str(uuid.uuid4())
+        ip = '192.168.1.%d' % self._next_ip
+        self._next_ip += 1
+        port = {'name': '', 'description': '', 'network_id': NETWORK_ID,
+                'admin_state_up': True, 'status': 'ACTIVE',
+                'mac_address': 'fa:16:3e:%02x:%02x:%02x' % tuple(
+                    uuid.UUID(port_id).bytes[:3]),
+                'fixed_ips': [{'ip_address': ip, 'subnet_id': SUBNET_ID}],
+                'tenant_id': self.project, 'project_id': self.project,
+                'device_id': '', 'device_owner': '',
+                'security_groups': [SECURITY_GROUP_ID],
+                'binding:vnic_type': 'normal', 'binding:profile': {},
+                'port_security_enabled': True, 'dns_name': '',
+                'extra_dhcp_opts': [], 'allowed_address_pairs': []}
+        port.update({key: value for key, value in request.items()
+                     if not key.startswith('binding:')})
+        port['id'] = port_id
+        self._ports[port_id] = port
+        self._update(port_id, {key: value for key, value in request.items()
+                               if key.startswith('binding:')})
+        return self._shown(port)
+
+    def _update(self, port_id, change):
+        """A port update; ``binding:host_id`` binds the port on that host
+        (its binding active, the others inactive), None unbinds it (its
+        active binding deleted), as the ML2 plugin does."""
+        port = self._ports[port_id]
+        port.update({key: value for key, value in change.items()
+                     if key in ('binding:vnic_type', 'binding:profile') or
+                     not key.startswith('binding:')})
+        if 'binding:host_id' not in change:
+            if 'binding:profile' in change:
+                for binding in self._bindings.get(port_id, {}).values():
+                    if binding['status'] == 'ACTIVE':
+                        binding['profile'] = change['binding:profile']
+            return
+        bindings = self._bindings.setdefault(port_id, {})
+        host = change['binding:host_id']
+        if not host:
+            for name, binding in list(bindings.items()):
+                if binding['status'] == 'ACTIVE':
+                    del bindings[name]
+            return
+        bindings[host] = self._binding(
+            {'host': host, 'profile': port['binding:profile'],
+             'vnic_type': port['binding:vnic_type']}, 'ACTIVE')
+        self._activate(port_id, host)
+
+    def _binding(self, request, status):
+        return {'host': request['host'], 'status': status,
+                'vif_type': VIF_TYPE, 'vif_details': dict(VIF_DETAILS),
+                'vnic_type': request.get('vnic_type', 'normal'),
+                'profile': request.get('profile') or {}}
+
+    def _activate(self, port_id, host):
+        for name, binding in self._bindings[port_id].items():
+            binding['status'] = 'ACTIVE' if name == host else 'INACTIVE'
+
+    def _shown(self, port):
+        """The port with its active binding's fields, as Neutron shows
+        it (unbound: no host, vif type ``unbound``)."""
+        shown = copy.deepcopy(port)
+        active = [b for b in self._bindings.get(port['id'], {}).values()
+                  if b['status'] == 'ACTIVE']
+        binding = active[0] if active else None
+        shown.update({
+            'binding:host_id': binding['host'] if binding else '',
+            'binding:vif_type': binding['vif_type'] if binding
+            else 'unbound',
+            'binding:vif_details': copy.deepcopy(binding['vif_details'])
+            if binding else {},
+            'binding:profile': copy.deepcopy(binding['profile'])
+            if binding else port['binding:profile']})
+        return shown
+
+    # -- the agent's report, and the event it makes -------------------------
+
+    def _plugged(self, body):
+        """``{'host', 'server', 'ports'}``: a hypervisor plugged the
+        server's ports on ``host``; tell the compute API, as Neutron does
+        once its agent there wired them."""
+        with self._lock:
+            ports = [p for p in body['ports'] if p in self._ports and
+                     body['host'] in self._bindings.get(p, {})]
+        events = [{'name': 'network-vif-plugged', 'tag': port,
+                   'server_uuid': body['server'], 'status': 'completed'}
+                  for port in ports]
+        if events and self.api_url:
+            requests.post(self.api_url + '/os-server-external-events',
+                          json={'events': events}, headers=self.api_headers,
+                          timeout=30)
+        return 200, {'sent': [event['tag'] for event in events]}
