@@ -39,6 +39,10 @@ process)
         # F6's stock variant: a crash in a resource update with the timer
         # periodic off (the functional tests run both variants embedded).
         "faultdriver scenario run source-crash-in-post-live-migration-update --backend process --variant stock"
+        # F4 with the seed's server (from a volume, one port): the
+        # block-storage and network stand-ins show what is left attached
+        # and bound where.
+        "faultdriver scenario run source-failure-in-live-migration-bfv --backend process"
         "env OS_NOVA_DISABLE_EVENTLET_PATCHING=False python -m pytest -q -p no:cacheprovider tests/process/test_sweep_confirm.py")
     ;;
 libvirt)
