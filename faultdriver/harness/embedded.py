@@ -108,6 +108,7 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
                                    dead_host_wait=self.DEAD_HOST_WAIT))
         super().setUp()
         self._own_host_connectors()
+        self._rebind_as_ml2()
         self.observe = observe.Observer()
         shapes = self.TOPOLOGY
         if shapes:
@@ -194,6 +195,28 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
         self.useFixture(patchfixtures.Patch(
             'nova.virt.libvirt.driver.LibvirtDriver.get_volume_connector',
             get_volume_connector))
+
+    def _rebind_as_ml2(self):
+        """A port update naming another ``binding:host_id`` moves the
+        port's active binding to that host, as Neutron's ML2 plugin does
+        (a binding's host is part of its key: the old host's is gone).
+        Nova's NeutronFixture keeps the old host's binding, inactive,
+        which no Neutron does; resizes and evacuations rebind by port
+        update (live migrations use the bindings extension), so the
+        ``port-bindings`` invariant would report each of them."""
+        from nova.tests.fixtures import neutron
+        update_port = neutron.NeutronFixture.update_port
+
+        def rebind(fixture, port_id, body=None):
+            host = ((body or {}).get('port') or {}).get('binding:host_id')
+            before = (fixture._get_active_binding(port_id)[0]
+                      if port_id in fixture._port_bindings else None)
+            updated = update_port(fixture, port_id, body)
+            if host and before and before != host:
+                fixture._port_bindings[port_id].pop(before, None)
+            return updated
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.tests.fixtures.neutron.NeutronFixture.update_port', rebind))
 
     def _volume_backed(self, flavor_id):
         """The flavor ``flavor_id`` without local disks (as clouds give

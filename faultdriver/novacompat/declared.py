@@ -277,6 +277,13 @@ ASSUMPTIONS = [
     A('nova.tests.fixtures.neutron.NeutronFixture.__init__',
       s.All(s.Assigns('self._ports'), s.Assigns('self._port_bindings')),
       'port bindings per port and host (server_ports)', 'harness'),
+    A('nova.tests.fixtures.neutron.NeutronFixture.update_port',
+      s.Params('self', 'port_id', 'body'),
+      'a port rebound by update moves its binding, as ML2 does (the '
+      'fixture keeps the old host\'s inactive)', 'harness'),
+    A('nova.tests.fixtures.neutron.NeutronFixture._get_active_binding',
+      s.Params('self', 'port_id'),
+      'the host a port was bound on before an update', 'harness'),
     A('nova.tests.fixtures.neutron.NeutronFixture.network_1', s.Exists(dict),
       'servers booted on the network (boot port: true)', 'harness'),
     A('nova.thread_pool_factory.ThreadPoolFactory.get_executor',

@@ -245,9 +245,10 @@ class Network:
         return self._shown(port)
 
     def _update(self, port_id, change):
-        """A port update; ``binding:host_id`` binds the port on that host
-        (its binding active, the others inactive), None unbinds it (its
-        active binding deleted), as the ML2 plugin does."""
+        """A port update; ``binding:host_id`` moves the port's active
+        binding to that host, None deletes it, as the ML2 plugin does (a
+        binding's host is part of its key: the old host's is gone);
+        inactive bindings stay."""
         port = self._ports[port_id]
         port.update({key: value for key, value in change.items()
                      if key in ('binding:vnic_type', 'binding:profile') or
@@ -260,15 +261,13 @@ class Network:
             return
         bindings = self._bindings.setdefault(port_id, {})
         host = change['binding:host_id']
-        if not host:
-            for name, binding in list(bindings.items()):
-                if binding['status'] == 'ACTIVE':
-                    del bindings[name]
-            return
-        bindings[host] = self._binding(
-            {'host': host, 'profile': port['binding:profile'],
-             'vnic_type': port['binding:vnic_type']}, 'ACTIVE')
-        self._activate(port_id, host)
+        for name, binding in list(bindings.items()):
+            if binding['status'] == 'ACTIVE' and name != host:
+                del bindings[name]
+        if host:
+            bindings[host] = self._binding(
+                {'host': host, 'profile': port['binding:profile'],
+                 'vnic_type': port['binding:vnic_type']}, 'ACTIVE')
 
     def _binding(self, request, status):
         return {'host': request['host'], 'status': status,

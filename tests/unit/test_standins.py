@@ -51,11 +51,11 @@ def test_a_port_update_binds_it_on_one_host(network):
     shown = requests.get(url + '/ports/%s' % port).json()['port']
     assert shown['binding:host_id'] == 'src'
     assert shown['binding:vif_type'] == network_standin.VIF_TYPE
-    # A move's plain update (no bindings extension call) rebinds it.
+    # A resize's plain update (no bindings extension call) moves the
+    # active binding: the old host's is gone, as with ML2.
     requests.put(url + '/ports/%s' % port,
                  json={'port': {'binding:host_id': 'dest'}})
-    assert state.bindings('s1') == {port: {'src': 'INACTIVE',
-                                           'dest': 'ACTIVE'}}
+    assert state.bindings('s1') == {port: {'dest': 'ACTIVE'}}
 
 
 def test_a_live_migrations_bindings_are_created_activated_deleted(network):
