@@ -88,9 +88,14 @@ def test_periodic_timer_reaches_the_compute_conf(tmp_path, name, interval):
     from nova.conf import compute as nova_compute_conf
     from oslo_config import cfg
     scenario = model.load(name)
-    stack = types.SimpleNamespace(dir=str(tmp_path), libvirt={})
+    stack = types.SimpleNamespace(
+        dir=str(tmp_path), libvirt={},
+        neutron=types.SimpleNamespace(url='http://127.0.0.1:9696'))
     sections = config.compute(stack, 'dest', runner.host_faults(
         scenario, next(iter(scenario.variants)), 'dest'))
+    # fake_numa reports its plugs to the network stand-in.
+    assert dict(sections['fake_numa'])['network_agent_url'] == \
+        'http://127.0.0.1:9696/faultdriver/plugged'
     path = config.write(str(tmp_path / 'compute.conf'), sections)
     conf = cfg.ConfigOpts()
     nova_compute_conf.register_opts(conf)
