@@ -108,7 +108,7 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
                                    dead_host_wait=self.DEAD_HOST_WAIT))
         super().setUp()
         self._own_host_connectors()
-        self._rebind_as_ml2()
+        self._bind_as_neutron()
         self.observe = observe.Observer()
         shapes = self.TOPOLOGY
         if shapes:
@@ -196,16 +196,24 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
             'nova.virt.libvirt.driver.LibvirtDriver.get_volume_connector',
             get_volume_connector))
 
-    def _rebind_as_ml2(self):
-        """A port update naming another ``binding:host_id`` moves the
-        port's active binding to that host, as Neutron's ML2 plugin does
-        (a binding's host is part of its key: the old host's is gone).
-        Nova's NeutronFixture keeps the old host's binding, inactive,
-        which no Neutron does; resizes and evacuations rebind by port
-        update (live migrations use the bindings extension), so the
-        ``port-bindings`` invariant would report each of them."""
+    def _bind_as_neutron(self):
+        """Port bindings as Neutron's ML2 plugin keeps them, where Nova's
+        NeutronFixture does not (a binding's host is part of its key):
+
+        * a port update naming another ``binding:host_id`` moves the
+          port's active binding to that host (the old host's is gone; the
+          fixture keeps it, inactive).  Resizes and evacuations rebind by
+          port update, so the ``port-bindings`` invariant would report
+          each of them;
+        * a second binding for a host that has one is refused with 409
+          (``PortBindingAlreadyExists``; the fixture overwrites it): what
+          an inactive binding a failed move left behind does to the next
+          move to that host.
+        """
+        from neutronclient.common import exceptions as neutron_errors
         from nova.tests.fixtures import neutron
         update_port = neutron.NeutronFixture.update_port
+        create_port_binding = neutron.NeutronFixture.create_port_binding
 
         def rebind(fixture, port_id, body=None):
             host = ((body or {}).get('port') or {}).get('binding:host_id')
@@ -215,8 +223,19 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
             if host and before and before != host:
                 fixture._port_bindings[port_id].pop(before, None)
             return updated
+
+        def bind_once(fixture, port_id, body):
+            if body['binding']['host'] in fixture._port_bindings.get(
+                    port_id, {}):
+                raise neutron_errors.Conflict(
+                    'Binding for port %s on host %s already exists.' % (
+                        port_id, body['binding']['host']))
+            return create_port_binding(fixture, port_id, body)
         self.useFixture(fixtures.MonkeyPatch(
             'nova.tests.fixtures.neutron.NeutronFixture.update_port', rebind))
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.tests.fixtures.neutron.NeutronFixture.create_port_binding',
+            bind_once))
 
     def _volume_backed(self, flavor_id):
         """The flavor ``flavor_id`` without local disks (as clouds give

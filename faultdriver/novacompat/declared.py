@@ -281,6 +281,10 @@ ASSUMPTIONS = [
       s.Params('self', 'port_id', 'body'),
       'a port rebound by update moves its binding, as ML2 does (the '
       'fixture keeps the old host\'s inactive)', 'harness'),
+    A('nova.tests.fixtures.neutron.NeutronFixture.create_port_binding',
+      s.Params('self', 'port_id', 'body'),
+      'a second binding for a host is refused (409), as in Neutron (the '
+      'fixture overwrites it)', 'harness'),
     A('nova.tests.fixtures.neutron.NeutronFixture._get_active_binding',
       s.Params('self', 'port_id'),
       'the host a port was bound on before an update', 'harness'),
