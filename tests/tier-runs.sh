@@ -43,6 +43,8 @@ process)
         # block-storage and network stand-ins show what is left attached
         # and bound where.
         "faultdriver scenario run source-failure-in-live-migration-bfv --backend process"
+        # F16: a graceful stop (a real SIGTERM) during a move's pre-check.
+        "faultdriver scenario run graceful-stop-between-move-steps --backend process --mode threading"
         "env OS_NOVA_DISABLE_EVENTLET_PATCHING=False python -m pytest -q -p no:cacheprovider tests/process/test_sweep_confirm.py")
     ;;
 libvirt)
