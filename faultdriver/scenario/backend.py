@@ -150,7 +150,7 @@ class NovaBackend(typing.Protocol):
         attachment id or None}}`` of the server's volumes: the block
         storage's attachments of the server (``host``: the connector's,
         None while not connected) and the one its block device mapping
-        names.  ``{}`` for a server without volumes."""
+        names.  ``{}`` for a server without volumes, or deleted."""
 
     def attach_volume(self, server, timeout=WAIT_TIMEOUT):
         """Attach a new data volume to ``server``; returns its id once
@@ -164,7 +164,7 @@ class NovaBackend(typing.Protocol):
     def server_ports(self, server):
         """``{port id: {host: 'ACTIVE' or 'INACTIVE'}}``: the bindings
         the network holds for each of the server's ports.  ``{}`` for a
-        server without ports."""
+        server without ports, or deleted."""
 
     def server_fields(self, server):
         """``{'status', 'host', 'task_state'}`` as the API shows them,
