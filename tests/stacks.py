@@ -1,5 +1,6 @@
-"""What the process and libvirt suites share: what a stack left on the
-machine, and a stack made to fail at one part of its start."""
+"""What the process and libvirt suites share: the run's concurrency mode,
+a stack shaped for pinned servers, what a stack left on the machine, and
+a stack made to fail at one part of its start."""
 
 import os
 import shutil
@@ -8,9 +9,29 @@ import sys
 import threading
 import time
 
+from faultdriver import hostshape
 from faultdriver.process import libvirt_host
 from faultdriver.process import procs
+from faultdriver.process import runner
 from faultdriver.process import stack as stack_module
+
+#: The concurrency mode of the run (``OS_NOVA_DISABLE_EVENTLET_PATCHING``,
+#: as tox sets it).
+MODE = ('threading' if os.environ.get('OS_NOVA_DISABLE_EVENTLET_PATCHING',
+                                      'True').lower() == 'true'
+        else 'eventlet')
+
+
+def pinned_stack(hosts=('src', 'dest')):
+    """A fake_numa stack whose hosts have dedicated pCPUs, as a ``pinned:
+    true`` scenario's, so pinned servers fit (without a dedicated set a
+    host has no PCPU inventory and every pinned boot is NoValidHost); a
+    context manager."""
+    faults = {host: {'inner_driver': 'fake_numa', 'enabled': True,
+                     'extra': runner.host_settings(hostshape.PINNED_HOST)}
+              for host in hosts}
+    return stack_module.Stack(faults=faults, mode=MODE, progress=print)
+
 
 #: Seconds a failed start and its teardown may take: a hang guard, not a
 #: speed target.

@@ -19,9 +19,7 @@ import pytest
 from faultdriver.process import libvirt_host
 from tests import stacks
 
-MODE = ('threading' if os.environ.get('OS_NOVA_DISABLE_EVENTLET_PATCHING',
-                                      'True').lower() == 'true'
-        else 'eventlet')
+MODE = stacks.MODE
 
 
 @pytest.mark.parametrize('part, how, cause', [

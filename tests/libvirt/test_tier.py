@@ -25,13 +25,12 @@ import pytest
 from faultdriver.process import nova as process_nova
 from faultdriver.process import procs
 from faultdriver.process import stack as stack_module
+from tests import stacks
 from tests.stacks import leftovers
 from tests.stacks import marked
 
 HOSTS = ('src', 'dest')
-MODE = ('threading' if os.environ.get('OS_NOVA_DISABLE_EVENTLET_PATCHING',
-                                      'True').lower() == 'true'
-        else 'eventlet')
+MODE = stacks.MODE
 
 
 def cpus():

@@ -14,15 +14,14 @@ it here (ok, 2026-12-03, both modes).
 """
 
 import json
-import os
 import subprocess
 import sys
 
 import pytest
 
-MODE = ('threading' if os.environ.get('OS_NOVA_DISABLE_EVENTLET_PATCHING',
-                                      'True').lower() == 'true'
-        else 'eventlet')
+from tests import stacks
+
+MODE = stacks.MODE
 
 
 def run(name):

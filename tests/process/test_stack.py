@@ -23,10 +23,9 @@ from faultdriver.process import nova as process_nova
 from faultdriver.process import procs
 from faultdriver.process import stack as stack_module
 from faultdriver import waiting
+from tests import stacks
 
-MODE = ('threading' if os.environ.get('OS_NOVA_DISABLE_EVENTLET_PATCHING',
-                                      'True').lower() == 'true'
-        else 'eventlet')
+MODE = stacks.MODE
 PERIODIC = 'tracker.update_available_resource'
 
 

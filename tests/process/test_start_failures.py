@@ -24,9 +24,7 @@ import pytest
 from faultdriver.process import procs
 from tests import stacks
 
-MODE = ('threading' if os.environ.get('OS_NOVA_DISABLE_EVENTLET_PATCHING',
-                                      'True').lower() == 'true'
-        else 'eventlet')
+MODE = stacks.MODE
 
 
 def port_of(stack, part):

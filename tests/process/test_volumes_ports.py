@@ -9,24 +9,12 @@ binding activated, the source's deleted); the source waited for the
 agent) and did not time out waiting for it.
 """
 
-import os
-
-from faultdriver import hostshape
 from faultdriver.process import nova as process_nova
-from faultdriver.process import runner
-from faultdriver.process import stack as stack_module
-
-MODE = ('threading' if os.environ.get('OS_NOVA_DISABLE_EVENTLET_PATCHING',
-                                      'True').lower() == 'true'
-        else 'eventlet')
+from tests import stacks
 
 
 def test_a_live_migration_moves_the_attachment_and_the_binding():
-    faults = {host: {'inner_driver': 'fake_numa', 'enabled': True,
-                     'extra': runner.host_settings(hostshape.PINNED_HOST)}
-              for host in ('src', 'dest')}
-    with stack_module.Stack(faults=faults, mode=MODE,
-                            progress=print) as stack:
+    with stacks.pinned_stack() as stack:
         nova = process_nova.ProcessNova(stack, pinned=True)
         server = nova.boot('src', volume=True, port=True)
         [(volume, before)] = nova.server_volumes(server).items()
