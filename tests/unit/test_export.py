@@ -202,6 +202,18 @@ def test_unsupported_step_is_exit_2_naming_it(tmp_path, capsys, step,
     assert out == ''
 
 
+@pytest.mark.parametrize('key', ['volume', 'port'])
+def test_a_server_with_a_volume_or_port_is_exit_2_naming_it(tmp_path, capsys,
+                                                           key):
+    path = scenario(tmp_path, 'backends: [embedded, process]\nsteps:\n'
+                    '  - boot: {server: s1, host: src, %s: true}\n' % key)
+    code, out, err = cli(capsys, 'export', path)
+    assert code == 2
+    assert ('step 1 `boot`: cannot be exported: %s: true: a server from a '
+            'volume or with a port is not exported yet' % key) in err
+    assert out == ''
+
+
 def test_unsupported_expectation_is_exit_2_naming_it(tmp_path, capsys):
     path = scenario(tmp_path, '''\
 steps:
