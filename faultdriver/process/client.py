@@ -23,7 +23,12 @@ PLACEMENT_HEADERS = {'X-Auth-Token': 'admin',
 
 
 class APIError(Exception):
-    pass
+    """An API answered a status not asked for; ``status`` is it (the
+    message may quote a service log, which can mention any number)."""
+
+    def __init__(self, message, status):
+        super().__init__(message)
+        self.status = status
 
 
 #: The service log that says why an API answered 5xx.
@@ -71,7 +76,7 @@ class Client:
                 log = os.path.join(self.logs, SERVICE_LOGS[placement])
                 message += '\n%s says:\n%s' % (
                     log, last_error(log) or '(no ERROR record)')
-            raise APIError(message)
+            raise APIError(message, response.status_code)
         return response.json() if response.content else None
 
     def get(self, path, **kw):

@@ -356,7 +356,7 @@ class ProcessNova(backend_base.BackendBase):
         try:
             return self.client.volume_attachments(server['id'])
         except client_module.APIError as exc:
-            if '404' in str(exc):       # the server is gone
+            if exc.status == 404:       # the server is gone
                 return []
             raise
 
@@ -399,7 +399,7 @@ class ProcessNova(backend_base.BackendBase):
             self.client.server(server['id'])
             return True
         except client_module.APIError as exc:
-            if '404' in str(exc):
+            if exc.status == 404:
                 return False
             raise
 

@@ -58,6 +58,7 @@ def test_a_500_quotes_the_api_log_traceback(api, tmp_path):
     with pytest.raises(client.APIError) as raised:
         _client(api, tmp_path).get('/os-services')
     text = str(raised.value)
+    assert raised.value.status == 500
     assert text.startswith('GET /os-services -> 500: ')
     assert str(tmp_path / 'nova-api.log') + ' says:' in text
     quoted = text.split(' says:\n', 1)[1]
@@ -75,3 +76,15 @@ def test_a_500_without_an_error_record_says_so(api, tmp_path):
                                               r'\(no ERROR record\)'):
         _client(api, tmp_path).get('/resource_providers', placement=True)
     assert client.last_error(str(tmp_path / 'missing.log')) == ''
+
+
+def test_the_status_is_the_answers_not_a_number_in_the_quoted_log(
+        api, tmp_path):
+    """A 500 whose quoted log mentions a 404 is still a 500: callers that
+    take a 404 for "the server is gone" read the status, not the text."""
+    (tmp_path / 'nova-api.log').write_text(API_LOG.replace(
+        'GET /v2.1/os-services 500', 'GET /v2.1/servers/x 404'))
+    with pytest.raises(client.APIError) as raised:
+        _client(api, tmp_path).get('/servers/x')
+    assert '404' in str(raised.value)
+    assert raised.value.status == 500
