@@ -130,10 +130,8 @@ class Network:
         query = urllib.parse.parse_qs(environ.get('QUERY_STRING', ''))
         body = standins.request_body(environ)
         if not parts or parts == ['']:
-            base = 'http://%s' % environ['HTTP_HOST']
-            return 200, {'versions': [{'id': 'v2.0', 'status': 'CURRENT',
-                                       'links': [{'rel': 'self',
-                                                  'href': base + '/v2.0/'}]}]}
+            return 200, standins.versions('http://%s' % environ['HTTP_HOST'],
+                                          'v2.0', 'v2.0')
         if parts == ['faultdriver', 'plugged']:
             return self._plugged(body)
         if parts[0] != 'v2.0' or len(parts) < 2:

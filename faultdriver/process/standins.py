@@ -32,18 +32,18 @@ IMAGE_SCHEMA = {'name': 'image',
                 'additionalProperties': {'type': 'string'}, 'links': []}
 
 
-def _versions(base, version):
+def versions(base, version, path):
+    """A service's version document: one ``CURRENT`` version, served
+    under ``base/path/``."""
     return {'versions': [{'id': version, 'status': 'CURRENT', 'links': [
-        {'rel': 'self', 'href': '%s/%s/' % (base, version.split('.')[0]
-                                            if version == 'v2.1' else
-                                            version)}]}]}
+        {'rel': 'self', 'href': '%s/%s/' % (base, path)}]}]}
 
 
 def glance(environ):
     path = environ['PATH_INFO'].rstrip('/')
     base = 'http://%s' % environ['HTTP_HOST']
     if path in ('', '/versions'):
-        return 300, _versions(base, 'v2.1')
+        return 300, versions(base, 'v2.1', 'v2')
     if path == '/v2/schemas/image':
         return 200, IMAGE_SCHEMA
     if path == '/v2/images':

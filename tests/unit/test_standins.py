@@ -111,6 +111,8 @@ def test_lists_filter_as_neutrons(network):
     aliases = [e['alias'] for e in
                requests.get(url + '/extensions').json()['extensions']]
     assert 'binding-extended' in aliases
+    [version] = requests.get(url[:-len('/v2.0')] + '/').json()['versions']
+    assert version['links'][0]['href'] == url + '/'
 
 
 class _EventSink:
