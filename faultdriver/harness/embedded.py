@@ -231,9 +231,9 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
                     'Binding for port %s on host %s already exists.' % (
                         port_id, body['binding']['host']))
             return create_port_binding(fixture, port_id, body)
-        self.useFixture(fixtures.MonkeyPatch(
+        self.useFixture(patchfixtures.Patch(
             'nova.tests.fixtures.neutron.NeutronFixture.update_port', rebind))
-        self.useFixture(fixtures.MonkeyPatch(
+        self.useFixture(patchfixtures.Patch(
             'nova.tests.fixtures.neutron.NeutronFixture.create_port_binding',
             bind_once))
 
