@@ -107,13 +107,12 @@ class BlockStorage:
         if parts[0] != 'v3' or len(parts) < 3:
             return _error(404, 'itemNotFound', 'no such path %s' % path)
         kind, rest = parts[2], parts[3:]
+        body = standins.request_body(environ)
         with self._lock:
             if kind == 'volumes':
-                return self._volumes_answer(method, rest,
-                                            standins.request_body(environ))
+                return self._volumes_answer(method, rest, body)
             if kind == 'attachments':
-                return self._attachments_answer(method, rest, query,
-                                                standins.request_body(environ))
+                return self._attachments_answer(method, rest, query, body)
         return _error(404, 'itemNotFound', 'not modelled: %s %s' % (
             method, path))
 
