@@ -110,11 +110,23 @@ def write_reproducers(findings, folder):
     return findings
 
 
+def _fired(report, finding):
+    """Whether the replay's journal has a fault fired at the finding's
+    point, phase and host (the case's one rule there; the journal names
+    the rule's action, ``shutdown`` for the ``shutdown-hold`` class)."""
+    return any(entry.get('kind') == 'fault' and
+               (entry.get('point'), entry.get('phase'), entry.get('host')) ==
+               (finding['point'], finding['phase'], finding['host'])
+               for entry in (report.get('state') or {}).get('faults', ()))
+
+
 def confirm(findings, backend, mode, folder, progress=None):
     """Replay each finding's reproducer on ``backend`` (real processes):
     ``confirmed`` is True where it shows the same broken invariant there,
     False where it does not (an artifact of the in-process harness, never
-    to be reported as a Nova bug), None where the replay could not run.
+    to be reported as a Nova bug), None where the replay could not run or
+    its fault never fired there (the tier's driver never made that call:
+    nothing was replayed, so nothing is confirmed or refuted).
     Findings of the same case share one replay (the same steps).  A
     case's scenario turns the timer periodic off (``periodic-timer:
     false``), so a fault at a hit of a host's resource periodic takes the
@@ -133,12 +145,14 @@ def confirm(findings, backend, mode, folder, progress=None):
         # This finding's invariant, whatever the others did there.
         seen = [e['met'] for e in report.get('expectations', ())
                 if e['kind'] == finding['invariant']]
-        finding['confirmed'] = seen[0] if seen and not report.get(
+        fired = _fired(report, finding)
+        finding['confirmed'] = seen[0] if seen and fired and not report.get(
             'internal_error') else None
         finding['confirmed_on'] = backend
         if progress:
             progress('confirm on %s: %s at %s.%s@%s (%s): %s' % (
                 backend, finding['invariant'], finding['point'],
                 finding['phase'], finding['host'], finding['action'],
-                verdict))
+                verdict if fired else 'not replayed: the fault never '
+                'fired there'))
     return findings

@@ -294,3 +294,39 @@ def test_a_regression_that_breaks_without_the_change_too_is_flaky(
                                      progress=lambda text: None)
     assert diff['regressions'] == ['r']
     assert diff['flaky'] == ['f']
+
+
+def _finding():
+    return {'invariant': 'port-bindings', 'point': 'post_live_migration_at_'
+            'source', 'host': 'src', 'phase': 'after', 'action': 'raise',
+            'scenario': '/r/finding.yaml', 'case_scenario': '/r/case.yaml'}
+
+
+def _replay(fired_at, met):
+    """A replay's report: faults fired at ``fired_at`` on src, and the
+    finding's expectation (``broken: true``) ``met`` or not."""
+    return {'verdict': 'bug reproduced' if met else 'bug not reproduced',
+            'state': {'faults': [
+                {'kind': 'fault', 'point': point, 'phase': phase,
+                 'host': 'src', 'action': 'raise'}
+                for point, phase in fired_at]},
+            'expectations': [{'kind': 'port-bindings', 'met': met}]}
+
+
+@pytest.mark.parametrize('fired_at, met, confirmed', [
+    # The fault fired there: the replay decides.
+    ([('post_live_migration_at_source', 'after')], True, True),
+    ([('post_live_migration_at_source', 'after')], False, False),
+    # The tier never made that call (fake_numa does not implement it):
+    # nothing was replayed, so neither confirmed nor harness-only.
+    ([], False, None),
+    ([('post_live_migration_at_source', 'before')], False, None),
+])
+def test_a_confirm_whose_fault_never_fired_is_not_a_verdict(
+        tmp_path, monkeypatch, fired_at, met, confirmed):
+    from faultdriver.sweep import findings
+    monkeypatch.setattr(execute, 'run_scenario',
+                        lambda *args: _replay(fired_at, met))
+    [finding] = findings.confirm([_finding()], 'process', 'threading',
+                                 str(tmp_path))
+    assert finding['confirmed'] is confirmed
