@@ -407,11 +407,6 @@ ASSUMPTIONS = [
       "log expectations on a task a stopping compute began after its wait "
       '(graceful-stop-between-move-steps)', 'scenario',
       counted=('new task started after shutdown',)),
-    A('nova.manager.Manager._wait_for_in_progress_tasks',
-      s.LogText('Graceful shutdown: no in-progress tasks.'),
-      "log expectations on a stop whose wait found nothing to wait for "
-      '(graceful-stop-between-move-steps)', 'scenario',
-      counted=('Graceful shutdown: no in-progress tasks.',)),
     A('nova.exception.CPUPinningInvalid', s.Exists(type),
       'log expectations on the pinning error in a periodic traceback',
       'scenario', counted=('CPUPinningInvalid',)),
