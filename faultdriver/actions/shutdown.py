@@ -55,7 +55,13 @@ def signal_own_process(hit, hold=None, kill_after=None):
         timer = threading.Timer(kill_after, kill)
         timer.daemon = True
         timer.start()
-    os.kill(os.getpid(), signal.SIGTERM)
+    # To the main thread, where the service manager's handler runs, as a
+    # SIGTERM from outside (systemctl) reaches it.  A process-wide
+    # kill() from this thread may be delivered to this thread (Linux 6.x
+    # does), and Python runs handlers only on the main thread, which then
+    # sleeps on in its wait for the service: seen on the libvirt tier,
+    # the stop never began.
+    signal.pthread_kill(threading.main_thread().ident, signal.SIGTERM)
 
 
 class Shutdown(base.Action):

@@ -402,6 +402,21 @@ ASSUMPTIONS = [
       "log expectations on a graceful stop whose manager part timed out "
       '(graceful-stop-libvirt)', 'scenario',
       counted=('manager graceful shutdown did not complete within',)),
+    A('nova.manager.Manager._wait_for_in_progress_tasks',
+      s.LogText('Graceful shutdown initiated with'),
+      "log expectations on a graceful stop that found tasks in progress "
+      '(graceful-stop-during-transfer-libvirt)', 'scenario',
+      counted=('Graceful shutdown initiated with',)),
+    A('nova.manager.Manager._wait_for_in_progress_tasks',
+      s.LogText('Graceful shutdown timed out with'),
+      "log expectations on a graceful stop whose wait for its tasks timed "
+      'out (graceful-stop-during-transfer-libvirt)', 'scenario',
+      counted=('Graceful shutdown timed out with',)),
+    A('nova.virt.libvirt.driver.LibvirtDriver._live_migration_monitor',
+      s.LogText('Migration running for'),
+      "log expectations on a QEMU transfer's progress records "
+      '(graceful-stop-during-transfer-libvirt)', 'scenario',
+      counted=('Migration running for',)),
     A('nova.manager.Manager._record_task_start',
       s.LogText('new task started after shutdown'),
       "log expectations on a task a stopping compute began after its wait "

@@ -182,7 +182,7 @@ def libvirt(stack, host):
     """Settings of a nova-compute on real libvirt (inside its host's
     namespaces, where ``qemu:///system`` is that host's libvirtd).
 
-    QEMU emulates (TCG): a guest that only runs its firmware needs no
+    QEMU emulates (TCG): a guest that only runs a boot sector needs no
     KVM, and KVM here does not get a Linux kernel going.  Peers reach the
     host's libvirtd and QEMU's incoming migration on the host's own
     loopback address.  We run as root, so Nova's privsep daemons start

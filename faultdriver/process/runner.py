@@ -72,6 +72,9 @@ def host_faults(scenario, variant, host, hypervisor='fake_numa', cpus=None):
     shape = scenario.host_shapes()[host]
     if hypervisor == 'libvirt':
         extra, _shape = libvirt_host_settings(shape, cpus or machine_cpus())
+        if scenario.live_migration_bandwidth:
+            extra['libvirt'] = {'live_migration_bandwidth':
+                                scenario.live_migration_bandwidth}
     else:
         extra = host_settings(shape)
     if not scenario.periodic_timer:

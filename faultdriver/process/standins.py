@@ -1,8 +1,9 @@
 """The stand-ins' HTTP serving, and the image service's answers.
 
 Nova asks the image service for one image's metadata (and glanceclient
-for the image schema; real libvirt also downloads its data: zeros, on
-which a guest sits in its firmware with no bootable device).  The
+for the image schema; real libvirt also downloads its data: a boot
+sector that fills some guest memory and halts,
+:mod:`~faultdriver.process.guest_image`).  The
 network and block-storage stand-ins keep state
 (:mod:`~faultdriver.process.network_standin`,
 :mod:`~faultdriver.process.volume_standin`).  Each is served from a
@@ -13,6 +14,8 @@ import json
 import socketserver
 import threading
 from wsgiref import simple_server
+
+from faultdriver.process import guest_image
 
 IMAGE_ID = '155d900f-4e14-4e4c-a73d-069cbf4541e6'   # nova's fake image id
 IMAGE_SIZE = 1024 * 1024
@@ -49,7 +52,7 @@ def glance(environ):
     if path == '/v2/images':
         return 200, {'images': [IMAGE]}
     if path.startswith('/v2/images/') and path.endswith('/file'):
-        return 200, bytes(IMAGE_SIZE)
+        return 200, guest_image.disk(IMAGE_SIZE)
     if path.startswith('/v2/images/'):
         image = dict(IMAGE, id=path.split('/')[3])
         return 200, image

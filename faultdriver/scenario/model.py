@@ -88,6 +88,13 @@ class Scenario:
         return bool(self.data.get('topology', {}).get('periodic-timer',
                                                       True))
 
+    @property
+    def live_migration_bandwidth(self):
+        """MiB/s a live migration's transfer may use on real libvirt
+        (``[libvirt] live_migration_bandwidth``), or None: Nova's default,
+        no limit."""
+        return self.data.get('topology', {}).get('live-migration-bandwidth')
+
     def host_shapes(self):
         """``{host: HostShape}`` (faultdriver.hostshape)."""
         topology = self.data.get('topology', {})
@@ -489,6 +496,12 @@ def _check_topology(scenario):
                      ', '.join(shapes)))
 
     topology = scenario.data.get('topology', {})
+    if (scenario.live_migration_bandwidth is not None and
+            scenario.backends != ('libvirt',)):
+        _fail(scenario, ['topology', 'live-migration-bandwidth'],
+              'only real libvirt transfers a guest (the fake drivers move '
+              'nothing, so a bandwidth would change nothing there); add '
+              '"backends: [libvirt]"')
 
     def where(host, key):
         if key in topology.get('per-host', {}).get(host, {}):

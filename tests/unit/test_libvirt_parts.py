@@ -12,10 +12,13 @@ import types
 
 import pytest
 
+from faultdriver import exception
 from faultdriver import hostshape
 from faultdriver.process import config
+from faultdriver.process import guest_image
 from faultdriver.process import libvirt_host
 from faultdriver.process import runner
+from faultdriver.process import standins
 from faultdriver.scenario import expect
 from faultdriver.scenario import model
 from faultdriver.scenario import specs
@@ -103,6 +106,59 @@ def test_periodic_timer_reaches_the_compute_conf(tmp_path, name, interval):
     assert conf.update_resources_interval == interval
 
 
+def test_live_migration_bandwidth_reaches_the_libvirt_conf(tmp_path):
+    # Nova's own [libvirt] option, read by real oslo.config from the
+    # compute conf the libvirt tier writes for the scenario.
+    from nova.conf import libvirt as nova_libvirt_conf
+    from oslo_config import cfg
+    scenario = model.load('graceful-stop-during-transfer-libvirt')
+    host = libvirt_host.LibvirtHost(str(tmp_path), 'src', '127.0.9.3',
+                                    str(tmp_path / 'instances'))
+    stack = types.SimpleNamespace(
+        dir=str(tmp_path), libvirt={'src': host},
+        instances_path=str(tmp_path / 'instances'),
+        compute_common_conf=str(tmp_path / 'nova-cpu.conf'),
+        compute_conf=lambda h: str(tmp_path / ('nova-compute-%s.conf' % h)))
+    sections = config.compute(stack, 'src', runner.host_faults(
+        scenario, 'stock', 'src', 'libvirt', cpus=[0, 1]))
+    path = config.write(str(tmp_path / 'compute.conf'), sections)
+    conf = cfg.ConfigOpts()
+    nova_libvirt_conf.register_opts(conf)
+    conf([], project='nova', default_config_files=[path])
+    assert conf.libvirt.live_migration_bandwidth == \
+        scenario.live_migration_bandwidth > 0
+    # Real libvirt's own settings are still there beside it.
+    assert conf.libvirt.virt_type == 'qemu'
+
+
+def test_a_bandwidth_on_a_fake_driver_tier_is_refused(tmp_path):
+    with open(model.load('graceful-stop-during-transfer-libvirt').path) as f:
+        text = f.read()
+    path = tmp_path / 'bandwidth.yaml'
+    path.write_text(text.replace('backends: [libvirt]',
+                                 'backends: [libvirt, process]'))
+    with pytest.raises(exception.ScenarioError) as raised:
+        model.load(str(path))
+    assert 'topology.live-migration-bandwidth' in str(raised.value)
+    assert 'backends: [libvirt]' in str(raised.value)
+
+
+def test_nova_accepts_the_guest_image(tmp_path):
+    # Nova's own deep inspection of a downloaded image (oslo.utils'
+    # format inspector and its safety checks): a boot sector without a
+    # partition table is "Image does not pass safety check".
+    from nova.virt import images
+    path = tmp_path / 'image'
+    path.write_bytes(guest_image.disk(standins.IMAGE_SIZE))
+    images.do_image_deep_inspection(standins.IMAGE, standins.IMAGE_ID,
+                                    str(path))
+    path.write_bytes(guest_image._CODE.ljust(510, b'\0') + b'\x55\xaa' +
+                     bytes(standins.IMAGE_SIZE - 512))
+    with pytest.raises(Exception, match='safety check'):
+        images.do_image_deep_inspection(standins.IMAGE, standins.IMAGE_ID,
+                                        str(path))
+
+
 def test_address_blocks_skip_one_in_use():
     first = libvirt_host.free_addresses(2)
     with socket.socket() as busy:
@@ -130,7 +186,8 @@ def test_bundled_libvirt_scenarios_say_so():
                     'dest-crash-after-pre-live-migration',
                     'compute-crash-running-guest',
                     'dest-crash-in-evacuation-libvirt',
-                    'graceful-stop-libvirt'}
+                    'graceful-stop-libvirt',
+                    'graceful-stop-during-transfer-libvirt'}
     assert 'libvirt' in model.load(
         'stale-error-migration-context').backends
 
