@@ -60,7 +60,9 @@ libvirt)
         "faultdriver scenario run source-crash-after-live-migration --backend libvirt"
         "faultdriver scenario run dest-crash-after-pre-live-migration --backend libvirt"
         "faultdriver scenario run compute-crash-running-guest --backend libvirt"
-        "faultdriver scenario run dest-crash-in-evacuation-libvirt --backend libvirt")
+        "faultdriver scenario run dest-crash-in-evacuation-libvirt --backend libvirt"
+        # F11 with a real QEMU transfer in flight during a graceful stop.
+        "faultdriver scenario run graceful-stop-during-transfer-libvirt --backend libvirt")
     ;;
 *)
     echo "usage: $0 process|libvirt" >&2
