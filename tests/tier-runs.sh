@@ -54,7 +54,9 @@ libvirt)
            # The seed, stock vs fix, a real crash.
            "faultdriver scenario run stale-error-migration-context --backend libvirt"
            # F14: a graceful stop (SIGTERM) of a libvirt compute mid-move.
-           "faultdriver scenario run graceful-stop-libvirt --backend libvirt")
+           "faultdriver scenario run graceful-stop-libvirt --backend libvirt"
+           # F16 with nothing widened: F14 holds the window open.
+           "faultdriver scenario run graceful-stop-between-move-steps-libvirt --backend libvirt --mode eventlet")
     # The scenarios only a real hypervisor can show.
     scenarios=(
         "faultdriver scenario run source-crash-after-live-migration --backend libvirt"

@@ -187,7 +187,8 @@ def test_bundled_libvirt_scenarios_say_so():
                     'compute-crash-running-guest',
                     'dest-crash-in-evacuation-libvirt',
                     'graceful-stop-libvirt',
-                    'graceful-stop-during-transfer-libvirt'}
+                    'graceful-stop-during-transfer-libvirt',
+                    'graceful-stop-between-move-steps-libvirt'}
     assert 'libvirt' in model.load(
         'stale-error-migration-context').backends
 
