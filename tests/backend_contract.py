@@ -89,6 +89,18 @@ def check(nova, src, dest):
     assert nova.server_volumes(seeded) == {}
     assert nova.server_ports(seeded) == {}
 
+    # a resize the user confirms, through the actions the steps post
+    # (confirmResize answers 204 where the other actions answer 202: the
+    # process tier once took that for an error)
+    small = nova.create_flavor(1, nova.PINNED_SPECS)
+    nova.api.post_server_action(server['id'], {'resize': {
+        'flavorRef': small}})
+    nova.wait_for_server(server, status='VERIFY_RESIZE', host=dest)
+    nova.api.post_server_action(server['id'], {'confirmResize': None})
+    nova.wait_newest_migration(server, 'confirmed', 1)
+    assert nova.wait_for_server(server, status='ACTIVE', host=dest,
+                                task_state=None)['id'] == server['id']
+
     nova.delete_server(server)
     assert not nova.server_exists(server)
     assert nova.placement_pcpus(src) == len(nova.pinned_cpus(src)) == 0

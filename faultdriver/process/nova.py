@@ -240,7 +240,10 @@ class _AdminAPI:
         self.client = client
 
     def post_server_action(self, server_id, data):
-        return self.client.post('/servers/%s/action' % server_id, data)
+        # confirmResize answers 204 No Content, the other actions 202 (a
+        # few 200).
+        return self.client.post('/servers/%s/action' % server_id, data,
+                                ok=(200, 202, 204))
 
     def get_server(self, server_id):
         return self.client.server(server_id)
