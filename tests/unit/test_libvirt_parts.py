@@ -60,14 +60,20 @@ def test_seed_scenario_faults_on_libvirt():
     assert 'fake_numa' not in faults['extra']
 
 
-def test_compute_conf_of_a_libvirt_host(tmp_path):
-    host = libvirt_host.LibvirtHost(str(tmp_path), 'dest', '127.0.9.3',
+def _libvirt_stack(tmp_path, name):
+    """What config.compute reads of a stack whose host ``name`` runs on
+    real libvirt (no daemon started)."""
+    host = libvirt_host.LibvirtHost(str(tmp_path), name, '127.0.9.3',
                                     str(tmp_path / 'instances'))
-    stack = types.SimpleNamespace(
-        dir=str(tmp_path), libvirt={'dest': host},
+    return types.SimpleNamespace(
+        dir=str(tmp_path), libvirt={name: host},
         instances_path=str(tmp_path / 'instances'),
         compute_common_conf=str(tmp_path / 'nova-cpu.conf'),
         compute_conf=lambda h: str(tmp_path / ('nova-compute-%s.conf' % h)))
+
+
+def test_compute_conf_of_a_libvirt_host(tmp_path):
+    stack = _libvirt_stack(tmp_path, 'dest')
     sections = config.compute(stack, 'dest', {'inner_driver': 'libvirt'})
     assert ('instances_path', stack.instances_path) in sections['DEFAULT']
     libvirt = dict(sections['libvirt'])
@@ -112,13 +118,7 @@ def test_live_migration_bandwidth_reaches_the_libvirt_conf(tmp_path):
     from nova.conf import libvirt as nova_libvirt_conf
     from oslo_config import cfg
     scenario = model.load('graceful-stop-during-transfer-libvirt')
-    host = libvirt_host.LibvirtHost(str(tmp_path), 'src', '127.0.9.3',
-                                    str(tmp_path / 'instances'))
-    stack = types.SimpleNamespace(
-        dir=str(tmp_path), libvirt={'src': host},
-        instances_path=str(tmp_path / 'instances'),
-        compute_common_conf=str(tmp_path / 'nova-cpu.conf'),
-        compute_conf=lambda h: str(tmp_path / ('nova-compute-%s.conf' % h)))
+    stack = _libvirt_stack(tmp_path, 'src')
     sections = config.compute(stack, 'src', runner.host_faults(
         scenario, 'stock', 'src', 'libvirt', cpus=[0, 1]))
     path = config.write(str(tmp_path / 'compute.conf'), sections)
