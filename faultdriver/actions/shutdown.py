@@ -60,7 +60,8 @@ def signal_own_process(hit, hold=None, kill_after=None):
     # kill() from this thread may be delivered to this thread (Linux 6.x
     # does), and Python runs handlers only on the main thread, which then
     # sleeps on in its wait for the service: seen on the libvirt tier,
-    # the stop never began.
+    # the stop never began.  (The main thread's ident is its pthread id
+    # in eventlet mode too: Python imports threading before Nova patches.)
     signal.pthread_kill(threading.main_thread().ident, signal.SIGTERM)
 
 
