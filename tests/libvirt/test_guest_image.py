@@ -19,19 +19,25 @@ START = 0x100000
 END = START + guest_image.FILLED_MIB * 1024 * 1024
 
 
+def _until_prompt(conn):
+    """What the monitor says up to its next prompt."""
+    answer = b''
+    while not answer.endswith(b'(qemu) '):
+        chunk = conn.recv(65536)
+        if not chunk:
+            raise AssertionError('QEMU closed its monitor after %r' % answer)
+        answer += chunk
+    return answer.decode(errors='replace')
+
+
 def _monitor(path, command):
     """The human monitor's answer to ``command``."""
     with socket.socket(socket.AF_UNIX) as conn:
         conn.connect(path)
         conn.settimeout(10)
-        answer = b''
-        while not answer.endswith(b'(qemu) '):
-            answer += conn.recv(65536)       # the banner and first prompt
+        _until_prompt(conn)                  # the banner and first prompt
         conn.sendall(command.encode() + b'\n')
-        answer = b''
-        while not answer.endswith(b'(qemu) '):
-            answer += conn.recv(65536)
-    return answer.decode(errors='replace')
+        return _until_prompt(conn)
 
 
 def _word(path, address):

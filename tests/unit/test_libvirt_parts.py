@@ -147,6 +147,7 @@ def test_nova_accepts_the_guest_image(tmp_path):
     # Nova's own deep inspection of a downloaded image (oslo.utils'
     # format inspector and its safety checks): a boot sector without a
     # partition table is "Image does not pass safety check".
+    from nova import exception as nova_exception
     from nova.virt import images
     path = tmp_path / 'image'
     path.write_bytes(guest_image.disk(standins.IMAGE_SIZE))
@@ -154,7 +155,8 @@ def test_nova_accepts_the_guest_image(tmp_path):
                                     str(path))
     path.write_bytes(guest_image._CODE.ljust(510, b'\0') + b'\x55\xaa' +
                      bytes(standins.IMAGE_SIZE - 512))
-    with pytest.raises(Exception, match='safety check'):
+    with pytest.raises(nova_exception.ImageUnacceptable,
+                       match='safety check'):
         images.do_image_deep_inspection(standins.IMAGE, standins.IMAGE_ID,
                                         str(path))
 
