@@ -27,8 +27,8 @@ CAPTURED = (('nova.compute', logging.DEBUG), ('nova.service', logging.INFO),
             ('nova.manager', logging.INFO), ('faultdriver', logging.INFO))
 
 
-def _no_disk_copy(self, context, instance, dest, flavor, network_info,
-                  block_device_info=None, timeout=0, retry_interval=0):
+def no_disk_copy(self, context, instance, dest, flavor, network_info,
+                 block_device_info=None, timeout=0, retry_interval=0):
     """LibvirtDriver.migrate_disk_and_power_off on fakelibvirt, which
     cannot copy disks (Nova's own tests stub it too): no disk info."""
     return '{}'
@@ -58,7 +58,7 @@ def run(path, variant, mode):
             self.stub_live_migration()
             self.useFixture(patchfixtures.Patch(
                 'nova.virt.libvirt.driver.LibvirtDriver.'
-                'migrate_disk_and_power_off', _no_disk_copy))
+                'migrate_disk_and_power_off', no_disk_copy))
             # Registered last, runs first: Nova's thread pools log their
             # shutdown once the test's logging fixtures are gone.
             self.addCleanup(logging.disable, logging.CRITICAL)

@@ -16,7 +16,7 @@ class TestEmbeddedBackendContract(base.FaultTestBase):
         # As the scenario runner does: fakelibvirt cannot copy disks.
         self.useFixture(patchfixtures.Patch(
             'nova.virt.libvirt.driver.LibvirtDriver.'
-            'migrate_disk_and_power_off', scenario_case._no_disk_copy))
+            'migrate_disk_and_power_off', scenario_case.no_disk_copy))
 
     def test_the_contract_holds(self):
         backend_contract.check(self, 'src', 'dest')

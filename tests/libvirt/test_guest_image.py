@@ -6,7 +6,6 @@ as flags, and no bandwidth makes a live migration last.
 
 Reads guest memory back through QEMU's monitor (a unix socket)."""
 
-import os
 import socket
 import subprocess
 
@@ -40,6 +39,15 @@ def _monitor(path, command):
         return _until_prompt(conn)
 
 
+def _answers(path):
+    """Whether QEMU's monitor takes a command yet (its socket file exists
+    a moment before it accepts connections)."""
+    try:
+        return 'VM status' in _monitor(path, 'info status')
+    except OSError:
+        return False
+
+
 def _word(path, address):
     """The 32-bit word of guest-physical ``address``."""
     answer = _monitor(path, 'xp /1xw 0x%x' % address)
@@ -58,8 +66,7 @@ def test_the_boot_sector_fills_guest_memory_and_halts(tmp_path):
          '-monitor', 'unix:%s,server=on,wait=off' % monitor],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        waiting.until(lambda: os.path.exists(monitor), 30,
-                      "QEMU's monitor socket")
+        waiting.until(lambda: _answers(monitor), 30, "QEMU's monitor")
         # The vCPU halts only after the last word is written.
         waiting.until(lambda: 'HLT=1' in _monitor(monitor, 'info registers'),
                       120, 'the guest to fill its memory and halt')
