@@ -14,7 +14,6 @@ import unittest
 
 from faultdriver.harness import embedded
 from faultdriver.harness import heap
-from faultdriver.novacompat import patchfixtures
 from faultdriver.scenario import model
 from faultdriver.scenario import play
 from faultdriver.scenario import tiers
@@ -25,13 +24,6 @@ from faultdriver.scenario import variant_report
 #: and manager base (what a graceful stop says), faultdriver's own.
 CAPTURED = (('nova.compute', logging.DEBUG), ('nova.service', logging.INFO),
             ('nova.manager', logging.INFO), ('faultdriver', logging.INFO))
-
-
-def no_disk_copy(self, context, instance, dest, flavor, network_info,
-                 block_device_info=None, timeout=0, retry_interval=0):
-    """LibvirtDriver.migrate_disk_and_power_off on fakelibvirt, which
-    cannot copy disks (Nova's own tests stub it too): no disk info."""
-    return '{}'
 
 
 def run(path, variant, mode):
@@ -56,9 +48,7 @@ def run(path, variant, mode):
         def setUp(self):
             super().setUp()
             self.stub_live_migration()
-            self.useFixture(patchfixtures.Patch(
-                'nova.virt.libvirt.driver.LibvirtDriver.'
-                'migrate_disk_and_power_off', no_disk_copy))
+            self.stub_disk_copy()
             # Registered last, runs first: Nova's thread pools log their
             # shutdown once the test's logging fixtures are gone.
             self.addCleanup(logging.disable, logging.CRITICAL)

@@ -7,6 +7,7 @@ runner itself dies without cleaning up).
 
 import ctypes
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -22,10 +23,47 @@ def _die_with_parent():
 
 
 def free_port():
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    """A TCP port on 127.0.0.1 that nothing listens on right now, outside
+    the kernel's ephemeral range.
+
+    A port the kernel hands out for ``bind(0)`` is one it also hands out as
+    the source port of an outgoing connection: between our check and the
+    service binding it, any of the run's hundreds of connections may take
+    it (CI saw RabbitMQ refuse to start: ``dist_port_already_used``,
+    ``not_erlang``).  Ports outside ``ip_local_port_range`` are only ever
+    taken by a listener, which the bind below sees.  Ports handed out by
+    this process are not handed out twice.
+    """
+    low, high = _ephemeral_range()
+    candidates = [port for port in range(_LOWEST_PORT, 65536)
+                  if not low <= port <= high and port not in _handed_out]
+    for port in random.sample(candidates, min(len(candidates), 200)):
+        with socket.socket() as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                sock.bind(('127.0.0.1', port))
+            except OSError:
+                continue
+        _handed_out.add(port)
+        return port
+    # The ephemeral range covers (nearly) every port: the kernel's choice.
     with socket.socket() as sock:
         sock.bind(('127.0.0.1', 0))
         return sock.getsockname()[1]
+
+
+# Below this are the ports of services a machine may run (and X11's).
+_LOWEST_PORT = 10000
+_handed_out = set()
+
+
+def _ephemeral_range():
+    try:
+        with open('/proc/sys/net/ipv4/ip_local_port_range') as f:
+            low, high = (int(word) for word in f.read().split())
+    except (OSError, ValueError):
+        low, high = 32768, 60999
+    return low, high
 
 
 def port_open(port, host='127.0.0.1'):

@@ -9,10 +9,9 @@ hypervisor.  Expected values are written with :data:`OLD` and :data:`NEW`
 for a cold migration (2 pCPUs to 2) and a resize (2 pCPUs to 3).
 """
 
-import time
-
-import fixtures
 from nova.tests.fixtures import libvirt as fakelibvirt
+
+from faultdriver import waiting
 
 #: The flavor before the move, and after it.
 OLD, NEW = 'old', 'new'
@@ -28,12 +27,7 @@ class MoveStepsMixin:
 
     def setUp(self):
         super().setUp()
-        # fakelibvirt cannot copy disks over ssh; Nova's libvirt functional
-        # tests stub the copy the same way.  Rules fire in FaultDriver,
-        # before this inner method.
-        self.useFixture(fixtures.MockPatch(
-            'nova.virt.libvirt.driver.LibvirtDriver.'
-            'migrate_disk_and_power_off', autospec=True, return_value='{}'))
+        self.stub_disk_copy()
 
     # -- expected values ------------------------------------------------
 
@@ -75,15 +69,16 @@ class MoveStepsMixin:
             server['id'], {how + 'Resize': None})
 
     def poll(self, read, expected, timeout=20.0, what='value'):
-        deadline = time.monotonic() + timeout
-        while True:
-            actual = read()
-            if actual == expected:
-                return actual
-            if time.monotonic() > deadline:
-                self.fail('%s is %r, not %r after %ss'
-                          % (what, actual, expected, timeout))
-            time.sleep(0.1)
+        """Wait until ``read()`` returns ``expected``; fail the test
+        showing what it returned last."""
+        last = []
+
+        def matches():
+            last[:] = [read()]
+            return last[0] == expected
+        waiting.until(matches, timeout, lambda: '%s is %r, not %r' % (
+            what, last[0], expected), interval=0.1, error=AssertionError)
+        return last[0]
 
     # -- reading ----------------------------------------------------------
 

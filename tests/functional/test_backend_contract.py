@@ -2,8 +2,6 @@
 (tests/backend_contract.py; tests/process runs the same checks on real
 processes)."""
 
-from faultdriver.harness import scenario_case
-from faultdriver.novacompat import patchfixtures
 from tests import backend_contract
 from tests.functional import base
 
@@ -13,10 +11,7 @@ class TestEmbeddedBackendContract(base.FaultTestBase):
 
     def setUp(self):
         super().setUp()
-        # As the scenario runner does: fakelibvirt cannot copy disks.
-        self.useFixture(patchfixtures.Patch(
-            'nova.virt.libvirt.driver.LibvirtDriver.'
-            'migrate_disk_and_power_off', scenario_case.no_disk_copy))
+        self.stub_disk_copy()       # as the scenario runner does
 
     def test_the_contract_holds(self):
         backend_contract.check(self, 'src', 'dest')

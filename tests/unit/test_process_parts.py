@@ -66,3 +66,31 @@ def test_computes_get_no_database_connection():
     assert config.compute_common(common) == {
         'DEFAULT': [('debug', True)],
         'placement': [('auth_type', 'admin_token')]}
+
+
+def test_free_port_is_never_one_an_outgoing_connection_can_take():
+    # CI saw RabbitMQ refuse its distribution port (dist_port_already_used,
+    # not_erlang): bind(0) handed out an ephemeral port, which an outgoing
+    # connection then took before the broker bound it.
+    from faultdriver.process import procs
+    low, high = procs._ephemeral_range()
+    ports = [procs.free_port() for _ in range(50)]
+    assert len(set(ports)) == 50
+    if low > procs._LOWEST_PORT or high < 65535:
+        assert not [port for port in ports if low <= port <= high]
+
+
+def test_free_port_skips_a_port_someone_listens_on(monkeypatch):
+    import socket
+
+    from faultdriver.process import procs
+    with socket.socket() as listener:
+        listener.bind(('127.0.0.1', procs.free_port()))
+        listener.listen()
+        taken = listener.getsockname()[1]
+        procs._handed_out.discard(taken)
+        monkeypatch.setattr(procs, '_LOWEST_PORT', taken)
+        monkeypatch.setattr(procs, '_ephemeral_range',
+                            lambda: (taken + 2, 65535))
+        # Only taken and taken + 1 are candidates; taken is listened on.
+        assert procs.free_port() == taken + 1
