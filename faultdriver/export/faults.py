@@ -94,6 +94,7 @@ def install(writer, host, text, where, at_start=False):
         args.append('error=%s' % _error(writer, term, text, where))
     else:
         writer.crashes = True
+    writer.faulted[(host, rule.point)] = rule.phase
     writer.use('fault')
     from faultdriver.export.writer import call
     writer.line(call('self._fault', args))

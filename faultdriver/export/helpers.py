@@ -208,6 +208,18 @@ HELPERS = {
                         action in (None, fired[2])])
         '''),
 
+    'wait_for_fault': _helper('''
+        def _wait_for_fault(self, hostname, point, timeout=30):
+            """Wait until the test's fault at ``point`` on ``hostname``
+            fired.
+            """
+            deadline = time.monotonic() + timeout
+            while not self._fired(hostname, point):
+                if time.monotonic() > deadline:
+                    self.fail('no fault fired at %s on %s' % (point, hostname))
+                time.sleep(0.2)
+        ''', needs=('fired',), imports=('time',)),
+
     'watch_rpc': _helper('''
         def _watch_rpc(self, method):
             """Record every call of ComputeAPI.``method`` that timed out: a

@@ -149,11 +149,18 @@ def _wait_service(writer, where, host, state, timeout=30):
 def _wait_point(writer, where, host, point, count=1, phase='before',
                 timeout=30):
     held = writer.hits.get((host, point))
-    if held is None or count != 1 or phase != 'before':
-        raise Unsupported(where, 'only the first hit of a point a hang '
-                          'holds can be waited for (the '
-                          'InterceptMethodFixture says it started)')
-    writer.line('self.assertTrue(%s.started.wait(%s))' % (held, timeout))
+    if held is not None and count == 1 and phase == 'before':
+        writer.line('self.assertTrue(%s.started.wait(%s))' % (held, timeout))
+        return
+    if count == 1 and writer.faulted.get((host, point)) == phase:
+        # The hit is the fault's: the _fault helper records it as fired.
+        writer.use('wait_for_fault')
+        writer.line('self._wait_for_fault(%r, %r)' % (host, point))
+        return
+    raise Unsupported(where, 'only the first hit of a point a hang holds '
+                      '(the InterceptMethodFixture says it started) or a '
+                      'crash or raise rule fails (in the same phase) can '
+                      'be waited for')
 
 
 def _wait_queued(writer, where, host, method, expired=True, timeout=30):

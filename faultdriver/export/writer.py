@@ -27,6 +27,7 @@ class Writer:
         self.holds = {}             # (host, barrier) -> Python name
         self.released = set()       # holds a release step let go
         self.hits = {}              # (host, point) -> Python name (held)
+        self.faulted = {}           # (host, point) -> phase (crash, raise)
         self.flavors = {}           # scenario flavor name -> Python name
         self.watched = []           # RPC methods whose timeouts we watch
         self.crashes = False        # a fault kills a compute

@@ -238,6 +238,15 @@ def unavailable(groups=DRIVER_GROUPS):
     return {feature: '; '.join(why) for feature, why in found.items()}
 
 
+def remember(groups):
+    """Check the assumptions of ``groups`` now, once for this process and
+    every process it forks afterwards: their :func:`verify` and
+    :func:`unavailable` answer from memory (a scenario's variants forked
+    from one process that imported Nova: ``scenario.worker.fork_each``)."""
+    for group in groups:
+        _verified(group)
+
+
 @functools.lru_cache(maxsize=None)
 def _verified(group):
     # Nova does not change within a process: every later start of a

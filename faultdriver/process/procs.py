@@ -17,7 +17,8 @@ from faultdriver import waiting
 PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent():
+def die_with_parent():
+    """Have the kernel SIGKILL this process when its parent exits."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
@@ -147,7 +148,7 @@ class Process:
             self.popen = subprocess.Popen(
                 self.argv, stdin=subprocess.DEVNULL, stdout=out,
                 stderr=subprocess.STDOUT, env=env, cwd=self.cwd,
-                start_new_session=True, preexec_fn=_die_with_parent)
+                start_new_session=True, preexec_fn=die_with_parent)
         _register_session(env, self.popen.pid)
         #: The stack's marker it carries (None: not a stack's).
         self.marker = env.get(MARKER)

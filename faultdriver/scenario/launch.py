@@ -1,6 +1,8 @@
 """Run variants of a scenario, each in a process of its own (the
 concurrency mode must be chosen before Nova is imported), and collect
-their reports."""
+their reports.  Variants side by side on one Nova under test, on a tier
+whose runner forks, are forked from one runner that imported Nova once
+(:func:`faultdriver.scenario.worker.fork_each`)."""
 
 import os
 import subprocess
@@ -136,12 +138,21 @@ def run(scenario, variants, mode, parallel=True, backend=tiers.DEFAULT,
     stream.flush()
     with tempfile.TemporaryDirectory(prefix='faultdriver-') as tmp:
         started, reports = {}, {}
+        outs = {variant: os.path.join(tmp, variant + '.json')
+                for variant in variants}
+        environs = {variant: novas[variant].environ(env)
+                    for variant in variants}
+        if _forked(tier, parallel, environs):
+            started = _start_forked(scenario, mode, tier, outs, environs,
+                                    stream)
         for variant in variants:
-            out = os.path.join(tmp, variant + '.json')
+            if variant in started:
+                continue
+            out = outs[variant]
             process = subprocess.Popen(
                 [sys.executable, '-m', *tier.runner,
                  scenario.path, variant, mode, out],
-                env=novas[variant].environ(env), stdout=stream, stderr=stream,
+                env=environs[variant], stdout=stream, stderr=stream,
                 stdin=subprocess.DEVNULL)
             started[variant] = (process, out, time.monotonic())
             if not parallel:
@@ -156,3 +167,51 @@ def run(scenario, variants, mode, parallel=True, backend=tiers.DEFAULT,
                         stream=stream), started)
             time.sleep(0.1)
     return {variant: reports[variant] for variant in variants}
+
+
+def _forked(tier, parallel, environs):
+    """Whether the variants run forked from one runner: side by side, on
+    a tier whose runner forks, all on the same Nova under test."""
+    return (parallel and tier.forks and len(environs) > 1
+            and len({tuple(sorted(e.items()))
+                     for e in environs.values()}) == 1)
+
+
+def _start_forked(scenario, mode, tier, outs, environs, stream):
+    """One runner that imports Nova once and forks a child per variant
+    (``--fork``); each variant is tracked by its report's arrival."""
+    runner = subprocess.Popen(
+        [sys.executable, '-m', *tier.runner, '--fork', mode, scenario.path,
+         *('%s=%s' % pair for pair in outs.items())],
+        env=next(iter(environs.values())), stdout=stream, stderr=stream,
+        stdin=subprocess.DEVNULL)
+    began = time.monotonic()
+    return {variant: (ForkedVariant(runner, out), out, began)
+            for variant, out in outs.items()}
+
+
+class ForkedVariant:
+    """A variant forked by a ``--fork`` runner, seen as the launcher sees
+    a runner process of its own: it has ended once its report is written
+    (the worker writes it whole, then renames it) or once the runner has
+    ended without it."""
+
+    def __init__(self, runner, out):
+        self.runner = runner
+        self.out = out
+
+    def poll(self):
+        if os.path.exists(self.out):
+            return 0
+        return self.runner.poll()
+
+    def wait(self):
+        if os.path.exists(self.out):
+            return 0
+        return self.runner.wait()
+
+    def kill(self):
+        """Kill the runner; its children die with it (they asked the
+        kernel to: ``procs.die_with_parent``)."""
+        if self.runner.poll() is None:
+            self.runner.kill()

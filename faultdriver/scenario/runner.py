@@ -2,10 +2,13 @@
 in this process.
 
 Started by :mod:`faultdriver.scenario.launch` as ``python -m
-faultdriver.scenario.runner FILE VARIANT MODE OUT`` (or ``--serve MODE``
-by the sweep): the mode decides ``OS_NOVA_DISABLE_EVENTLET_PATCHING``
-before Nova is first imported, so each variant gets a process (and a
-fresh embedded Nova) of its own.  The protocol is
+faultdriver.scenario.runner FILE VARIANT MODE OUT``, as ``--fork MODE
+FILE VARIANT=OUT...`` when the variants run side by side on one Nova
+under test (one import of Nova, a forked process per variant), or as
+``--serve MODE`` by the sweep: the mode decides
+``OS_NOVA_DISABLE_EVENTLET_PATCHING`` before Nova is first imported, and
+each variant gets a process (and a fresh embedded Nova) of its own.  The
+protocol is
 :mod:`faultdriver.scenario.worker`'s; the run itself is
 :mod:`faultdriver.harness.scenario_case`'s.
 """
@@ -22,20 +25,39 @@ BACKEND = tiers.DEFAULT     # the embedded Nova
 
 def run(path, variant, mode):
     """Run ``variant`` of the scenario at ``path``; returns the report."""
+    return _imported(mode).run(path, variant, mode)
+
+
+def preload(mode):
+    """What every variant's run needs before its Nova starts, done once
+    for variants forked from this process (``--fork``): Nova imported in
+    ``mode``, its assumptions checked, what survives frozen for the
+    collector (and shared with the children)."""
+    from faultdriver.harness import heap
+    from faultdriver import novacompat
+    _imported(mode)
+    novacompat.remember(novacompat.SCENARIO_GROUPS)
+    heap.ready_for_case()
+
+
+def _imported(mode):
     os.environ['OS_NOVA_DISABLE_EVENTLET_PATCHING'] = worker.MODES[mode]
     # A previous run in this process (serve) left logging disabled.
     logging.disable(logging.NOTSET)
     # Nova decides eventlet patching on this first import (before the
     # loader checks rules, which imports Nova's driver module).
     from faultdriver.harness import scenario_case
-    return scenario_case.run(path, variant, mode)
+    return scenario_case
 
 
 def main(argv=None):
-    """``FILE VARIANT MODE OUT`` or ``--serve MODE``."""
+    """``FILE VARIANT MODE OUT``, ``--serve MODE`` or ``--fork MODE FILE
+    VARIANT=OUT...``."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ['--serve']:
         worker.serve(args[1], run, BACKEND)
+    elif args[:1] == ['--fork']:
+        worker.fork_each(args[1:], preload, run, BACKEND)
     else:
         worker.main(args, run, BACKEND)
 

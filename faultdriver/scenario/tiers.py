@@ -37,6 +37,9 @@ class Tier:
     prerequisites: tuple = ()
     #: The pip extra that installs its own Python packages.
     extra: str = 'scenarios'
+    #: Whether its runner takes ``--fork MODE FILE VARIANT=OUT...``:
+    #: variants side by side forked from one process that imported Nova.
+    forks: bool = False
 
     @property
     def delay(self):
@@ -83,7 +86,7 @@ TIERS = {tier.name: tier for tier in (
          # cases wait on RPC timeouts and polls part of the time.
          workers=5,
          # faultdriver.harness.embedded.EmbeddedNova.RPC_TIMEOUT
-         rpc_timeout=2),
+         rpc_timeout=2, forks=True),
     Tier('process', 'Nova as processes',
          "as real processes on faultdriver's fake hypervisor (needs the "
          'Debian packages mariadb-server and rabbitmq-server)',

@@ -10,6 +10,7 @@ process and libvirt tiers) both end here with their own ``run_variant``.
 import json
 import os
 import sys
+import threading
 import traceback
 import warnings
 
@@ -50,9 +51,16 @@ def main(argv, run_variant, backend):
             variant, mode, backend, internal_error=traceback.format_exc())
         play.progress_internal_error(variant, report.internal_error)
     report.nova = nova
-    with open(out, 'w', encoding='utf-8') as stream:
-        json.dump(report.to_json(), stream, indent=2, default=str)
+    _write(report, out)
     return 0
+
+
+def _write(report, out):
+    # Whole or not at all: the launcher of forked variants takes a
+    # report's existence for its variant's end.
+    with open(out + '.part', 'w', encoding='utf-8') as stream:
+        json.dump(report.to_json(), stream, indent=2, default=str)
+    os.replace(out + '.part', out)
 
 
 def read(path, variant, mode, backend, missing):
@@ -110,6 +118,61 @@ def serve(mode, run_variant, backend):
             sys.stderr.flush()
         replies.write('done\n')
         replies.flush()
+
+
+def fork_each(argv, preload, run_variant, backend):
+    """``MODE FILE VARIANT=OUT...``: prepare once (``preload(mode)``:
+    import Nova in that mode, check its assumptions), then fork a child
+    per variant that runs it as :func:`main` does; wait for them all.
+
+    The variants of one scenario run the same Nova under test in the same
+    mode, so the imports and checks each separate runner pays (~3 s of
+    CPU on two cores that both variants share) are paid once.  Nothing
+    runs at fork time: the preload starts no thread (Nova starts its
+    services in each child); a preload that left a thread running (a
+    child would inherit its locks, not the thread) fails every variant
+    naming it.  A preload that fails leaves each child to fail the same
+    way into its own report.  A child that ends without its report gets
+    one from here, an internal error saying how it ended.
+    """
+    warnings.simplefilter('ignore')
+    mode, path, *pairs = argv
+    variants = dict(pair.split('=', 1) for pair in pairs)
+    try:
+        preload(mode)
+    except Exception:
+        pass        # each child fails alike, into its report
+    threads = [thread.name for thread in threading.enumerate()
+               if thread is not threading.main_thread()]
+    if threads:
+        for variant, out in variants.items():
+            _write(variant_report.VariantReport.failed(
+                variant, mode, backend, internal_error=(
+                    'cannot fork the variants: importing Nova left threads '
+                    'running (%s)' % ', '.join(threads))), out)
+        return
+    children = {}
+    for variant, out in variants.items():
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            from faultdriver.process import procs
+            procs.die_with_parent()
+            try:
+                main([path, variant, mode, out], run_variant, backend)
+            finally:
+                exit_now()
+        children[pid] = (variant, out)
+    while children:
+        pid, status = os.wait()
+        variant, out = children.pop(pid)
+        if not os.path.exists(out):
+            _write(variant_report.VariantReport.failed(
+                variant, mode, backend, internal_error=(
+                    'the forked runner of variant %s ended with status %d '
+                    'without a report' % (
+                        variant, os.waitstatus_to_exitcode(status)))), out)
 
 
 def exit_now():

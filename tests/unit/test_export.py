@@ -116,6 +116,32 @@ steps:
     assert 'held.proceed.set()' in text
 
 
+def test_wait_point_of_a_crash_waits_for_the_fault_to_fire(tmp_path):
+    text = export.export(scenario(tmp_path, STEPS.replace(
+        '  - wait-migration: {server: s1, status: error}\n',
+        '  - wait-point: {host: dest, point: pre_live_migration}\n'
+        '  - restart: {host: dest}\n')))
+    body = text[text.index('def test_t'):]
+    assert body.index("self._fault('dest', 'pre_live_migration', 'crash')") \
+        < body.index("self._wait_for_fault('dest', 'pre_live_migration')") \
+        < body.index("self._restart_compute('dest')")
+    assert 'def _wait_for_fault(self, hostname, point, timeout=30):' in text
+    assert 'while not self._fired(hostname, point):' in text
+
+
+def test_wait_point_of_another_phase_than_the_fault_is_exit_2(
+        tmp_path, capsys):
+    # The fault fires after the call; "before" is an earlier moment the
+    # exported test has no means to see.
+    path = scenario(tmp_path, STEPS.replace(
+        "pre_live_migration: 1*crash", "pre_live_migration.after: 1*crash"
+    ).replace('  - wait-migration: {server: s1, status: error}\n',
+              '  - wait-point: {host: dest, point: pre_live_migration}\n'))
+    code, out, err = cli(capsys, 'export', path)
+    assert code == 2
+    assert 'step 4 `wait-point`: cannot be exported' in err
+
+
 def test_bug_assertions_are_fixme_and_fixed_asserts_correct(tmp_path):
     path = scenario(tmp_path, STEPS + '''\
   - recover: {}
