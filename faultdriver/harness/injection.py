@@ -259,10 +259,15 @@ class FaultInjection(fixtures.Fixture):
                          hold=hold, kill_after=kill_after)
 
     def _refuse_executors_after_stop(self):
-        """Executors refuse the thread that hit a shutdown rule once its
-        host's drain began (harness/shutdown.py)."""
+        """Executors refuse the threads working for a host once its
+        drain began (harness/shutdown.py): a thread works for the host
+        whose manager recorded a task in it, and a call it spawns does
+        too."""
+        from nova import manager as nova_manager
         from nova import thread_pool_factory
         real = thread_pool_factory.ThreadPoolFactory.get_executor
+        record = nova_manager.Manager._record_task_start
+        spawn_on = thread_pool_factory.spawn_on
         stops = self.stops
 
         def get_executor(factory, executor_type):
@@ -270,9 +275,21 @@ class FaultInjection(fixtures.Fixture):
             if refused is not None:
                 raise refused
             return real(factory, executor_type)
+
+        def record_task_start(manager, *args, **kwargs):
+            stops.working_for(manager.host)
+            return record(manager, *args, **kwargs)
+
+        def spawn_carrying_host(executor_type, func, *args, **kwargs):
+            return spawn_on(executor_type, stops.carried(func), *args,
+                            **kwargs)
         self.useFixture(patchfixtures.Patch(
             'nova.thread_pool_factory.ThreadPoolFactory.get_executor',
             get_executor))
+        self.useFixture(patchfixtures.Patch(
+            'nova.manager.Manager._record_task_start', record_task_start))
+        self.useFixture(patchfixtures.Patch(
+            'nova.thread_pool_factory.spawn_on', spawn_carrying_host))
 
     def _end_stopped(self, host):
         """The stop returned: the process would end now, and every

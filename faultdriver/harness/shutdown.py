@@ -19,14 +19,20 @@ stops it is replaced by a drain of that host's manager: the tasks it
 tracks, up to ``graceful_shutdown_timeout`` after the stop began (when
 oslo.service would end the process).  Once the drain began, a real
 nova-compute's executors refuse new work ("Cannot create the ... thread
-pool executor because shutdown has been started"); here the thread that
-hit the shutdown rule (the call the stop may not have waited for) gets
-that refusal from ``ThreadPoolFactory.get_executor`` (:meth:`refusal`).
-Known limits, stated rather than hidden: the executors themselves are
-not shut down, other threads of the stopping host are not refused, and
-nothing here
-kills a stop that outlives a service manager's patience (``kill_after``
-is the process tiers'; :class:`GracefulStops` refuses it).
+pool executor because shutdown has been started"); here every thread
+working for the stopping host gets that refusal from
+``ThreadPoolFactory.get_executor`` (:meth:`refusal`).  The embedded
+Nova's pool threads serve every host, so what a thread works for is
+told, not assumed: the host whose manager recorded a task in it
+(``Manager._record_task_start``: every RPC the stop tracks, and the
+tasks a manager spawns), carried into the pool thread of every
+``spawn_on`` it makes for the spawned call's duration
+(:meth:`working_for`, :meth:`carried`); the thread that hit the shutdown
+rule is refused too.  Known limits, stated rather than hidden: the
+executors themselves are not shut down, a thread that recorded no task
+(a periodic's) is not refused, and nothing here kills a stop that
+outlives a service manager's patience (``kill_after`` is the process
+tiers'; :class:`GracefulStops` refuses it).
 
 When the stop returns, oslo.service ends a real nova-compute's process,
 and with it every thread the stop did not wait for (a call that outlived
@@ -74,6 +80,8 @@ class GracefulStops:
         #: host -> its manager, once its executors shut down (its drain
         #: began).
         self._shut = {}
+        #: ``.host``: the host the current thread works for, if told.
+        self._local = threading.local()
 
     def start(self, host, journal=None, hit=None, hold=None,
               kill_after=None):
@@ -177,17 +185,42 @@ class GracefulStops:
                         break
                     condition.wait(min(left, 1.0))
 
+    # -- what a thread works for ------------------------------------------
+
+    def working_for(self, host):
+        """The current thread works for ``host`` from now on (its manager
+        recorded a task here)."""
+        self._local.host = host
+
+    def carried(self, func):
+        """``func`` to run in a pool thread for the host the calling
+        thread works for (the pool thread may serve any host before and
+        after it); ``func`` itself when the caller works for none."""
+        host = getattr(self._local, 'host', None)
+        if host is None:
+            return func
+        local = self._local
+
+        def for_host(*args, **kwargs):
+            before = getattr(local, 'host', None)
+            local.host = host
+            try:
+                return func(*args, **kwargs)
+            finally:
+                local.host = before
+        return for_host
+
     def refusal(self, executor_type):
         """The RuntimeError Nova's ThreadPoolFactory.get_executor raises
-        once shutdown began, if this thread hit the shutdown rule of a
-        host whose executors shut down while that host's manager still
-        tracks a task (the call the stop gave up on); else None.  (The
-        embedded Nova's pool threads serve every host: once the host's
-        tasks ended, the thread may run another host's work.)"""
+        once shutdown began, if this thread works for a host whose
+        executors shut down (:meth:`working_for`), or hit the shutdown
+        rule of one whose manager still tracks a task (the call the stop
+        gave up on: it may not have recorded a task itself); else None."""
         ident = threading.get_ident()
-        if any(ident in self._hit_threads.get(host, ()) and
-               manager._in_progress_tasks
-               for host, manager in list(self._shut.items())):
+        if getattr(self._local, 'host', None) in self._shut or any(
+                ident in self._hit_threads.get(host, ()) and
+                manager._in_progress_tasks
+                for host, manager in list(self._shut.items())):
             return RuntimeError(
                 'Cannot create the %s thread pool executor because shutdown '
                 'has been started.' % executor_type.value)

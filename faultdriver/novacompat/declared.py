@@ -296,6 +296,14 @@ ASSUMPTIONS = [
       'harness'),
     A('nova.thread_pool_factory.shutdown_all_executors', s.Params(),
       _STOP + " (Nova's ServiceFixture makes it a no-op)", 'harness'),
+    A('nova.thread_pool_factory.spawn_on',
+      s.Params('executor_type', 'func'),
+      _STOP + ': a spawned call works for the host of the thread that '
+      'spawned it', 'harness'),
+    A('nova.manager.Manager._record_task_start',
+      s.Params('self', 'task_name'),
+      _STOP + ': a thread in which a manager records a task works for its '
+      'host', 'harness'),
     A('nova.manager.Manager.__init__',
       s.All(s.Assigns('self._in_progress_tasks'),
             s.Assigns('self._in_progress_task_cond')),

@@ -35,6 +35,7 @@ SWEEPS = ('test_sweep.py', 'test_sweep_recall.py')
 #: Reduced sweeps the eventlet share runs instead (see above).
 EVENTLET_SWEEPS = {
     'test_reduced_shutdown_sweep_ends_moves_as_clean',
+    'test_reduced_shutdown_sweep_finds_the_step_begun_after_the_wait',
     'test_reduced_bfv_sweep_finds_the_volume_and_port_left_behind',
     'test_reduced_depth_2_sweep_faults_the_recovery',
 }

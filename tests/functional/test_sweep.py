@@ -171,6 +171,31 @@ def test_reduced_shutdown_sweep_ends_moves_as_clean(tmp_path):
     assert after['origin'] == {'s1': 'src', 's2': 'dest'}
 
 
+def test_reduced_shutdown_sweep_finds_the_step_begun_after_the_wait(
+        tmp_path):
+    """F16 with nothing widened: src stops while it answers its pre-check;
+    the manager's wait ends with it, the conductor's live_migration cast
+    arrives on the alternative topic and is refused its executor (every
+    thread working for the stopping host is): the migration error, the
+    server on src, the allocations left swapped (F4's leak)."""
+    doc = reduced_sweep(tmp_path, 'check_can_live_migrate_source', 'src',
+                        'shutdown')
+    assert not any(c['internal_error'] for c in doc['cases'])
+    for case in doc['cases']:
+        details = {d['kind']: d['actual'] for d in case['details']}
+        assert details['outcome-after-shutdown'] == {'s1': {
+            'status': 'ACTIVE', 'host': 'src', 'migrations': ['error']}}, \
+            case['id']
+        assert 'src holds 20 DISK_GB, 2048 MEMORY_MB, 2 PCPU for ' \
+            'migration s1#1 (error)' in details['allocations-consistent']
+        log = (tmp_path / 'logs' / (
+            'case-check-can-live-migrate-source-%s-src-shutdown.compute.log'
+            % case['phase'])).read_text()
+        assert 'new task started after shutdown initiated: ' \
+            'live_migration' in log
+        assert 'task failed: live_migration' in log
+
+
 def test_reduced_bfv_sweep_finds_the_volume_and_port_left_behind(tmp_path):
     """The seed's server (boot from volume, one port): a source failure
     in live_migration (F4) leaves the volume attached to both hosts and
