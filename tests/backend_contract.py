@@ -101,6 +101,17 @@ def check(nova, src, dest):
     assert nova.wait_for_server(server, status='ACTIVE', host=dest,
                                 task_state=None)['id'] == server['id']
 
+    # a request the API refuses, as each tier's client raises it: the
+    # resize is confirmed already ("Cannot 'confirmResize' instance ...
+    # while it is in vm_state active", 409)
+    try:
+        nova.api.post_server_action(server['id'], {'confirmResize': None})
+    except Exception as exc:
+        assert nova.refusal_status(exc) == 409, exc
+    else:
+        raise AssertionError('a second confirm was accepted')
+    assert nova.refusal_status(RuntimeError('not the API')) is None
+
     nova.delete_server(server)
     assert not nova.server_exists(server)
     assert nova.placement_pcpus(src) == len(nova.pinned_cpus(src)) == 0

@@ -50,6 +50,7 @@ IMPORTS = {
                        'fakelibvirt'),
     'integrated_helpers': (2, 'from nova.tests.functional import '
                               'integrated_helpers'),
+    'api_client': (2, 'from nova.tests.functional.api import client'),
     'base': (2, 'from nova.tests.functional.libvirt import base'),
 }
 #: RPC timeouts of the exported test (seconds): a call to a dead compute

@@ -310,6 +310,16 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
         finally:
             api.microversion = previous
 
+    def refusal_status(self, error):
+        """Nova's functional API client raises OpenStackApiException
+        with the response."""
+        from nova.tests.functional.api import client as api_client
+        if isinstance(error, api_client.OpenStackApiException):
+            status = error.response.status_code
+            if 400 <= status < 500:
+                return status
+        return None
+
     def server_ports(self, server):
         """From Nova's NeutronFixture: its ports of the server and the
         bindings it holds for each, per host."""

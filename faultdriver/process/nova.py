@@ -363,6 +363,13 @@ class ProcessNova(backend_base.BackendBase):
                 return []
             raise
 
+    def refusal_status(self, error):
+        """The process client raises APIError with the status."""
+        if isinstance(error, client_module.APIError) and \
+                400 <= error.status < 500:
+            return error.status
+        return None
+
     def server_ports(self, server):
         """From the network stand-in: the server's ports and the bindings
         it holds for each, per host."""

@@ -166,6 +166,11 @@ class NovaBackend(typing.Protocol):
         the network holds for each of the server's ports.  ``{}`` for a
         server without ports, or deleted."""
 
+    def refusal_status(self, error):
+        """The HTTP status of ``error`` when it is the API refusing a
+        request (4xx) as this tier's API client raises it; None for
+        anything else."""
+
     def server_fields(self, server):
         """``{'status', 'host', 'task_state'}`` as the API shows them,
         read cheaply enough to poll."""

@@ -155,13 +155,25 @@ class Steps:
             index, migration['uuid'][:8], migration['status'],
             event['result'])
 
-    def do_confirm(self, server):
-        self.nova.api.post_server_action(self.server(server)['id'],
-                                         {'confirmResize': None})
+    def do_confirm(self, server, may_be_refused=False):
+        return self._decide(server, 'confirmResize', may_be_refused)
 
-    def do_revert(self, server):
-        self.nova.api.post_server_action(self.server(server)['id'],
-                                         {'revertResize': None})
+    def do_revert(self, server, may_be_refused=False):
+        return self._decide(server, 'revertResize', may_be_refused)
+
+    def _decide(self, server, action, may_be_refused):
+        """Post the user's decision; with ``may_be_refused`` an API
+        refusal (4xx) is the step's outcome, not its failure (what each
+        variant shows is for its expectations to say)."""
+        try:
+            self.nova.api.post_server_action(self.server(server)['id'],
+                                             {action: None})
+        except Exception as exc:
+            status = self.nova.refusal_status(exc)
+            if not may_be_refused or status is None:
+                raise
+            return 'refused (%d): %s' % (status, str(exc)[:200])
+        return 'accepted' if may_be_refused else None
 
     def do_reset_state(self, server, state='active'):
         self.nova.admin_api.post_server_action(
