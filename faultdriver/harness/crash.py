@@ -70,6 +70,10 @@ from faultdriver import exception
 from faultdriver.novacompat import patchfixtures
 from faultdriver.novacompat import patching
 
+#: Seconds reaping a host waits for the threads that hit its crash to
+#: block (they only record the crash and stop its servers first).
+REAP_WAIT = 30
+
 #: Key stamped on call requests; plays the role of AMQP's message TTL.
 _EXPIRES = '_faultdriver_expires_at'
 
@@ -159,6 +163,11 @@ class InProcessCrash(fixtures.Fixture):
         self._in_flight = collections.defaultdict(list)
         self._pending = threading.local()
         self._timers = []
+        #: host -> threads that hit a crash of it and have not blocked
+        #: yet; reaping waits for them (a restart right after the fault
+        #: was seen must not let one unwind as a live thread).
+        self._crashing = collections.Counter()
+        self._crashing_cond = threading.Condition()
 
     def _setUp(self):
         if getattr(self.test, 'CAST_AS_CALL', False):
@@ -283,6 +292,38 @@ class InProcessCrash(fixtures.Fixture):
     def is_crashed(self, host):
         return host in self._corpses
 
+    def crashing(self, host):
+        """The calling thread hit a crash of ``host`` and is about to
+        block in it (:meth:`crash`): reaping ``host`` waits until it has.
+        The journal already says the fault fired, so a scenario's next
+        step (a restart) can come before the thread blocks; reaped first,
+        it would unwind as a live thread and run the ``finally:`` blocks
+        a dead process never runs."""
+        with self._crashing_cond:
+            self._crashing[host] += 1
+        self._pending.crashing = host
+
+    def not_crashing(self):
+        """The calling thread is done with :meth:`crashing` (it blocked,
+        or the crash raised before it could)."""
+        host = getattr(self._pending, 'crashing', None)
+        if host is None:
+            return
+        self._pending.crashing = None
+        with self._crashing_cond:
+            self._crashing[host] -= 1
+            self._crashing_cond.notify_all()
+
+    def wait_for_crashes(self, host):
+        """Until every thread that hit a crash of ``host`` has blocked in
+        it (a restart must find the host crashed, its threads held)."""
+        with self._crashing_cond:
+            if not self._crashing_cond.wait_for(
+                    lambda: not self._crashing[host], timeout=REAP_WAIT):
+                raise RuntimeError(
+                    '%d thread(s) that hit a crash of %s did not block in '
+                    '%ss' % (self._crashing[host], host, REAP_WAIT))
+
     def crash(self, host, block_current_thread=True):
         """Crash ``host``.
 
@@ -326,6 +367,7 @@ class InProcessCrash(fixtures.Fixture):
         ident = threading.get_ident()
         if not corpse.reaped:
             corpse.idents.add(ident)
+            self.not_crashing()
             held = _let_go_of_tracker_lock()
             corpse.released.wait()
             _take_back_tracker_lock(held)
@@ -372,6 +414,7 @@ class InProcessCrash(fixtures.Fixture):
         corpse = self._corpses.get(host)
         if corpse is None or corpse.reaped:
             return
+        self.wait_for_crashes(host)
         corpse.reaped = True
         corpse.released.set()
         for server in corpse.servers:

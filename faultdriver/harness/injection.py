@@ -237,8 +237,13 @@ class FaultInjection(fixtures.Fixture):
     # -- crash and restart --------------------------------------------------
 
     def _crash_from_point(self, hit):
-        self._mark_crashed(hit.host)
-        self.crash.crash(hit.host)
+        if self.crash is not None:
+            self.crash.crashing(hit.host)
+        try:
+            self._mark_crashed(hit.host)
+            self.crash.crash(hit.host)
+        finally:
+            self.crash.not_crashing()
 
     def _mark_crashed(self, host):
         if self.crash is None:
@@ -367,6 +372,9 @@ class FaultInjection(fixtures.Fixture):
         leaves the host down, as nova-compute exits when its start fails;
         a later restart starts it again.
         """
+        if self.crash is not None:
+            # A crash the journal shows may not have taken hold yet.
+            self.crash.wait_for_crashes(host)
         self.set_rules(host, rules)
         self.drivers.pop(host).close()
         # A host stopping gracefully starts again once its stop ended.

@@ -19,7 +19,9 @@ consumer, {host: flavor whose pCPUs the node pins}).
 """
 
 import threading
+import time
 
+import fixtures
 from nova.tests.functional.api import client as api_client
 
 from faultdriver.harness import crash
@@ -145,6 +147,33 @@ class TestCrashSourceInConfirmMigration(_CrashAtStep, base.FaultTestBase):
         error = self.assertRaises(api_client.OpenStackApiException,
                                   self.finish_move, server, 'confirm')
         self.assertEqual(400, error.response.status_code)
+
+
+class TestRestartRightAfterTheCrash(TestCrashSourceInConfirmMigration):
+    """The same crash, the source restarted as soon as the journal shows
+    the hit.  The journal records a fault before the crash takes hold
+    (the host marked crashed, the thread blocked); the restart waits for
+    that.  Before it did, a restart in between reaped the host first and
+    the thread unwound as a live one, running the confirm's ``finally:``
+    (the migration consumer's allocation on the source and the stashed
+    flavors deleted): the window is widened here so that it would.
+    """
+
+    def test_crash(self):
+        real = crash.InProcessCrash.crash
+
+        def slow_to_block(crashes, host, block_current_thread=True):
+            found = real(crashes, host, block_current_thread)
+            if not block_current_thread:
+                time.sleep(1)       # marked crashed, not blocked yet
+            return found
+        self.useFixture(fixtures.MonkeyPatch(
+            'faultdriver.harness.crash.InProcessCrash.crash', slow_to_block))
+        server = self.crash_during_move()
+        self.faults.restart(self.HOST)
+        self.wait_service_state(self.HOST, 'up')
+        self.assert_outcome(server, self.AFTER_RESTART, periodic=self.HOSTS)
+        self.check_after_restart(server)
 
 
 class TestCrashDestInDestroyDuringRevert(_CrashAtStep, base.FaultTestBase):
