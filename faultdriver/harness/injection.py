@@ -237,8 +237,9 @@ class FaultInjection(fixtures.Fixture):
     # -- crash and restart --------------------------------------------------
 
     def _crash_from_point(self, hit):
-        if self.crash is not None:
-            self.crash.crashing(hit.host)
+        if self.crash is None:
+            self._mark_crashed(hit.host)    # refuses, naming the host
+        self.crash.crashing(hit.host)
         try:
             self._mark_crashed(hit.host)
             self.crash.crash(hit.host)
