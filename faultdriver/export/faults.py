@@ -94,7 +94,9 @@ def install(writer, host, text, where, at_start=False):
         args.append('error=%s' % _error(writer, term, text, where))
     else:
         writer.crashes = True
-    writer.faulted[(host, rule.point)] = rule.phase
+    if not skip:
+        # Its first hit is the fault's (a wait-point on it waits for it).
+        writer.faulted[(host, rule.point)] = rule.phase
     writer.use('fault')
     from faultdriver.export.writer import call
     writer.line(call('self._fault', args))

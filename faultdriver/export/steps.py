@@ -167,12 +167,13 @@ def _wait_point(writer, where, host, point, count=1, phase='before',
     if count == 1 and writer.faulted.get((host, point)) == phase:
         # The hit is the fault's: the _fault helper records it as fired.
         writer.use('wait_for_fault')
-        writer.line('self._wait_for_fault(%r, %r)' % (host, point))
+        writer.line('self._wait_for_fault(%r, %r%s)' % (
+            host, point, '' if timeout == 30 else ', timeout=%s' % timeout))
         return
     raise Unsupported(where, 'only the first hit of a point a hang holds '
                       '(the InterceptMethodFixture says it started) or a '
-                      'crash or raise rule fails (in the same phase) can '
-                      'be waited for')
+                      'crash or raise rule fails at its first hit (in the '
+                      'same phase) can be waited for')
 
 
 def _wait_queued(writer, where, host, method, expired=True, timeout=30):

@@ -27,7 +27,8 @@ class Writer:
         self.holds = {}             # (host, barrier) -> Python name
         self.released = set()       # holds a release step let go
         self.hits = {}              # (host, point) -> Python name (held)
-        self.faulted = {}           # (host, point) -> phase (crash, raise)
+        #: (host, point) -> phase of a crash or raise at its first hit
+        self.faulted = {}
         self.flavors = {}           # scenario flavor name -> Python name
         self.watched = []           # RPC methods whose timeouts we watch
         self.crashes = False        # a fault kills a compute

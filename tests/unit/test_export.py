@@ -142,6 +142,39 @@ def test_wait_point_of_another_phase_than_the_fault_is_exit_2(
     assert 'step 4 `wait-point`: cannot be exported' in err
 
 
+def test_wait_point_of_a_fault_after_skipped_hits_is_exit_2(
+        tmp_path, capsys):
+    # The first hit is not the fault's: nothing tells the test it came.
+    path = scenario(tmp_path, STEPS.replace(
+        "pre_live_migration: 1*crash", "pre_live_migration: 1*off -> 1*crash"
+    ).replace('  - wait-migration: {server: s1, status: error}\n',
+              '  - wait-point: {host: dest, point: pre_live_migration}\n'))
+    code, out, err = cli(capsys, 'export', path)
+    assert code == 2
+    assert 'step 4 `wait-point`: cannot be exported' in err
+
+
+def test_a_decision_that_may_be_refused_tolerates_a_4xx(tmp_path):
+    text = export.export(scenario(tmp_path, """\
+steps:
+  - boot: {server: s1, host: src}
+  - migrate: {server: s1}
+  - wait-server: {server: s1, status: VERIFY_RESIZE}
+  - confirm: {server: s1}
+  - confirm: {server: s1, may-be-refused: true}
+"""))
+    body = text[text.index('def test_t'):]
+    assert body.count("self.api.post_server_action(s1['id'], "
+                      "{'confirmResize': None})") == 2
+    assert ('try:\n'
+            "            self.api.post_server_action(s1['id'], "
+            "{'confirmResize': None})\n"
+            '        except client.OpenStackApiException as exc:\n'
+            '            self.assertLess(exc.response.status_code, 500)'
+            ) in body
+    assert 'from nova.tests.functional.api import client' in text
+
+
 def test_bug_assertions_are_fixme_and_fixed_asserts_correct(tmp_path):
     path = scenario(tmp_path, STEPS + '''\
   - recover: {}
