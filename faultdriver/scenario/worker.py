@@ -142,8 +142,10 @@ def fork_each(argv, preload, run_variant, backend):
         preload(mode)
     except Exception:
         pass        # each child fails alike, into its report
+    # current_thread(), not main_thread(): once eventlet patched the
+    # threading module its main thread is another object.
     threads = [thread.name for thread in threading.enumerate()
-               if thread is not threading.main_thread()]
+               if thread is not threading.current_thread()]
     if threads:
         for variant, out in variants.items():
             _write(variant_report.VariantReport.failed(
