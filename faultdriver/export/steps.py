@@ -98,14 +98,14 @@ def _evacuate(writer, where, server, host=None):
 
 
 def _confirm(writer, where, server, may_be_refused=False):
-    _decide(writer, where, server, 'confirmResize', may_be_refused)
+    _post_decision(writer, where, server, 'confirmResize', may_be_refused)
 
 
 def _revert(writer, where, server, may_be_refused=False):
-    _decide(writer, where, server, 'revertResize', may_be_refused)
+    _post_decision(writer, where, server, 'revertResize', may_be_refused)
 
 
-def _decide(writer, where, server, action, may_be_refused):
+def _post_decision(writer, where, server, action, may_be_refused):
     post = 'self.api.post_server_action(%s[\'id\'], {%r: None})' % (
         writer.server(server, where), action)
     if not may_be_refused:

@@ -156,12 +156,12 @@ class Steps:
             event['result'])
 
     def do_confirm(self, server, may_be_refused=False):
-        return self._decide(server, 'confirmResize', may_be_refused)
+        return self._post_decision(server, 'confirmResize', may_be_refused)
 
     def do_revert(self, server, may_be_refused=False):
-        return self._decide(server, 'revertResize', may_be_refused)
+        return self._post_decision(server, 'revertResize', may_be_refused)
 
-    def _decide(self, server, action, may_be_refused):
+    def _post_decision(self, server, action, may_be_refused):
         """Post the user's decision; with ``may_be_refused`` an API
         refusal (4xx) is the step's outcome, not its failure (what each
         variant shows is for its expectations to say)."""
