@@ -146,12 +146,15 @@ def fork_each(argv, preload, run_variant, backend):
     # threading module its main thread is another object.
     threads = [thread.name for thread in threading.enumerate()
                if thread is not threading.current_thread()]
+
+    def fail(variant, why):
+        _write(variant_report.VariantReport.failed(
+            variant, mode, backend, internal_error=why), variants[variant])
+
     if threads:
-        for variant, out in variants.items():
-            _write(variant_report.VariantReport.failed(
-                variant, mode, backend, internal_error=(
-                    'cannot fork the variants: importing Nova left threads '
-                    'running (%s)' % ', '.join(threads))), out)
+        for variant in variants:
+            fail(variant, 'cannot fork the variants: importing Nova left '
+                 'threads running (%s)' % ', '.join(threads))
         return
     children = {}
     for variant, out in variants.items():
@@ -170,11 +173,9 @@ def fork_each(argv, preload, run_variant, backend):
         pid, status = os.wait()
         variant, out = children.pop(pid)
         if not os.path.exists(out):
-            _write(variant_report.VariantReport.failed(
-                variant, mode, backend, internal_error=(
-                    'the forked runner of variant %s ended with status %d '
-                    'without a report' % (
-                        variant, os.waitstatus_to_exitcode(status)))), out)
+            fail(variant, 'the forked runner of variant %s ended with status '
+                 '%d without a report' % (
+                     variant, os.waitstatus_to_exitcode(status)))
 
 
 def exit_now():
