@@ -190,6 +190,29 @@ Related options:
 * ``enabled``: rules fire only while injection is enabled, which
   ``faultdriver ctl enable`` and ``disable`` also switch.
 """),
+    cfg.DictOpt('peer_control_sockets',
+        default={},
+        help="""
+The control sockets of the other nova-computes of this cloud, by host
+name, for rules whose ``periodic`` action runs another host's resource
+periodic (``periodic(host=NAME)``): a window that one host's step opens
+and another host's periodic can fall into (bug 1879878's revert half:
+the source's periodic while the destination reverts).  The other host
+must serve its ``control_socket`` on this machine.
+
+A rule naming a host that is not listed here fails when it fires: its
+journal entry and an ERROR line say which host and this option.
+
+Possible values:
+
+* Empty (default): ``periodic`` runs this host's periodic only.
+* ``host:path`` pairs, for example
+  ``src:/run/nova/src.sock,dest:/run/nova/dest.sock``.
+
+Related options:
+
+* ``control_socket``: this host's own socket, which the other hosts list.
+"""),
 ]
 
 

@@ -10,6 +10,7 @@ socket will use them.  Problems are
 """
 
 import logging
+import os
 import re
 
 from oslo_config import cfg
@@ -47,6 +48,11 @@ def check(group, access=True):
         if problem:
             raise exception.ConfigError('[fault_injection] journal_path %s '
                                         '%s' % (group.journal_path, problem))
+    for host, path in sorted((group.peer_control_sockets or {}).items()):
+        if not host or not path or not os.path.isabs(path):
+            raise exception.ConfigError(
+                '[fault_injection] peer_control_sockets %s:%s: expected '
+                'host:/absolute/path/of/its/control_socket' % (host, path))
     warnings = []
     if group.control_socket:
         listen.check_path(group.control_socket)

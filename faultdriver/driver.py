@@ -90,18 +90,39 @@ def _refuse_unavailable_points(rules):
                 '(%s)' % (rule, rule.point, gone[rule.point]))
 
 
+def _refuse_unreachable_peers(rules, sockets):
+    """A ``periodic(host=...)`` naming a host this nova-compute cannot
+    reach (not in ``peer_control_sockets``) would only fail when it
+    fires: refused at start, naming the rule and the option."""
+    for rule in rules:
+        for term in rule.terms:
+            if term.action != periodic_action.Periodic.name:
+                continue
+            peer = periodic_action.Periodic.bind(term).get('host')
+            if peer not in (None, CONF.host) and peer not in (sockets or {}):
+                raise exception.ConfigError(
+                    'rule [%s]: periodic(host=%s) needs %s\'s control socket'
+                    ' in [fault_injection] peer_control_sockets (has: %s)'
+                    % (rule, peer, peer,
+                       ', '.join(sorted(sockets or {})) or 'none'))
+
+
 class FaultDriver(generated_class()):
     """The compute driver to set as ``compute_driver``."""
 
     #: Marks the wrapper so it refuses to wrap itself.
     wraps_inner_driver = True
 
-    def __init__(self, virtapi, crash_handler=None, shutdown_handler=None):
+    def __init__(self, virtapi, crash_handler=None, shutdown_handler=None,
+                 peer_periodic=None):
         """``crash_handler`` / ``shutdown_handler``: what the ``crash`` /
         ``shutdown`` actions call instead of ending or signalling the
         process (the embedded harness passes its own, since every host
         shares its process); Nova's loader passes none, so a real
-        nova-compute dies or gets SIGTERM."""
+        nova-compute dies or gets SIGTERM.  ``peer_periodic``: how
+        ``periodic(host=...)`` runs another host's periodic (the embedded
+        harness runs that host's manager); by default through the other
+        host's control socket (``peer_control_sockets``)."""
         super().__init__(virtapi)
         conf.register_opts(CONF)
         # Every start, fix or no fix: a tracker point, a fix or the
@@ -118,6 +139,11 @@ class FaultDriver(generated_class()):
         # journal and control socket paths.
         confcheck.check(group)
         _refuse_unavailable_points(rules)
+        if peer_periodic is None:
+            _refuse_unreachable_peers(rules, group.peer_control_sockets)
+            peer_periodic = functools.partial(
+                periodic_action.by_control_socket,
+                dict(group.peer_control_sockets or {}))
         self._fault_patches = tracker_patches.load(group.tracker_patches)
         self._fault_tracker = None
         inner_class = inner.load_class(group.inner_driver)
@@ -128,7 +154,7 @@ class FaultDriver(generated_class()):
             self._fault_host, actions.load_all(), rules, enabled=group.enabled,
             seed=group.seed, journal=journal_module.Journal(
                 group.journal_path), crash_handler=crash_handler,
-            shutdown_handler=shutdown_handler)
+            shutdown_handler=shutdown_handler, peer_periodic=peer_periodic)
         self._fault_fast = (self._inner, self._fault_engine.armed)
         self._fault_control_path = group.control_socket
         self._fault_control = None

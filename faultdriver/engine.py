@@ -112,12 +112,14 @@ class Engine:
     """Rules, counters, barriers and the journal of one compute host."""
 
     def __init__(self, host, actions, rules=(), enabled=False, seed=None,
-                 journal=None, crash_handler=None, shutdown_handler=None):
+                 journal=None, crash_handler=None, shutdown_handler=None,
+                 peer_periodic=None):
         self.host = host
         self.enabled = enabled
         self.journal = journal
         self._crash_handler = crash_handler
         self._shutdown_handler = shutdown_handler
+        self._peer_periodic = peer_periodic
         self.armed = set()            # read without the lock: keep identity
         self._actions = actions
         self._seed = seed
@@ -148,6 +150,17 @@ class Engine:
         embedded harness stops that host's service object); None in a
         real nova-compute."""
         return self._shutdown_handler
+
+    @property
+    def peer_periodic(self):
+        """What ``periodic(host=...)`` calls with the other host's name
+        to run that host's resource periodic to its end (its error
+        raised): given by whoever knows where the other hosts run (the
+        embedded harness runs the host's manager in this process; a real
+        nova-compute asks the other host's control socket, see
+        :mod:`faultdriver.actions.periodic`); None: no other host is
+        reachable, the action fails loudly."""
+        return self._peer_periodic
 
     # -- rules ------------------------------------------------------------
 

@@ -64,6 +64,9 @@ class JournalEntry:
     duration_seconds: float = None
     error: str = None
     skipped: str = None
+    #: Whose periodic ran when it is not the hit host's
+    #: (``periodic(host=...)``); None: the hit host's own.
+    periodic_host: str = None
     # -- a graceful stop (kind 'shutdown'; also duration_seconds, error)
     #: 'signalled' (SIGTERM sent: the process's log has the rest),
     #: 'finished' (Service.stop() returned) or 'killed' (kill_after ran
@@ -88,7 +91,8 @@ class JournalEntry:
     _OWN = {FAULT: ('rule', 'action', 'role', 'instance', 'migration',
                     'operation', 'in_periodic'),
             PERIODIC: ('lock_wait_seconds', 'waited_for_lock',
-                       'duration_seconds', 'error', 'skipped'),
+                       'duration_seconds', 'error', 'skipped',
+                       'periodic_host'),
             SHUTDOWN: ('outcome', 'hold_seconds', 'kill_after_seconds',
                        'duration_seconds', 'error')}
 

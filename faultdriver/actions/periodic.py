@@ -1,6 +1,7 @@
 """The periodic action: run the resource tracker's periodic right here."""
 
 import logging
+import re
 import threading
 import time
 
@@ -27,11 +28,41 @@ def run_now(target):
         nova_context.get_admin_context())
 
 
-class Periodic(base.Action):
-    """periodic(timeout=60): run update_available_resource on this host now.
+def host_name(value):
+    """A compute host's name as ``CONF.host`` has it (the ``host``
+    argument of ``periodic``)."""
+    if not re.fullmatch(r'[A-Za-z0-9][A-Za-z0-9._-]{0,254}', value):
+        raise ValueError('expected a compute host name (letters, digits, '
+                         '".", "_", "-")')
+    return value
 
-    Runs the compute manager's resource-tracker periodic inside the window
-    the point opens, in another thread so that it cannot deadlock on the
+
+def by_control_socket(sockets, host, timeout):
+    """Run ``host``'s periodic through its control socket (``sockets``:
+    ``[fault_injection] peer_control_sockets``): a real nova-compute's
+    ``peer_periodic``.  Raises the periodic's error."""
+    from faultdriver.control import client
+
+    if host not in sockets:
+        raise LookupError('host %s is not in [fault_injection] '
+                          'peer_control_sockets (%s)' % (
+                              host, ', '.join(sorted(sockets)) or 'empty'))
+    answer = client.Client(sockets[host]).periodic(timeout=timeout)
+    if answer.get('error'):
+        raise RuntimeError('periodic of %s: %s' % (host, answer['error']))
+
+
+class Periodic(base.Action):
+    """periodic(timeout=60, host=NAME): run update_available_resource now.
+
+    Runs a compute manager's resource-tracker periodic inside the window
+    the point opens: this host's, or with ``host`` another host's (the
+    window of a move's step on one host that the *other* host's periodic
+    can fall into, as bug 1879878's revert half: the source's periodic
+    while the destination reverts; Nova's own reproducer runs every
+    host's periodic).
+
+    This host's runs in another thread so that it cannot deadlock on the
     tracker lock (``COMPUTE_RESOURCE_SEMAPHORE``).  The thread first takes
     that lock, noting whether another thread held it when it asked
     (``waited_for_lock``: a fact, not a duration) and timing the wait, and
@@ -46,10 +77,17 @@ class Periodic(base.Action):
     not wait for the periodic (it could not finish before the lock is
     released); elsewhere, and in the ``unlocked`` phase of those points
     (before the lock), it waits up to ``timeout`` seconds.
+
+    Another host's periodic runs in its own process with its own lock,
+    so the hit thread waits for it at every phase; the engine's
+    ``peer_periodic`` runs it (``[fault_injection]
+    peer_control_sockets`` in a real nova-compute).  Its journal entry
+    names it (``periodic_host``); whether it waited for its own lock is
+    not known here (``waited_for_lock`` None).
     """
 
     name = 'periodic'
-    params = (('timeout', base.seconds),)
+    params = (('timeout', base.seconds), ('host', host_name))
 
     def __call__(self, hit):
         from nova.compute import resource_tracker
@@ -65,6 +103,10 @@ class Periodic(base.Action):
             # began (Manager.periodic_tasks): neither does this.
             self._skip(hit, 'nova-compute on %s is shutting down: Nova '
                        'runs no periodic task then' % hit.host)
+            return
+        peer = self.args.get('host')
+        if peer is not None and peer != hit.host:
+            self._run_peer(hit, peer)
             return
         point = points.catalogue()[hit.point]
         started = threading.Event()
@@ -98,6 +140,34 @@ class Periodic(base.Action):
             # within the window, before the thread goes on.
             thread.join(self.args.get('timeout', 60.0))
 
+    def _run_peer(self, hit, peer):
+        """``peer``'s periodic, waited for (up to ``timeout``) in
+        another thread: a peer that does not answer leaves the hit
+        thread's step to go on, as a late periodic would."""
+        outcome = {}
+
+        def run():
+            begin = time.monotonic()
+            try:
+                if hit.engine.peer_periodic is None:
+                    raise LookupError(
+                        'no other host is reachable from %s: set '
+                        '[fault_injection] peer_control_sockets' % hit.host)
+                hit.engine.peer_periodic(
+                    peer, self.args.get('timeout', 60.0))
+            except Exception as exc:
+                outcome['error'] = '%s: %s' % (type(exc).__name__, exc)
+                LOG.error('faultdriver periodic of %s at %s on %s failed: '
+                          '%s', peer, hit.describe(), hit.host,
+                          outcome['error'])
+            finally:
+                self._report(hit, outcome, time.monotonic() - begin, peer)
+
+        thread = threading.Thread(target=run, daemon=True,
+                                  name='faultdriver-periodic-%s' % peer)
+        thread.start()
+        thread.join(self.args.get('timeout', 60.0))
+
     @staticmethod
     def _skip(hit, reason):
         LOG.warning('faultdriver periodic at %s on %s not run: %s',
@@ -109,17 +179,19 @@ class Periodic(base.Action):
                 rule_index=hit.rule_index, hit=hit.hit, skipped=reason))
 
     @staticmethod
-    def _report(hit, outcome, duration):
+    def _report(hit, outcome, duration, peer=None):
         wait = outcome.get('lock_wait')
         entry = journal.JournalEntry(
             kind=journal.PERIODIC, time=time.time(), host=hit.host,
             point=hit.point, phase=hit.phase, rule_index=hit.rule_index,
             hit=hit.hit,
             lock_wait_seconds=None if wait is None else round(wait, 3),
-            waited_for_lock=bool(outcome.get('held')),
-            duration_seconds=round(duration, 3), error=outcome.get('error'))
-        LOG.warning('faultdriver periodic at %s on %s done: waited %ss for '
-                    'the tracker lock, error=%s', hit.describe(), hit.host,
-                    entry.lock_wait_seconds, entry.error)
+            waited_for_lock=None if peer else bool(outcome.get('held')),
+            duration_seconds=round(duration, 3), error=outcome.get('error'),
+            periodic_host=peer)
+        LOG.warning('faultdriver periodic%s at %s on %s done: waited %ss '
+                    'for the tracker lock, error=%s',
+                    ' of %s' % peer if peer else '', hit.describe(),
+                    hit.host, entry.lock_wait_seconds, entry.error)
         if hit.engine.journal is not None:
             hit.engine.journal.record(entry)

@@ -122,7 +122,8 @@ class FaultInjection(fixtures.Fixture):
         # construction.
         driver = driver_module.FaultDriver(
             virtapi, crash_handler=self._crash_from_point,
-            shutdown_handler=self._shutdown_from_point)
+            shutdown_handler=self._shutdown_from_point,
+            peer_periodic=self._peer_periodic)
         self._adopt(driver)
         return driver
 
@@ -141,13 +142,41 @@ class FaultInjection(fixtures.Fixture):
 
     # -- rules and control --------------------------------------------------
 
+    def _peer_periodic(self, host, timeout):
+        """``periodic(host=...)`` here: ``host``'s manager runs its
+        periodic in the calling thread (every host is in this process);
+        a host that is down runs none, as its socket would not answer."""
+        from faultdriver.actions import periodic
+
+        if host not in self.drivers or self.is_crashed(host) or \
+                self.is_stopped(host):
+            raise LookupError('host %s is not running (started: %s)' % (
+                host, ', '.join(sorted(self.drivers)) or 'none'))
+        periodic.run_now(self.drivers[host])
+
     @staticmethod
     def parse(text):
         """Parse and validate one rule exactly as nova.conf would, and
         refuse what one process of every host cannot do: kill one host
-        (``shutdown(kill_after=...)``, a process tier's)."""
+        (``shutdown(kill_after=...)``, a process tier's), or run another
+        host's periodic while the hit thread holds the tracker lock (one
+        lock for every host here, one per process on a process tier)."""
+        from faultdriver.actions import periodic
         from faultdriver.actions import shutdown
+        from faultdriver import rules as rules_module
         rule = conf.RuleType()(text)
+        for term in rule.terms:
+            if term.action == periodic.Periodic.name and \
+                    'host' in periodic.Periodic.bind(term) and \
+                    points.catalogue()[rule.point].tracker_lock and \
+                    rule.phase != rules_module.UNLOCKED:
+                raise exception.ConfigError(
+                    'rule %r: periodic(host=...) at %s.%s, under the '
+                    'tracker lock: the embedded Nova\'s hosts share one '
+                    'lock, so the other host\'s periodic could only run '
+                    'after the step; use the unlocked phase, or a process '
+                    'tier (--backend process or libvirt)' % (
+                        text, rule.point, rule.phase))
         for term in rule.terms:
             if term.action == shutdown.Shutdown.name and \
                     'kill_after' in shutdown.Shutdown.bind(term):

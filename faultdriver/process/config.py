@@ -150,6 +150,10 @@ def compute(stack, host, faults):
         ('inner_driver', faults.get('inner_driver', 'fake_numa')),
         ('journal_path', os.path.join(state, 'journal.jsonl')),
         ('control_socket', os.path.join(state, 'control.sock')),
+        # periodic(host=...): the other computes' sockets, on this machine.
+        ('peer_control_sockets', ','.join(
+            '%s:%s' % (peer, stack.control_socket(peer))
+            for peer in stack.hosts if peer != host)),
     ]
     patches = faults.get('tracker_patches') or []
     if patches:

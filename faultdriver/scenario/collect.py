@@ -21,18 +21,13 @@ def collect_state(steps):
                 'created_at': m.get('created_at'),
                 'updated_at': m.get('updated_at')})
     hosts = {}
-    for host in steps.scenario.hosts:
-        pinned = (nova.pinned_cpus(host) if steps.scenario.dedicated_cpus
-                  else [])
-        pcpus = nova.placement_pcpus(host)
-        hosts[host] = {'service': nova.service_state(host),
-                       'pinned_cpus': pinned, 'placement_pcpu': pcpus,
-                       'matches': len(pinned) == pcpus,
-                       'allocations': nova.provider_allocations(host)}
+    for host, counted in accounting(steps, steps.scenario.hosts).items():
+        hosts[host] = dict(counted, service=nova.service_state(host),
+                           allocations=nova.provider_allocations(host))
     keys = ('kind', 'time', 'host', 'point', 'phase', 'rule_index', 'hit',
             'action',
             'rule', 'error', 'waited_for_lock', 'in_periodic', 'skipped',
-            'outcome', 'duration_seconds', 'hold_seconds',
+            'outcome', 'periodic_host', 'duration_seconds', 'hold_seconds',
             'kill_after_seconds')
     faults = [{k: e[k] for k in keys if k in e}
               for e in nova.faults.history()]
@@ -53,7 +48,26 @@ def collect_state(steps):
                 host: found[server['id']] for host, found in guests.items()
                 if server['id'] in found}
     return {'migrations': migrations, 'hosts': hosts, 'faults': faults,
-            'servers': servers}
+            'servers': servers,
+            # Each host's accounting when the moves ended, before any
+            # periodic of recover's repaired it (None: not taken, a host
+            # was held then).
+            'move_end': steps.move_end}
+
+
+def accounting(steps, hosts):
+    """``{host: {pinned_cpus, placement_pcpu, matches}}``: the pCPUs
+    each host's compute node records as pinned against placement's PCPU
+    usage there, as they are now (no periodic is run)."""
+    nova = steps.nova
+    found = {}
+    for host in hosts:
+        pinned = (nova.pinned_cpus(host) if steps.scenario.dedicated_cpus
+                  else [])
+        pcpus = nova.placement_pcpus(host)
+        found[host] = {'pinned_cpus': pinned, 'placement_pcpu': pcpus,
+                       'matches': len(pinned) == pcpus}
+    return found
 
 
 def hypervisor_guests(steps):

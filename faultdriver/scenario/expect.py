@@ -329,14 +329,34 @@ def moves_ended(state):
             for alias, server in state['servers'].items()}
 
 
-def _as_clean(steps, state, outcome=None):
-    """Invariant of the cases whose event changes timing only (the
-    periodic at a step): the moves end as in the workflow's clean run
-    (``outcome``, what :func:`moves_ended` said of it).  When the periodic
-    runs is no fault: an outcome it changes is a race in Nova."""
+def move_end_matches(state):
+    """``{host: bool}``: whether each host's pinned pCPUs matched
+    placement when the moves ended, before recover's periodics (the
+    state's ``move_end``; {} where it was not taken)."""
+    return {host: counted['matches']
+            for host, counted in (state.get('move_end') or {}).items()}
+
+
+def _as_clean(steps, state, outcome=None, accounting=None):
+    """Invariant of the cases whose event changes timing only (a
+    periodic at a step, this host's or another's): the moves end as in
+    the workflow's clean run (``outcome``, what :func:`moves_ended` said
+    of it), and every host whose pinned pCPUs matched placement when the
+    clean run's moves ended (``accounting``, :func:`move_end_matches`)
+    matches when this run's ended, before any periodic of recover's
+    repairs it (a periodic in bug 1879878's window frees a usage that
+    nothing claims back until the next one).  When the periodic runs is
+    no fault: an outcome it changes is a race in Nova."""
     actual = moves_ended(state)
     differ = {alias: actual.get(alias) for alias, wanted in
               (outcome or {}).items() if actual.get(alias) != wanted}
+    move_end = state.get('move_end') or {}
+    for host, matched in sorted((accounting or {}).items()):
+        counted = move_end.get(host)
+        if matched and counted and not counted['matches']:
+            differ['%s when the moves ended' % host] = (
+                '%d pinned / %d PCPU in placement' % (
+                    len(counted['pinned_cpus']), counted['placement_pcpu']))
     return (not differ, 'moves end as in the clean run',
             differ or 'as in the clean run')
 

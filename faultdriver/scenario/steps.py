@@ -11,6 +11,7 @@ import time
 
 from faultdriver import exception
 from faultdriver.novacompat import texts
+from faultdriver.scenario import collect
 from faultdriver.scenario import expect
 from faultdriver import waiting
 
@@ -42,6 +43,10 @@ class Steps:
         #: Log counts when ``recover`` began (see :meth:`log_counts`):
         #: the periodics-clean invariant looks at what came after.
         self.recovery_marks = None
+        #: Each running host's accounting when ``recover`` found the moves
+        #: settled, before its periodics (``collect.accounting``); None
+        #: where a held thread made recover run periodics first.
+        self.move_end = None
 
     def log_counts(self):
         """How often the log has each host's periodic error line and
@@ -279,6 +284,11 @@ class Steps:
         for _host, thread in waiting_periodics:
             thread.join(timeout)
         self._settle(timeout)
+        if not waiting_periodics:
+            # What the moves left the trackers with, before recover's
+            # periodics repair it: a periodic that ran at the wrong time
+            # (bug 1879878) shows only here (outcome-as-clean).
+            self.move_end = collect.accounting(self, self._up(live))
         unarmed = sorted(set(rules) & set(self._up(self.scenario.hosts)))
         if unarmed:
             # Rules arm with the service recover starts: for a host it

@@ -8,13 +8,14 @@ import hashlib
 import re
 
 from faultdriver import points as points_module
+from faultdriver import rules as rules_module
 from faultdriver.scenario import expect
 from faultdriver.scenario import tiers
 from faultdriver.sweep import trace
 
 #: Action classes: the rule term each becomes at a point.
-ACTIONS = ('crash', 'raise', 'raise-generic', 'periodic', 'delay', 'hang',
-           'shutdown', 'shutdown-hold')
+ACTIONS = ('crash', 'raise', 'raise-generic', 'periodic', 'peer-periodic',
+           'delay', 'hang', 'shutdown', 'shutdown-hold')
 DEFAULT_ACTIONS = ('crash', 'raise', 'periodic')
 GENERIC_EXCEPTION = 'InternalError'
 #: The cloud's invariants, as scenario expectations (expect.py).
@@ -43,11 +44,20 @@ class Case:
     #: first; this one's rule goes to the services its ``recover``
     #: starts, its point a step of that recovery.
     first: 'Case' = None
+    #: ``peer-periodic``: the other host whose periodic runs at the step.
+    peer: str = None
+
+    @property
+    def label(self):
+        """The action class as results and reports name it: with the
+        peer host for ``peer-periodic`` (``peer-periodic(src)``)."""
+        return '%s(%s)' % (self.action, self.peer) if self.peer else \
+            self.action
 
     @property
     def id(self):
         own = '%s.%s@%s:%s' % (self.point, self.phase, self.host,
-                               self.action)
+                               self.label)
         return '%s%s%s' % (self.first.id, THEN, own) if self.first else own
 
     @property
@@ -73,6 +83,15 @@ class Case:
             return '%s: 1*crash' % where
         if self.action == 'periodic':
             return None if self.in_periodic else '%s: 1*periodic' % where
+        if self.action == 'peer-periodic':
+            # Where the hit thread holds no tracker lock: the embedded
+            # Nova's hosts share one lock, so there the other host's
+            # periodic could only run after the step (and the cases are
+            # the same on every tier, so that each replays on another).
+            if self.in_periodic or (point.tracker_lock and
+                                    self.phase != rules_module.UNLOCKED):
+                return None
+            return '%s: 1*periodic(host=%s)' % (where, self.peer)
         if self.action == 'hang':
             # Held until recover released it after the periodics ran.
             return '%s: 1*hang' % where
@@ -108,12 +127,16 @@ def scenario_name(prefix, case_id):
     return '%s-%s' % (name[:55].rstrip('-'), digest)
 
 
-def generate(steps, actions=DEFAULT_ACTIONS, backend=tiers.DEFAULT):
+def generate(steps, actions=DEFAULT_ACTIONS, backend=tiers.DEFAULT,
+             hosts=()):
     """Every (step, action) with a rule, sorted by id (a stable order the
-    shards and the resume rely on)."""
+    shards and the resume rely on); ``peer-periodic`` once for each of
+    the workflow's other ``hosts``."""
     cases = [Case(step.point, step.host, step.phase, action, step.skip,
-                  step.in_periodic, step.restart)
-             for step in steps for action in actions]
+                  step.in_periodic, step.restart, peer=peer)
+             for step in steps for action in actions
+             for peer in (sorted(set(hosts) - {step.host})
+                          if action == 'peer-periodic' else (None,))]
     return sorted((c for c in cases if c.rule(backend)), key=lambda c: c.id)
 
 
@@ -122,7 +145,7 @@ def generate(steps, actions=DEFAULT_ACTIONS, backend=tiers.DEFAULT):
 #: stuck move to wait out, periodic 15 s, raise 12 s; a hang waits for
 #: every periodic, a delay for an RPC timeout).
 SLOWEST_FIRST = ('hang', 'shutdown-hold', 'crash', 'delay', 'periodic',
-                 'shutdown', 'raise', 'raise-generic')
+                 'peer-periodic', 'shutdown', 'raise', 'raise-generic')
 
 
 def slowest_first(cases):
@@ -140,17 +163,20 @@ def shard(cases, index, count):
 
 #: Actions that change only when something runs, not whether it works:
 #: their cases must end as the clean run did (``outcome-as-clean``).
-TIMING_ONLY = ('periodic',)
+TIMING_ONLY = ('periodic', 'peer-periodic')
 
 
 def case_scenario(workflow, case, backend=tiers.DEFAULT, patches=(),
-                  nova_changes=None, clean=None, trace_recovery=False):
+                  nova_changes=None, clean=None, trace_recovery=False,
+                  clean_accounting=None):
     """The scenario data of one case: it replays the fault and checks
     the invariants after the workflow's ``recover``, on the Nova under
     test (``nova_changes``: its variant keys, as
     :func:`faultdriver.novaundertest.variant_keys` gives them; the case's
     file is its reproducer, wherever it is replayed from).  ``clean``: how
-    the moves ended in the clean run (checked for timing-only actions).
+    the moves ended in the clean run, ``clean_accounting``: which hosts'
+    accounting matched placement then (both checked for timing-only
+    actions).
 
     A second fault's case (``case.first``) is its first case's scenario
     with the rule in ``recover``'s rules of its host.  With
@@ -192,7 +218,10 @@ def case_scenario(workflow, case, backend=tiers.DEFAULT, patches=(),
     data['variants'] = {'case': variant}
     data['expectations'] = [dict(i) for i in INVARIANTS]
     if clean is not None and case.action in TIMING_ONLY:
-        data['expectations'].append({'outcome-as-clean': {'outcome': clean}})
+        args = {'outcome': clean}
+        if clean_accounting:
+            args['accounting'] = clean_accounting
+        data['expectations'].append({'outcome-as-clean': args})
     if clean is not None and case.action == 'shutdown':
         data['expectations'].append({'outcome-after-shutdown': {
             'outcome': clean, 'origin': booted_on(data),

@@ -92,7 +92,7 @@ def summarize(case, report, path, seconds):
     if report.get('step_failed'):
         broken.append('step-failed')
     return {'id': case.id, 'point': case.point, 'host': case.host,
-            'phase': case.phase, 'action': case.action,
+            'phase': case.phase, 'action': case.label,
             'in_periodic': case.in_periodic,
             # A second fault's first case (``sweep --depth 2``).
             'first': case.first.id if case.first else None,

@@ -97,11 +97,12 @@ def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
                                shard, backend, progress)
 
         clean = clean_outcome(folder)
+        clean_accounting = clean_outcome(folder, MOVE_END)
 
         def scenario_of(case):
             return cases_module.case_scenario(
                 workflow, case, backend, patches, nova_changes, clean,
-                trace_recovery=depth == 2)
+                trace_recovery=depth == 2, clean_accounting=clean_accounting)
 
         results = execute.run_cases(chosen, scenario_of, folder, mode,
                                     backend, workers,
@@ -159,7 +160,7 @@ def _chosen_cases(workflow, steps, actions, points, hosts, shard, backend,
         steps = [s for s in steps if s.point in points]
     if hosts:
         steps = [s for s in steps if s.host in hosts]
-    every = cases_module.generate(steps, actions, backend)
+    every = cases_module.generate(steps, actions, backend, workflow.hosts)
     chosen = cases_module.shard(every, *shard)
     progress('%d steps traced, %d cases, shard %d/%d runs %d' % (
         len(steps), len(every), shard[0], shard[1], len(chosen)))
@@ -170,7 +171,7 @@ def share_trace(folder, other):
     """Let the sweep in ``other`` run the cases of the one in ``folder``
     (an A/B compares the same cases; a second trace could differ)."""
     os.makedirs(os.path.join(other, 'trace'), exist_ok=True)
-    for name in ('steps.json', 'outcome.json'):
+    for name in ('steps.json', 'outcome.json', MOVE_END):
         if os.path.exists(os.path.join(folder, 'trace', name)):
             shutil.copyfile(os.path.join(folder, 'trace', name),
                             os.path.join(other, 'trace', name))
@@ -196,10 +197,16 @@ def recheck_regressions(diff, stock, mode, backend, progress=None):
     return dict(diff, regressions=kept, flaky=flaky)
 
 
-def clean_outcome(folder):
+#: The clean run's ``{host: matched}`` when its moves ended
+#: (:func:`faultdriver.scenario.expect.move_end_matches`).
+MOVE_END = 'move-end.json'
+
+
+def clean_outcome(folder, name='outcome.json'):
     """How the moves ended in the clean, traced run (None for a trace
-    written before this was kept)."""
-    path = os.path.join(folder, 'trace', 'outcome.json')
+    written before this was kept); with ``name`` MOVE_END, each host's
+    accounting then."""
+    path = os.path.join(folder, 'trace', name)
     if not os.path.exists(path):
         return None
     with open(path, encoding='utf-8') as stream:
@@ -244,6 +251,9 @@ def traced_steps(workflow, folder, mode, backend, pool=None, warm=1,
     with open(os.path.join(folder, 'trace', 'outcome.json'), 'w',
               encoding='utf-8') as out:
         json.dump(expect.moves_ended(report['state']), out)
+    with open(os.path.join(folder, 'trace', MOVE_END), 'w',
+              encoding='utf-8') as out:
+        json.dump(expect.move_end_matches(report['state']), out)
     with open(saved, 'w', encoding='utf-8') as out:
         json.dump(steps, out)
     return steps

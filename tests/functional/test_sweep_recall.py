@@ -56,3 +56,35 @@ def test_the_sweep_finds_the_pre_fix_shape_of_bug_1879878(tmp_path):
                 if d['kind'] == 'outcome-as-clean']
     assert detail['actual']['s1']['migrations'] == ['error'], \
         broken['details']
+
+
+def test_the_sweep_finds_the_revert_half_with_the_sources_periodic(
+        tmp_path):
+    """The revert half: dest marks the migration reverted before it drops
+    its claim; the window is the *source's* periodic (the server is still
+    on dest, its usage on src held for the migration), which frees that
+    usage; finish_revert_resize claims nothing back.  Reached by
+    ``peer-periodic``: src's periodic at dest's claim drop, before the
+    lock; seen as src's pCPUs not matching placement when the revert
+    ended (before recover's periodic repairs it)."""
+    done = subprocess.run(
+        [sys.executable, '-m', 'faultdriver.cmd.main', 'sweep',
+         'resize-revert', '--actions', 'peer-periodic', '--points',
+         'tracker.drop_move_claim_at_dest', '--ab-nova-patch', SHAPE,
+         '--mode', mode(), '--results', str(tmp_path), '-f', 'json'],
+        capture_output=True, text=True, timeout=1200,
+        env=dict(os.environ, PYTHONWARNINGS='ignore'))
+    assert done.returncode == 0, done.stderr[-3000:]
+    doc = json.loads(done.stdout)
+    case = 'tracker.drop_move_claim_at_dest.unlocked@dest:peer-periodic(src)'
+    # Inside the lock the embedded Nova cannot run another host's
+    # periodic (one lock for every host): the unlocked phase only.
+    assert [c['id'] for c in doc['a']['cases']] == [case]
+    assert doc['a']['cases'][0]['broken'] == []
+    assert doc['ab']['regressions'] == [case]
+    [broken] = doc['b']['cases']
+    [detail] = [d for d in broken['details']
+                if d['kind'] == 'outcome-as-clean']
+    assert detail['actual'] == {
+        'src when the moves ended': '0 pinned / 2 PCPU in placement'}, \
+        broken['details']

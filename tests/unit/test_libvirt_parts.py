@@ -69,13 +69,18 @@ def _libvirt_stack(tmp_path, name):
         dir=str(tmp_path), libvirt={name: host},
         instances_path=str(tmp_path / 'instances'),
         compute_common_conf=str(tmp_path / 'nova-cpu.conf'),
-        compute_conf=lambda h: str(tmp_path / ('nova-compute-%s.conf' % h)))
+        compute_conf=lambda h: str(tmp_path / ('nova-compute-%s.conf' % h)),
+        hosts=['src', name],
+        control_socket=lambda h: str(tmp_path / h / 'control.sock'))
 
 
 def test_compute_conf_of_a_libvirt_host(tmp_path):
     stack = _libvirt_stack(tmp_path, 'dest')
     sections = config.compute(stack, 'dest', {'inner_driver': 'libvirt'})
     assert ('instances_path', stack.instances_path) in sections['DEFAULT']
+    # periodic(host=src) at dest reaches src through its socket.
+    assert ('peer_control_sockets', 'src:%s' % (
+        tmp_path / 'src' / 'control.sock')) in sections['fault_injection']
     libvirt = dict(sections['libvirt'])
     assert libvirt['virt_type'] == 'qemu'
     assert libvirt['live_migration_inbound_addr'] == '127.0.9.3'
@@ -97,9 +102,12 @@ def test_periodic_timer_reaches_the_compute_conf(tmp_path, name, interval):
     from nova.conf import compute as nova_compute_conf
     from oslo_config import cfg
     scenario = model.load(name)
+    from faultdriver import conf as fault_conf
     stack = types.SimpleNamespace(
         dir=str(tmp_path), libvirt={},
-        neutron=types.SimpleNamespace(url='http://127.0.0.1:9696'))
+        neutron=types.SimpleNamespace(url='http://127.0.0.1:9696'),
+        hosts=['src', 'dest'],
+        control_socket=lambda h: '/run/fd/%s.sock' % h)
     sections = config.compute(stack, 'dest', runner.host_faults(
         scenario, next(iter(scenario.variants)), 'dest'))
     # fake_numa reports its plugs to the network stand-in.
@@ -108,8 +116,12 @@ def test_periodic_timer_reaches_the_compute_conf(tmp_path, name, interval):
     path = config.write(str(tmp_path / 'compute.conf'), sections)
     conf = cfg.ConfigOpts()
     nova_compute_conf.register_opts(conf)
+    fault_conf.register_opts(conf)
     conf([], project='nova', default_config_files=[path])
     assert conf.update_resources_interval == interval
+    # periodic(host=src) on dest: src's socket, as oslo.config reads it.
+    assert conf.fault_injection.peer_control_sockets == {
+        'src': '/run/fd/src.sock'}
 
 
 def test_live_migration_bandwidth_reaches_the_libvirt_conf(tmp_path):

@@ -588,3 +588,77 @@ def test_periodics_clean_does_not_count_the_injected_fault_itself():
     assert result['actual'] == [
         'src: 1 periodic error(s) (CPUPinningInvalid)',
         'dest: 1 periodic error(s) (CPUPinningInvalid)']
+
+
+def test_peer_periodic_cases_run_each_other_hosts_periodic_off_the_lock():
+    """One case per other host of the workflow, only where the hit thread
+    holds no tracker lock (the embedded Nova's hosts share one) and not
+    inside the host's own periodic."""
+    steps = STEPS + [
+        trace.TracedStep('tracker.drop_move_claim_at_dest', 'dest',
+                         'unlocked'),
+        trace.TracedStep('tracker.drop_move_claim_at_dest', 'dest', 'after'),
+        trace.TracedStep('get_available_resource', 'dest', 'before',
+                         in_periodic=True)]
+    generated = cases.generate(steps, ('peer-periodic',),
+                               hosts=['src', 'dest', 'third'])
+    assert [c.id for c in generated] == [
+        'live_migration.before@src:peer-periodic(dest)',
+        'live_migration.before@src:peer-periodic(third)',
+        'pre_live_migration.before@dest:peer-periodic(src)',
+        'pre_live_migration.before@dest:peer-periodic(third)',
+        'tracker.drop_move_claim_at_dest.unlocked@dest:peer-periodic(src)',
+        'tracker.drop_move_claim_at_dest.unlocked@dest:peer-periodic(third)',
+        'tracker.update_available_resource.before@dest:peer-periodic(src)',
+        'tracker.update_available_resource.before@dest:'
+        'peer-periodic(third)']
+    case = generated[4]
+    assert case.rule() == ('tracker.drop_move_claim_at_dest.unlocked: '
+                           '1*periodic(host=src)')
+    assert case.label == 'peer-periodic(src)'
+    from faultdriver import actions
+    from faultdriver import conf
+    from faultdriver import points
+    conf.RuleType(points.catalogue(), actions.load_all())(case.rule())
+    workflow = model.load('resize-revert')
+    data = cases.case_scenario(
+        workflow, case, clean={'s1': {'status': 'ACTIVE', 'host': 'src',
+                                      'migrations': ['reverted']}},
+        clean_accounting={'src': True, 'dest': True})
+    model.validate(data, 'case.yaml')
+    [found] = [e for e in data['expectations'] if 'outcome-as-clean' in e]
+    assert found['outcome-as-clean']['accounting'] == {'src': True,
+                                                       'dest': True}
+
+
+def _at_move_end(state, **pinned):
+    """``state`` with each host's accounting when the moves ended:
+    ``host=(pinned pCPUs, placement PCPU)``."""
+    return dict(state, move_end={
+        host: {'pinned_cpus': list(range(count)), 'placement_pcpu': pcpus,
+               'matches': count == pcpus}
+        for host, (count, pcpus) in pinned.items()})
+
+
+def test_outcome_as_clean_breaks_where_a_host_lost_its_usage_at_move_end():
+    """Bug 1879878's revert half: the source's periodic in the window
+    frees the reverted server's pCPUs; the move ends as in the clean run
+    (ACTIVE on src, reverted) but src's tracker holds 0 of placement's
+    2 until recover's periodic repairs it."""
+    clean = expect.moves_ended(_ended_state(host='src',
+                                            migrations=('reverted',)))
+    args = {'outcome': clean, 'accounting': {'src': True, 'dest': True}}
+    ended = _ended_state(host='src', migrations=('reverted',))
+    [held] = _evaluate(None, [{'outcome-as-clean': args}],
+                       _at_move_end(ended, src=(2, 2), dest=(2, 2)))
+    assert held['met'], held
+    [broken] = _evaluate(None, [{'outcome-as-clean': args}],
+                         _at_move_end(ended, src=(0, 2), dest=(2, 2)))
+    assert not broken['met']
+    assert broken['actual'] == {
+        'src when the moves ended': '0 pinned / 2 PCPU in placement'}
+    # A host that did not match in the clean run either is no finding.
+    [same] = _evaluate(None, [{'outcome-as-clean': dict(
+        args, accounting={'src': False, 'dest': True})}],
+        _at_move_end(ended, src=(0, 2), dest=(2, 2)))
+    assert same['met'], same
