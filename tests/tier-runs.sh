@@ -45,6 +45,9 @@ process)
         "faultdriver scenario run source-failure-in-live-migration-bfv --backend process"
         # F16: a graceful stop (a real SIGTERM) during a move's pre-check.
         "faultdriver scenario run graceful-stop-between-move-steps --backend process --mode threading"
+        # F18 without a restart: src's periodic through its control
+        # socket (peer_control_sockets) inside dest's claim drop.
+        "faultdriver scenario run source-periodic-during-revert --backend process --mode eventlet"
         "env OS_NOVA_DISABLE_EVENTLET_PATCHING=False python -m pytest -q -p no:cacheprovider tests/process/test_sweep_confirm.py")
     ;;
 libvirt)
