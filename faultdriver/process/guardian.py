@@ -18,6 +18,7 @@ import sys
 
 from faultdriver.process import libvirt_host
 from faultdriver.process import procs
+from faultdriver.process import volume_standin
 
 
 def start(stack_dir, env, keep=False):
@@ -45,6 +46,8 @@ def clean(stack_dir, keep=False):
     """Kill what the stack left, remove its cgroups and directory."""
     killed = procs.reap(stack_dir)
     killed += libvirt_host.kill_cgroups(stack_dir)
+    # The volumes' loop devices (libvirt tier), before their files go.
+    volume_standin.detach_loops(stack_dir)
     if not keep and os.path.isdir(stack_dir):
         shutil.rmtree(stack_dir, ignore_errors=True)
     return killed

@@ -259,6 +259,25 @@ class LibvirtHost:
 
     # -- what the hypervisor has ---------------------------------------------
 
+    def guest_disks(self):
+        """``{instance uuid: [source path]}``: each domain's disks as
+        its definition names them (a file, or a block device such as a
+        volume's loop device)."""
+        import xml.etree.ElementTree as ElementTree
+
+        import libvirt
+        conn = libvirt.open(self.uri)
+        try:
+            found = {}
+            for domain in conn.listAllDomains():
+                tree = ElementTree.fromstring(domain.XMLDesc(0))
+                found[domain.UUIDString()] = [
+                    source.get('dev') or source.get('file')
+                    for source in tree.findall('./devices/disk/source')]
+            return found
+        finally:
+            conn.close()
+
     def guests(self):
         """``{instance uuid: state name}`` of the domains libvirt has,
         running or defined."""

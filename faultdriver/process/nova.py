@@ -337,8 +337,8 @@ class ProcessNova(backend_base.BackendBase):
             self.create_flavor(), standins.IMAGE_ID, host=host,
             networks=([{'uuid': network_standin.NETWORK_ID}] if port
                       else 'none'),
-            volume=self.stack.block_storage.create_volume() if volume
-            else None)
+            volume=self.stack.block_storage.create_volume(
+                image=standins.image_bytes()) if volume else None)
         return self.wait_for_server({'id': server_id}, timeout,
                                     status=status)
 
@@ -353,6 +353,15 @@ class ProcessNova(backend_base.BackendBase):
         for bdm in self._volume_attachments(server):
             found.setdefault(bdm['volumeId'], {'attachments': []})[
                 'bdm'] = bdm['attachment_id']
+        # Real guests: whether each host's guest of the server has the
+        # volume's device as a disk (volume-attachments checks the
+        # server's host's).
+        disks = {host: hypervisor.guest_disks().get(server['id'])
+                 for host, hypervisor in self.stack.libvirt.items()}
+        for volume_id, info in found.items():
+            path = self.stack.block_storage.device_path(volume_id)
+            info['guest_disk'] = {host: path in paths for host, paths in
+                                  disks.items() if paths is not None}
         return found
 
     def _volume_attachments(self, server):

@@ -60,6 +60,8 @@ NEEDS = (
     Need('libvirt', 'program', 'virtlogd', 'libvirt-daemon-system'),
     Need('libvirt', 'program', 'qemu-system-x86_64', 'qemu-system-x86'),
     Need('libvirt', 'program', 'qemu-img', 'qemu-utils'),
+    # A volume's loop device (the block-storage stand-in).
+    Need('libvirt', 'program', 'losetup', 'mount'),
     Need('libvirt', 'module', 'libvirt', 'libvirt-python'),
     # Its daemons run in mount namespaces of their own, with libvirt's
     # directories and cgroups bound over the system's.

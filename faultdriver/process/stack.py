@@ -89,7 +89,8 @@ class Stack:
         #: port and volume invariants read).
         self.network = network_standin.Network(client.PROJECT)
         self.block_storage = volume_standin.BlockStorage(
-            os.path.join(self.dir, 'volumes'))
+            os.path.join(self.dir, 'volumes'),
+            block_devices=hypervisor == 'libvirt')
         self.neutron = standins.StandIn('neutron', self.network.route,
                                         procs.free_port())
         self.cinder = standins.StandIn('cinder', self.block_storage.route,
@@ -259,6 +260,8 @@ class Stack:
         group but carries the stack's marker.
         """
         self._kill()
+        if self.libvirt:
+            volume_standin.detach_loops(self.dir)
         if not self.keep and os.path.isdir(self.dir):
             shutil.rmtree(self.dir, ignore_errors=True)
         if self.guardian is not None:

@@ -42,6 +42,12 @@ def versions(base, version, path):
         {'rel': 'self', 'href': '%s/%s/' % (base, path)}]}]}
 
 
+def image_bytes():
+    """The image's content: what glance serves and what a volume
+    created from the image holds."""
+    return guest_image.disk(IMAGE_SIZE)
+
+
 def glance(environ):
     path = environ['PATH_INFO'].rstrip('/')
     base = 'http://%s' % environ['HTTP_HOST']
@@ -52,7 +58,7 @@ def glance(environ):
     if path == '/v2/images':
         return 200, {'images': [IMAGE]}
     if path.startswith('/v2/images/') and path.endswith('/file'):
-        return 200, guest_image.disk(IMAGE_SIZE)
+        return 200, image_bytes()
     if path.startswith('/v2/images/'):
         image = dict(IMAGE, id=path.split('/')[3])
         return 200, image

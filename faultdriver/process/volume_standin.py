@@ -15,9 +15,14 @@ connector: the host that connects it) or ``attached`` (completed); the
 volume is ``in-use`` while one is attached, ``attaching`` or
 ``reserved`` while one exists, else ``available`` (``detaching`` from
 the API's begin-detaching to the attachment's deletion).  Each volume's
-connection is ``local`` with a ``device_path`` of its own under the
-stack's directory: what a real guest would open (the fake hypervisor
-opens nothing).
+connection is ``local`` with a ``device_path`` of its own: on the
+process tier a file under the stack's directory (``fake_numa`` opens
+nothing); on the libvirt tier a loop device over that file (Nova's
+libvirt driver gives a ``local`` volume to QEMU as a block device, which
+QEMU refuses to open on a regular file), the same path on every host, as
+a SAN's device would be.  A volume a server boots from is created from
+the image (its content written first, as Cinder's create-from-image),
+so a real guest boots from it.
 
 Not modelled: volume types, backends and their capacity, multiattach
 (a second server's attachment is refused, as for a volume that does not
@@ -27,6 +32,7 @@ the ``os-attach``/``os-reserve`` action API of microversions before 3.44.
 
 import copy
 import os
+import subprocess
 import threading
 import urllib.parse
 import uuid
@@ -44,23 +50,30 @@ def _error(status, kind, message):
 class BlockStorage:
     """The stand-in's state and its HTTP answers (:meth:`route`)."""
 
-    def __init__(self, directory):
+    def __init__(self, directory, block_devices=False):
         #: Where each volume's device file lives.
         self.directory = directory
+        #: Each volume gets a loop device over its file (real guests).
+        self.block_devices = block_devices
         self._lock = threading.Lock()
         self._volumes = {}        # volume id -> volume
         self._attachments = {}    # attachment id -> attachment
 
     # -- what the backend does as an operator, and what invariants read ----
 
-    def create_volume(self, name='faultdriver-volume'):
+    def create_volume(self, name='faultdriver-volume', image=None):
         """A new ``available`` volume, as ``openstack volume create``
-        makes one; returns its id."""
+        makes one (with ``image``, the image's bytes, from that image);
+        returns its id."""
         volume_id = str(uuid.uuid4())
         path = os.path.join(self.directory, 'volume-%s' % volume_id)
         os.makedirs(self.directory, exist_ok=True)
         with open(path, 'wb') as f:
+            if image:
+                f.write(image)
             f.truncate(SIZE_GB * 1024 ** 3)
+        if self.block_devices:
+            path = attach_loop(path)
         with self._lock:
             self._volumes[volume_id] = {
                 'id': volume_id, 'name': name, 'description': None,
@@ -85,6 +98,12 @@ class BlockStorage:
                         'host': (attachment['connector'] or {}).get('host'),
                         'status': attachment['attach_status']})
             return found
+
+    def device_path(self, volume_id):
+        """The path a host opens for the volume (the loop device on the
+        libvirt tier)."""
+        with self._lock:
+            return self._volumes[volume_id]['device_path']
 
     def volume_status(self, volume_id):
         with self._lock:
@@ -195,12 +214,15 @@ class BlockStorage:
         return 200, {'attachment': copy.deepcopy(attachment)}
 
     def _connection(self, attachment, connector):
+        """Cinder's attachment ``connection_info``: flat (Nova's
+        ``_translate_attachment_ref`` moves all but the type and the
+        attachment id under ``data``, where the libvirt driver reads
+        ``device_path``)."""
         volume = self._volumes[attachment['volume_id']]
         return {'driver_volume_type': 'local',
-                'data': {'device_path': volume['device_path'],
-                         'volume_id': volume['id']},
-                'attachment_id': attachment['id'],
-                'connector': copy.deepcopy(connector)}
+                'device_path': volume['device_path'],
+                'volume_id': volume['id'],
+                'attachment_id': attachment['id']}
 
     def _status(self, volume_id):
         states = {a['attach_status'] for a in self._attachments.values()
@@ -227,3 +249,36 @@ class BlockStorage:
             a['attach_status'] == 'attached']
         del volume['device_path'], volume['detaching']
         return volume
+
+
+def attach_loop(path):
+    """A loop device over the file ``path``: its device path.  Fails
+    loudly (no loop device free, no permission: the libvirt tier runs as
+    root)."""
+    done = subprocess.run(['losetup', '--find', '--show', path],
+                          capture_output=True, text=True)
+    if done.returncode or not done.stdout.strip():
+        raise RuntimeError('block-storage stand-in: losetup --find --show '
+                           '%s failed (exit %d): %s' % (
+                               path, done.returncode,
+                               done.stderr.strip() or done.stdout.strip()))
+    return done.stdout.strip()
+
+
+def detach_loops(directory):
+    """Detach every loop device whose file is under ``directory`` (the
+    stack's teardown, and its guardian's when the runner was killed);
+    returns their names.  Before the files are removed: a deleted
+    file's loop device would stay until reboot."""
+    done = subprocess.run(['losetup', '--list', '--noheadings', '--raw',
+                           '--output', 'NAME,BACK-FILE'],
+                          capture_output=True, text=True)
+    prefix = os.path.join(os.path.abspath(directory), '')
+    detached = []
+    for line in done.stdout.splitlines():
+        name, _, back = line.partition(' ')
+        if back.startswith(prefix):
+            subprocess.run(['losetup', '--detach', name],
+                           capture_output=True)
+            detached.append(name)
+    return detached

@@ -150,7 +150,10 @@ class NovaBackend(typing.Protocol):
         attachment id or None}}`` of the server's volumes: the block
         storage's attachments of the server (``host``: the connector's,
         None while not connected) and the one its block device mapping
-        names.  ``{}`` for a server without volumes, or deleted."""
+        names; where a real hypervisor can be asked, also
+        ``'guest_disk': {host: bool}``, whether that host's guest of the
+        server has the volume's device as a disk.  ``{}`` for a server
+        without volumes, or deleted."""
 
     def attach_volume(self, server, timeout=WAIT_TIMEOUT):
         """Attach a new data volume to ``server``; returns its id once

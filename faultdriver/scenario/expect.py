@@ -364,7 +364,9 @@ def _as_clean(steps, state, outcome=None, accounting=None):
 def misattached_volumes(servers):
     """What breaks ``volume-attachments`` in ``state['servers']``: each
     volume of a server has exactly one attachment, connected to the host
-    the server is on, and it is the one its block device mapping names."""
+    the server is on, and it is the one its block device mapping names;
+    where real guests are asked, the guest on the server's host has the
+    volume's device as a disk."""
     found = []
     for alias, server in sorted(servers.items()):
         for volume, info in sorted((server.get('volumes') or {}).items()):
@@ -385,6 +387,12 @@ def misattached_volumes(servers):
                 found.append('the block device mapping of %s names '
                              'attachment %s, not one of volume %s' % (
                                  alias, info.get('bdm'), volume[:8]))
+            # Real guests (libvirt tier): ``guest_disk`` {host: whether
+            # that host's guest of the server has the volume's device}.
+            if (info.get('guest_disk') or {}).get(server['host']) is False:
+                found.append('the guest of %s on %s does not have volume '
+                             '%s as a disk' % (alias, server['host'],
+                                               volume[:8]))
     return found
 
 

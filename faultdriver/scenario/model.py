@@ -367,10 +367,6 @@ def _check_references(scenario):
                   'expected one of the flavors: %s'
                   % (args['flavor'], ', '.join(flavors) or 'none defined'))
         if kind in ('attach-volume', 'detach-volume'):
-            if 'libvirt' in scenario.backends:
-                _fail(scenario, where, 'volumes need the embedded Nova or '
-                      'processes (the libvirt tier gives guests no volume '
-                      'disks yet); add "backends: [embedded, process]"')
             if kind == 'attach-volume':
                 volumes.add(args['volume'])
             elif args['volume'] not in volumes:
@@ -380,14 +376,12 @@ def _check_references(scenario):
                           sorted(volumes)) or 'none'))
         if kind == 'boot':
             booted.add(args['server'])
-            for key in ('volume', 'port'):
-                if args.get(key) and 'libvirt' in scenario.backends:
-                    _fail(scenario, where + [key],
-                          'a server with a %s needs the embedded Nova or '
-                          'processes (the libvirt tier gives guests no %s '
-                          'yet); add "backends: [embedded, process]"' % (
-                              key, 'volume disks' if key == 'volume'
-                              else 'interfaces'))
+            if args.get('port') and 'libvirt' in scenario.backends:
+                _fail(scenario, where + ['port'],
+                      'a server with a port needs the embedded Nova or '
+                      'processes (the libvirt tier gives guests no '
+                      'interfaces yet); add "backends: [embedded, '
+                      'process]"')
         for key in ('rule',):
             if key in args:
                 rule(where + [key], args[key])

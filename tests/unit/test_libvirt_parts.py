@@ -202,7 +202,8 @@ def test_bundled_libvirt_scenarios_say_so():
                     'dest-crash-in-evacuation-libvirt',
                     'graceful-stop-libvirt',
                     'graceful-stop-during-transfer-libvirt',
-                    'graceful-stop-between-move-steps-libvirt'}
+                    'graceful-stop-between-move-steps-libvirt',
+                    'live-migration-bfv-libvirt'}
     assert 'libvirt' in model.load(
         'stale-error-migration-context').backends
 
