@@ -29,16 +29,22 @@ def mode():
         else 'eventlet')
 
 
-def test_the_sweep_finds_the_pre_fix_shape_of_bug_1879878(tmp_path):
+def sweep_ab(tmp_path, workflow, actions, point):
+    """``faultdriver sweep WORKFLOW --actions ... --points POINT
+    --ab-nova-patch SHAPE``: its JSON document."""
     done = subprocess.run(
-        [sys.executable, '-m', 'faultdriver.cmd.main', 'sweep',
-         'resize-confirm', '--actions', 'periodic', '--points',
-         'tracker.drop_move_claim_at_source', '--ab-nova-patch', SHAPE,
+        [sys.executable, '-m', 'faultdriver.cmd.main', 'sweep', workflow,
+         '--actions', actions, '--points', point, '--ab-nova-patch', SHAPE,
          '--mode', mode(), '--results', str(tmp_path), '-f', 'json'],
         capture_output=True, text=True, timeout=1200,
         env=dict(os.environ, PYTHONWARNINGS='ignore'))
     assert done.returncode == 0, done.stderr[-3000:]
-    doc = json.loads(done.stdout)
+    return json.loads(done.stdout)
+
+
+def test_the_sweep_finds_the_pre_fix_shape_of_bug_1879878(tmp_path):
+    doc = sweep_ab(tmp_path, 'resize-confirm', 'periodic',
+                   'tracker.drop_move_claim_at_source')
     phases = {c['phase']: c for c in doc['a']['cases']}
     assert set(phases) == {'unlocked', 'before', 'after'}
     assert [c['broken'] for c in doc['a']['cases']] == [[], [], []]
@@ -67,15 +73,8 @@ def test_the_sweep_finds_the_revert_half_with_the_sources_periodic(
     ``peer-periodic``: src's periodic at dest's claim drop, before the
     lock; seen as src's pCPUs not matching placement when the revert
     ended (before recover's periodic repairs it)."""
-    done = subprocess.run(
-        [sys.executable, '-m', 'faultdriver.cmd.main', 'sweep',
-         'resize-revert', '--actions', 'peer-periodic', '--points',
-         'tracker.drop_move_claim_at_dest', '--ab-nova-patch', SHAPE,
-         '--mode', mode(), '--results', str(tmp_path), '-f', 'json'],
-        capture_output=True, text=True, timeout=1200,
-        env=dict(os.environ, PYTHONWARNINGS='ignore'))
-    assert done.returncode == 0, done.stderr[-3000:]
-    doc = json.loads(done.stdout)
+    doc = sweep_ab(tmp_path, 'resize-revert', 'peer-periodic',
+                   'tracker.drop_move_claim_at_dest')
     case = 'tracker.drop_move_claim_at_dest.unlocked@dest:peer-periodic(src)'
     # Inside the lock the embedded Nova cannot run another host's
     # periodic (one lock for every host): the unlocked phase only.
