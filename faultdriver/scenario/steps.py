@@ -25,6 +25,9 @@ QUIET_RPC_TIMEOUTS = 3
 #: migration context for a migration to this host
 #: (``ResourceTracker._update_available_resource``).
 APPLIED_CONTEXT = texts.APPLIED_CONTEXT
+#: Seconds between two reads of a mismatched accounting when the moves
+#: ended (``Steps._accounting_at_rest``).
+ACCOUNTING_QUIET = 1.0
 
 
 class Steps:
@@ -288,7 +291,8 @@ class Steps:
             # What the moves left the trackers with, before recover's
             # periodics repair it: a periodic that ran at the wrong time
             # (bug 1879878) shows only here (outcome-as-clean).
-            self.move_end = collect.accounting(self, self._up(live))
+            self.move_end = self._accounting_at_rest(self._up(live),
+                                                     timeout)
         unarmed = sorted(set(rules) & set(self._up(self.scenario.hosts)))
         if unarmed:
             # Rules arm with the service recover starts: for a host it
@@ -329,6 +333,27 @@ class Steps:
                 done.append('reset-state %s (was %s/%s)' % (
                     alias, fields['status'], fields['OS-EXT-STS:task_state']))
         return '; '.join(done) or 'nothing to do'
+
+    def _accounting_at_rest(self, hosts, timeout):
+        """``collect.accounting`` of ``hosts`` once it stopped changing.
+        A move's status is saved before its last calls (a live
+        migration's source deletes the migration's allocation after it
+        saves ``completed``): a mismatch read in between is not what the
+        move left, so a mismatch is read again every ``ACCOUNTING_QUIET``
+        seconds until two reads agree (no periodic runs meanwhile: a
+        mismatch a periodic made stays).  Where every host matches at
+        once nothing is waited for."""
+        seen = {'last': collect.accounting(self, hosts)}
+        if all(counted['matches'] for counted in seen['last'].values()):
+            return seen['last']
+
+        def agreed():
+            now = collect.accounting(self, hosts)
+            same, seen['last'] = now == seen['last'], now
+            return now if same else None
+        return waiting.until(agreed, timeout, 'accounting at rest',
+                             interval=ACCOUNTING_QUIET,
+                             fail=False) or seen['last']
 
     def _up(self, hosts):
         """``hosts`` but those crashed or stopped (a fault of ``recover``'s
