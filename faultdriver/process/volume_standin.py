@@ -270,9 +270,14 @@ def detach_loops(directory):
     stack's teardown, and its guardian's when the runner was killed);
     returns their names.  Before the files are removed: a deleted
     file's loop device would stay until reboot."""
-    done = subprocess.run(['losetup', '--list', '--noheadings', '--raw',
-                           '--output', 'NAME,BACK-FILE'],
-                          capture_output=True, text=True)
+    try:
+        done = subprocess.run(['losetup', '--list', '--noheadings', '--raw',
+                               '--output', 'NAME,BACK-FILE'],
+                              capture_output=True, text=True)
+    except FileNotFoundError:
+        # No losetup (a process-tier machine): no volume had a loop
+        # device (the libvirt tier refuses to start without it).
+        return []
     prefix = os.path.join(os.path.abspath(directory), '')
     detached = []
     for line in done.stdout.splitlines():

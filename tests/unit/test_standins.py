@@ -226,3 +226,11 @@ def test_a_detach_marks_the_volume_detaching_until_deleted(storage):
     requests.delete(url + '/attachments/%s' % attachment)
     assert state.volume_status(volume) == 'available'
     assert requests.post(action, json={'os-extend': {}}).status_code == 400
+
+
+def test_teardown_without_losetup_detaches_nothing(monkeypatch, tmp_path):
+    """The guardian cleans every stack: a process-tier machine may lack
+    losetup, and its stack had no loop device."""
+    from faultdriver.process import volume_standin
+    monkeypatch.setenv('PATH', str(tmp_path))
+    assert volume_standin.detach_loops(str(tmp_path)) == []
