@@ -148,8 +148,14 @@ def fork_each(argv, preload, run_variant, backend):
                if thread is not threading.current_thread()]
 
     def fail(variant, why):
+        out = variants[variant]
+        if not os.path.isdir(os.path.dirname(out) or '.'):
+            # The launcher already ended the run (another variant's
+            # scenario error) and removed its reports' directory: its
+            # own message stands, nobody waits for this report.
+            return
         _write(variant_report.VariantReport.failed(
-            variant, mode, backend, internal_error=why), variants[variant])
+            variant, mode, backend, internal_error=why), out)
 
     if threads:
         for variant in variants:

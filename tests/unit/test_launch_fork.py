@@ -10,6 +10,7 @@ is what the main command and every functional scenario test run).
 
 import dataclasses
 import os
+import threading
 
 import pytest
 
@@ -91,3 +92,24 @@ def test_forking_needs_one_nova_under_test_and_a_forking_tier():
     assert not launch._forked(embedded, True, {'stock': {'A': '1'}})
     assert not launch._forked(embedded, True, {
         'stock': {'A': '1'}, 'fix': {'A': '2'}})
+
+
+def test_a_run_the_launcher_ended_writes_no_report(tmp_path):
+    """The launcher ends a run at another variant's scenario error and
+    removes the reports' directory; the forked runner then has nobody to
+    write a failed variant's report for, and writes none (it ended with
+    a traceback before, which the launcher's stderr showed)."""
+    from faultdriver.scenario import worker
+    gone = tmp_path / 'reports'
+    stop = threading.Event()
+
+    def preload(mode):
+        # A thread left running: fork_each fails every variant at once.
+        threading.Thread(target=stop.wait, daemon=True).start()
+    try:
+        worker.fork_each(['threading', 'scenario.yaml',
+                          'a=%s' % (gone / 'a.json')], preload, None,
+                         'embedded')
+    finally:
+        stop.set()
+    assert not gone.exists()
