@@ -200,8 +200,9 @@ and another host's periodic can fall into (bug 1879878's revert half:
 the source's periodic while the destination reverts).  The other host
 must serve its ``control_socket`` on this machine.
 
-A rule naming a host that is not listed here fails when it fires: its
-journal entry and an ERROR line say which host and this option.
+A rule naming a host that is neither this one nor listed here stops the
+service at start (and ``faultdriver validate`` refuses it), naming the
+rule and this option.
 
 Possible values:
 

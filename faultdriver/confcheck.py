@@ -27,12 +27,14 @@ def oslo_message(exc):
                   str(exc))
 
 
-def check(group, access=True):
+def check(group, access=True, host=None):
     """Raise ConfigError for the first problem of ``group`` (the
     registered [fault_injection] options); log a WARNING for what is
     risky but allowed.  ``access``: also whether this process may write
     the journal (false in ``validate``, which may run as another user).
-    Returns the warnings."""
+    ``host``: this nova-compute's ``[DEFAULT] host`` (a
+    ``periodic(host=...)`` naming it needs no peer socket).  Returns the
+    warnings."""
     from faultdriver import conf
     from faultdriver.control import listen
     from faultdriver import journal
@@ -48,11 +50,13 @@ def check(group, access=True):
         if problem:
             raise exception.ConfigError('[fault_injection] journal_path %s '
                                         '%s' % (group.journal_path, problem))
-    for host, path in sorted((group.peer_control_sockets or {}).items()):
-        if not host or not path or not os.path.isabs(path):
+    for peer, path in sorted((group.peer_control_sockets or {}).items()):
+        if not peer or not path or not os.path.isabs(path):
             raise exception.ConfigError(
                 '[fault_injection] peer_control_sockets %s:%s: expected '
-                'host:/absolute/path/of/its/control_socket' % (host, path))
+                'host:/absolute/path/of/its/control_socket' % (peer, path))
+    _refuse_unreachable_peers(group.rules or (),
+                              group.peer_control_sockets or {}, host)
     warnings = []
     if group.control_socket:
         listen.check_path(group.control_socket)
@@ -60,3 +64,22 @@ def check(group, access=True):
         if warning:
             warnings.append(warning)
     return warnings
+
+
+def _refuse_unreachable_peers(rules, sockets, host):
+    """A ``periodic(host=...)`` naming a host this nova-compute cannot
+    reach (not in ``peer_control_sockets``) would only fail when it
+    fires: refused before anything starts, naming the rule and the
+    option."""
+    from faultdriver.actions import periodic
+    for rule in rules:
+        for term in rule.terms:
+            if term.action != periodic.Periodic.name:
+                continue
+            peer = periodic.Periodic.bind(term).get('host')
+            if peer not in (None, host) and peer not in sockets:
+                raise exception.ConfigError(
+                    'rule [%s]: periodic(host=%s) needs %s\'s control socket'
+                    ' in [fault_injection] peer_control_sockets (has: %s)'
+                    % (rule, peer, peer, ', '.join(sorted(sockets)) or
+                       'none'))

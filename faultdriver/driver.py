@@ -90,23 +90,6 @@ def _refuse_unavailable_points(rules):
                 '(%s)' % (rule, rule.point, gone[rule.point]))
 
 
-def _refuse_unreachable_peers(rules, sockets):
-    """A ``periodic(host=...)`` naming a host this nova-compute cannot
-    reach (not in ``peer_control_sockets``) would only fail when it
-    fires: refused at start, naming the rule and the option."""
-    for rule in rules:
-        for term in rule.terms:
-            if term.action != periodic_action.Periodic.name:
-                continue
-            peer = periodic_action.Periodic.bind(term).get('host')
-            if peer not in (None, CONF.host) and peer not in (sockets or {}):
-                raise exception.ConfigError(
-                    'rule [%s]: periodic(host=%s) needs %s\'s control socket'
-                    ' in [fault_injection] peer_control_sockets (has: %s)'
-                    % (rule, peer, peer,
-                       ', '.join(sorted(sockets or {})) or 'none'))
-
-
 class FaultDriver(generated_class()):
     """The compute driver to set as ``compute_driver``."""
 
@@ -137,10 +120,9 @@ class FaultDriver(generated_class()):
                 % confcheck.oslo_message(exc)) from exc
         # The checks `faultdriver validate` makes: every option's value,
         # journal and control socket paths.
-        confcheck.check(group)
+        confcheck.check(group, host=CONF.host)
         _refuse_unavailable_points(rules)
         if peer_periodic is None:
-            _refuse_unreachable_peers(rules, group.peer_control_sockets)
             peer_periodic = functools.partial(
                 periodic_action.by_control_socket,
                 dict(group.peer_control_sockets or {}))

@@ -73,6 +73,13 @@ REFUSED = [
      '[fault_injection] control_socket /tmp/aaaa'),
     (section(control_socket='/tmp/' + 'a' * 90 + '/c.sock'),
      'is too long: the temporary path next to it'),
+    (section(rules='spawn: periodic(host=nowhere)'), 'rule [spawn: '
+     "periodic(host=nowhere)]: periodic(host=nowhere) needs nowhere's "
+     'control socket in [fault_injection] peer_control_sockets (has: '
+     'none)'),
+    (section(peer_control_sockets='src:src.sock'), '[fault_injection] '
+     'peer_control_sockets src:src.sock: expected '
+     'host:/absolute/path/of/its/control_socket'),
 ]
 
 
@@ -158,6 +165,17 @@ def test_a_good_file_passes_with_its_rules(capsys, tmp_path):
     assert not (tmp_path / 'journal.jsonl').exists()
 
 
+def test_another_hosts_periodic_passes_with_its_socket_or_own_name(
+        capsys, tmp_path):
+    path = write(tmp_path, '[DEFAULT]\nhost = dest\n' + section(
+        peer_control_sockets='src:/run/fd/src.sock',
+        rules='spawn: 1*periodic(host=src) -> 1*periodic(host=dest)')[
+            len('[DEFAULT]\ndebug = true\n'):])
+    code, out, err = badinput.cli(capsys, 'validate', path, '-f', 'value')
+    assert code == 0, err
+    assert 'periodic(host=src)' in out
+
+
 def test_an_argument_without_colon_is_a_file_not_a_rule(capsys, tmp_path):
     os.chdir(tmp_path)
     message = badinput.refused(capsys, 'validate', 'nova-cpu.conf')
@@ -179,6 +197,7 @@ def group_of(tmp_path, **options):
     ({'seed': '9' * 5000}, 'invalid [fault_injection] seed'),
     ({'journal_path': '{tmp}'}, 'journal_path {tmp} is a directory'),
     ({'control_socket': '/' + 'x' * 120}, 'control_socket /xxx'),
+    ({'rules': 'spawn: periodic(host=src)'}, 'peer_control_sockets'),
 ])
 def test_driver_start_checks_are_the_validate_checks(tmp_path, options,
                                                      problem):

@@ -116,14 +116,21 @@ class TestRefusedAtStart(test.NoDBTestCase):
         conf.register_opts(driver_module.CONF)
 
     def test_a_rule_naming_an_unreachable_host_stops_the_service(self):
-        rule = conf.RuleType()('live_migration.before: periodic(host=src)')
+        rule = 'live_migration.before: periodic(host=src)'
+        self.flags(rules=[rule], group='fault_injection')
+        self.flags(peer_control_sockets={'other': '/run/other.sock'},
+                   group='fault_injection')
         error = self.assertRaises(
-            exception.ConfigError, driver_module._refuse_unreachable_peers,
-            [rule], {'other': '/run/other.sock'})
+            exception.ConfigError, confcheck.check,
+            driver_module.CONF.fault_injection, False, 'dest')
         self.assertIn('periodic(host=src)', str(error))
         self.assertIn('peer_control_sockets', str(error))
-        driver_module._refuse_unreachable_peers(
-            [rule], {'src': '/run/src.sock'})
+        # Listed, or this host's own name: accepted.
+        self.flags(peer_control_sockets={'src': '/run/src.sock'},
+                   group='fault_injection')
+        confcheck.check(driver_module.CONF.fault_injection, False, 'dest')
+        self.flags(peer_control_sockets={}, group='fault_injection')
+        confcheck.check(driver_module.CONF.fault_injection, False, 'src')
 
     def test_a_relative_socket_path_is_refused(self):
         self.flags(peer_control_sockets={'src': 'src.sock'},
