@@ -353,6 +353,8 @@ class ProcessNova(backend_base.BackendBase):
         for bdm in self._volume_attachments(server):
             found.setdefault(bdm['volumeId'], {'attachments': []})[
                 'bdm'] = bdm['attachment_id']
+        if not found or not self.stack.libvirt:
+            return found
         # Real guests: whether each host's guest of the server has the
         # volume's device as a disk (volume-attachments checks the
         # server's host's).
