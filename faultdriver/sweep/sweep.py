@@ -161,6 +161,14 @@ def _chosen_cases(workflow, steps, actions, points, hosts, shard, backend,
     if hosts:
         steps = [s for s in steps if s.host in hosts]
     every = cases_module.generate(steps, actions, backend, workflow.hosts)
+    if not every:
+        # A sweep of nothing would report no finding, as a clean one does.
+        raise exception.ScenarioError(
+            'workflow %s: no case: none of the %d chosen steps takes a '
+            'rule of --actions %s (raise: points that can raise; periodic: '
+            'outside the host\'s own periodic; peer-periodic: outside the '
+            'tracker lock, with another host in the topology)' % (
+                workflow.name, len(steps), ','.join(actions)))
     chosen = cases_module.shard(every, *shard)
     progress('%d steps traced, %d cases, shard %d/%d runs %d' % (
         len(steps), len(every), shard[0], shard[1], len(chosen)))

@@ -330,3 +330,19 @@ def test_a_confirm_whose_fault_never_fired_is_not_a_verdict(
     [finding] = findings.confirm([_finding()], 'process', 'threading',
                                  str(tmp_path))
     assert finding['confirmed'] is confirmed
+
+
+def test_a_sweep_with_no_case_is_refused_not_reported_clean():
+    """peer-periodic has no rule inside the tracker lock: a sweep of such
+    steps alone would report no finding, as a clean one does."""
+    from faultdriver.scenario import model
+    from faultdriver.sweep import trace
+    steps = [trace.TracedStep('tracker.drop_move_claim_at_dest', 'dest',
+                              'after')]
+    with pytest.raises(exception.ScenarioError) as caught:
+        sweep._chosen_cases(model.load('resize-revert'), steps,
+                            ('peer-periodic',), None, None, (1, 1),
+                            'embedded', lambda text: None)
+    assert str(caught.value).startswith(
+        'workflow resize-revert: no case: none of the 1 chosen steps takes '
+        'a rule of --actions peer-periodic')
