@@ -78,7 +78,8 @@ def marked(stack_dir):
 class FailingStack(stack_module.Stack):
     """A stack whose part ``failing`` is made to fail: with ``how``
     'command', its command exits at once (the stack's test hook); with
-    'port', the test takes its port.  It remembers its sessions before
+    'port', the test takes its port; with 'config', the test breaks its
+    configuration.  It remembers its sessions before
     the teardown removes the file listing them."""
 
     def __init__(self, failing, how, **kwargs):

@@ -1,5 +1,5 @@
 """One compute host's real libvirt: libvirtd and virtlogd from Debian's
-packages, in private mount and UTS namespaces on this machine.
+packages, in private mount, UTS and network namespaces on this machine.
 
 Several hosts on one machine must not see each other's libvirt state, so
 each host's daemons run with their own copies of ``/etc/libvirt`` and
@@ -7,12 +7,18 @@ each host's daemons run with their own copies of ``/etc/libvirt`` and
 over the standard paths, their own hostname (else both report the same
 ``hypervisor_hostname``), their own ``host_uuid`` (else libvirt refuses
 to migrate "to the same host"), their own cgroup subtree (else a migrated
-guest can land in its source's cgroup), and their own loopback address
-for libvirt's TCP listener and QEMU's incoming migrations.
+guest can land in its source's cgroup), their own network namespace
+(else a port's tap, named after the port, clashes with the same port's
+tap on the other host during a live migration), and their own loopback
+address for libvirt's TCP listener and QEMU's incoming migrations,
+which the stack's relays (:mod:`faultdriver.process.netns_relay`) make
+reachable from the other hosts' namespaces.
 
 Nova does not rewrite local disk paths on a live migration, so every host
-binds its own directory over the same instances path: that host's
-nova-compute must run inside the namespaces too (:meth:`enter`).
+binds its own directory over the same instances path, and Nova's
+privsep daemon creates a port's tap where the guest's QEMU opens it:
+that host's nova-compute must run inside the namespaces too
+(:meth:`enter`).
 
 Guests are QEMU processes that libvirt starts with an environment of its
 own, so they escape :func:`procs.reap`; they live in the host's cgroup
@@ -27,11 +33,19 @@ import signal
 import socket
 import uuid
 
+from faultdriver.process import netns_relay
 from faultdriver.process import prereqs
 from faultdriver.process import procs
 from faultdriver import waiting
 
 LIBVIRT_PORT = 16509
+#: QEMU's incoming migrations and NBD servers (block migration) take
+#: their ports from a range of this many per host, each host's its own:
+#: libvirt takes a port only if nothing listens on it at any address of
+#: its namespace, and the other hosts' ranges are taken there (by the
+#: relays to them).  Few, as the relays listen on each.
+MIGRATION_PORTS_PER_HOST = 8
+MIGRATION_PORTS_START = 49152
 #: The standard paths bound over per host (inside the namespace only).
 BOUND = {'etc': '/etc/libvirt', 'lib': '/var/lib/libvirt',
          'run': '/run/libvirt', 'log': '/var/log/libvirt',
@@ -60,6 +74,8 @@ QEMU_CONF = '''
 # --- faultdriver host %(name)s ---
 migration_address = "%(address)s"
 migration_host = "%(address)s"
+migration_port_min = %(port_min)d
+migration_port_max = %(port_max)d
 user = "root"
 group = "root"
 vnc_listen = "%(address)s"
@@ -141,9 +157,13 @@ class LibvirtHost:
     on this machine, :meth:`enter` runs a command inside its namespaces.
     """
 
-    def __init__(self, stack_dir, name, address, instances_path, env=None):
+    def __init__(self, stack_dir, name, address, instances_path, env=None,
+                 index=0):
         self.name = name
         self.address = address
+        start = MIGRATION_PORTS_START + index * MIGRATION_PORTS_PER_HOST
+        #: Where QEMU listens for this host's incoming migrations.
+        self.migration_ports = range(start, start + MIGRATION_PORTS_PER_HOST)
         self.instances_path = instances_path
         self.env = env or {}
         self.dir = os.path.join(stack_dir, 'libvirt-%s' % name)
@@ -154,7 +174,15 @@ class LibvirtHost:
 
     @property
     def uri(self):
-        return 'qemu+tcp://%s/system' % self.address
+        """libvirt's socket, reached from this machine's namespaces
+        (its directory is the one bound over ``/run/libvirt``)."""
+        return 'qemu+unix:///system?socket=%s' % self.path(
+            'run/libvirt-sock')
+
+    @property
+    def netns(self):
+        """The host's network namespace (a path for ``setns``)."""
+        return '/proc/%d/ns/net' % self.process.pid
 
     @property
     def log(self):
@@ -170,10 +198,12 @@ class LibvirtHost:
         os.makedirs(self.dir)
         shutil.copytree(BOUND['etc'], self.path('etc'), symlinks=True)
         shutil.copytree(BOUND['lib'], self.path('lib'), symlinks=True)
-        for part in ('run', 'log/qemu', 'cache', 'instances'):
+        for part in ('run', 'log/qemu', 'cache', 'instances', 'sys'):
             os.makedirs(self.path(part), exist_ok=True)
         values = {'name': self.name, 'address': self.address,
-                  'port': LIBVIRT_PORT, 'host_uuid': self.host_uuid}
+                  'port': LIBVIRT_PORT, 'host_uuid': self.host_uuid,
+                  'port_min': self.migration_ports[0],
+                  'port_max': self.migration_ports[-1]}
         with open(self.path('etc/libvirtd.conf'), 'a') as out:
             out.write(LIBVIRTD_CONF % values)
         with open(self.path('etc/qemu.conf'), 'a') as out:
@@ -196,7 +226,17 @@ class LibvirtHost:
                         dst.write(src.read())
 
     def _script(self):
-        lines = ['set -e', 'hostname %s' % self.name]
+        lines = ['set -e', 'hostname %s' % self.name,
+                 # A new network namespace's loopback is down.
+                 'ip link set lo up']
+        # sysfs shows the devices of the namespace that mounted it: Nova
+        # asks /sys/class/net whether a port's tap exists (to create or
+        # delete it), so the host's own devices go over what sysfs shows
+        # there (the rest of /sys stays, the cgroup mounts with it).
+        lines.append('mount -t sysfs sysfs %s' % self.path('sys'))
+        for part in ('class/net', 'devices/virtual/net'):
+            lines.append('mount --bind %s /sys/%s' % (
+                self.path('sys/' + part), part))
         for part, target in BOUND.items():
             lines.append('mount --bind %s %s' % (self.path(part), target))
         lines.append('mount --bind %s %s' % (self.path('instances'),
@@ -220,12 +260,14 @@ class LibvirtHost:
         os.makedirs(BOUND['run'], exist_ok=True)
         os.makedirs(self.instances_path, exist_ok=True)
         self.process = procs.Process('libvirtd-%s' % self.name, [
-            'unshare', '--mount', '--uts', '--propagation', 'private',
+            'unshare', '--mount', '--uts', '--net', '--propagation',
+            'private',
             'bash', '-c', self._script()],
             os.path.join(self.dir, 'libvirtd.out'), env=self.env).start()
         try:
             procs.wait_until(
-                lambda: procs.port_open(LIBVIRT_PORT, self.address),
+                lambda: netns_relay.port_open_in(
+                    self.netns, LIBVIRT_PORT, self.address),
                 timeout, 'libvirtd of %s on %s' % (self.name, self.address),
                 process=self.process)
         except RuntimeError as exc:
@@ -238,7 +280,7 @@ class LibvirtHost:
         """``argv`` run inside this host's namespaces (as its
         nova-compute must, to see its instances directory)."""
         return ['nsenter', '--target', str(self.process.pid), '--mount',
-                '--uts', '--'] + list(argv)
+                '--uts', '--net', '--'] + list(argv)
 
     def stop(self):
         """Destroy the guests, stop the daemons, remove the cgroups.
@@ -258,6 +300,17 @@ class LibvirtHost:
         kill_cgroups(self.stack_dir, self.name)
 
     # -- what the hypervisor has ---------------------------------------------
+
+    def interfaces(self):
+        """The names of the network devices in the host's namespace
+        (a guest's tap appears here when Nova plugs its port); empty
+        once the namespace's processes are gone."""
+        try:
+            with open('/proc/%d/net/dev' % self.process.pid) as stream:
+                lines = stream.readlines()[2:]
+        except (OSError, AttributeError):
+            return set()
+        return {line.split(':', 1)[0].strip() for line in lines}
 
     def guest_disks(self):
         """``{instance uuid: [source path]}``: each domain's disks as

@@ -15,10 +15,13 @@ gives the scenario's ``port-bindings`` invariant what it reads.
 ``network-vif-plugged``: a live migration's source waits for it after
 dest's ``pre_live_migration`` plugged the ports (Nova's
 ``live_migration_wait_for_vif_plug``).  In a cloud, dest's L2 agent sees
-the new tap and Neutron sends the event; here the ``fake_numa`` driver
-plays the agent's part (it has no taps): its ``pre_live_migration``
-reports the ports plugged on its host (``POST /faultdriver/plugged``) and
-the stand-in sends the event to the compute API.
+the new tap and Neutron sends the event; here whoever plays the agent's
+part reports the plug and the stand-in sends the event to the compute
+API: on real libvirt, :class:`faultdriver.process.tap_agent.TapAgent`,
+which watches each host's network namespace for the port's tap
+(:meth:`Network.tap_appeared`); with ``fake_numa`` (no taps), the driver
+itself, whose ``pre_live_migration`` reports the ports plugged on its
+host (``POST /faultdriver/plugged``).
 
 Not modelled: DHCP, security group rules, QoS and resource requests,
 floating IPs, segments, port status changes (every port is ``ACTIVE``, so
@@ -37,11 +40,18 @@ from faultdriver.process import standins
 NETWORK_ID = '3cb9bc59-5699-4588-a4b1-b87f96708bc6'
 SUBNET_ID = 'f8a6e8f8-c2ec-497c-9f23-da9616de54ef'
 SECURITY_GROUP_ID = 'aec9df91-db1f-4e04-8ac6-e761d8461c53'
-#: How a port is plugged: Open vSwitch without the hybrid bridge (no
-#: firewall bridge to create).  fake_numa plugs nothing whatever the type.
-VIF_TYPE = 'ovs'
-VIF_DETAILS = {'port_filter': True, 'ovs_hybrid_plug': False,
-               'bridge_name': 'br-int', 'datapath_type': 'system'}
+#: How a port is plugged: a bare tap (Nova's ``VIF_TYPE_TAP``, as
+#: networking-calico binds), which Nova's privsep daemon creates on the
+#: host and libvirt hands to QEMU as is (``managed='no'``): no switch to
+#: install (Open vSwitch would need its daemons per host).  The tap is
+#: named ``tap`` + the port id's first 11 characters on every host, so
+#: the libvirt tier gives each host a network namespace.  fake_numa
+#: plugs nothing whatever the type.
+VIF_TYPE = 'tap'
+VIF_DETAILS = {'port_filter': False}
+#: Nova's device name of a port (``nova.network.neutron`` builds it so,
+#: cut to ``nova.network.model.NIC_NAME_LEN``).
+TAP_NAME_LEN = 14
 EXTENSIONS = [{'alias': 'binding-extended', 'name': 'Port Bindings Extended',
                'description': 'Expose port bindings of a virtual port',
                'updated': '2017-07-17T10:00:00-00:00', 'links': []}]
@@ -298,16 +308,33 @@ class Network:
 
     def _plugged(self, body):
         """``{'host', 'server', 'ports'}``: a hypervisor plugged the
-        server's ports on ``host``; tell the compute API, as Neutron does
-        once its agent there wired them."""
+        server's ports on ``host``."""
+        return 200, {'sent': self.report_plugged(
+            body['host'], body['server'], body['ports'])}
+
+    def tap_appeared(self, host, device):
+        """A tap named ``device`` appeared on ``host``: the ports it is
+        named after are plugged there.  Returns the ports reported."""
         with self._lock:
-            ports = [p for p in body['ports'] if p in self._ports and
-                     body['host'] in self._bindings.get(p, {})]
+            found = [(port['device_id'], port_id)
+                     for port_id, port in self._ports.items()
+                     if ('tap' + port_id)[:TAP_NAME_LEN] == device]
+        return [sent for server, port_id in found
+                for sent in self.report_plugged(host, server, [port_id])]
+
+    def report_plugged(self, host, server, ports):
+        """The server's ``ports`` are plugged on ``host``: tell the
+        compute API, as Neutron does once its agent there wired them (only
+        for ports with a binding on that host).  Returns the ports whose
+        event was sent."""
+        with self._lock:
+            ports = [p for p in ports if p in self._ports and
+                     host in self._bindings.get(p, {})]
         events = [{'name': 'network-vif-plugged', 'tag': port,
-                   'server_uuid': body['server'], 'status': 'completed'}
+                   'server_uuid': server, 'status': 'completed'}
                   for port in ports]
         if events and self.api_url:
             requests.post(self.api_url + '/os-server-external-events',
                           json={'events': events}, headers=self.api_headers,
                           timeout=30)
-        return 200, {'sent': [event['tag'] for event in events]}
+        return [event['tag'] for event in events]

@@ -24,11 +24,13 @@ from faultdriver.process import client
 from faultdriver.process import config
 from faultdriver.process import guardian
 from faultdriver.process import libvirt_host
+from faultdriver.process import netns_relay
 from faultdriver.process import network_standin
 from faultdriver.process import prereqs
 from faultdriver.process import procs
 from faultdriver.process import schema
 from faultdriver.process import standins
+from faultdriver.process import tap_agent
 from faultdriver.process import volume_standin
 from faultdriver.scenario import tiers
 
@@ -111,8 +113,14 @@ class Stack:
         #: it (libvirt): Nova keeps local disk paths across a migration.
         self.instances_path = os.path.join(self.dir, 'instances')
         self.libvirt = {host: libvirt_host.LibvirtHost(
-            self.dir, host, address, self.instances_path, env=self.env)
-            for host, address in zip(self.hosts, addresses)}
+            self.dir, host, address, self.instances_path, env=self.env,
+            index=index)
+            for index, (host, address) in enumerate(zip(self.hosts,
+                                                        addresses))}
+        #: The libvirt hosts' ways out of their network namespaces, and
+        #: the agent that reports their taps (:meth:`_connect_hosts`).
+        self.relay = netns_relay.Relay()
+        self.tap_agent = tap_agent.TapAgent(self.network, self.libvirt)
 
     # -- lifecycle ------------------------------------------------------
 
@@ -205,6 +213,8 @@ class Stack:
         self.guardian = guardian.start(self.dir, self.env, self.keep)
         for host, hypervisor in self.libvirt.items():
             self._step('libvirtd %s' % host, hypervisor.start)
+        if self.libvirt:
+            self._step('host namespaces', self._connect_hosts)
         for part in (self.glance, self.neutron, self.cinder):
             with self._part(part.name):
                 part.start()
@@ -251,6 +261,26 @@ class Stack:
         self.progress('stack up in %.1fs (%s)' % (
             self.timings['total'], self.dir))
 
+    def _connect_hosts(self):
+        """Each libvirt host's namespace reaches the controller's
+        services on its own ``127.0.0.1`` and the other hosts' libvirtd
+        and QEMU migration ports on their addresses
+        (:mod:`faultdriver.process.netns_relay`); the tap agent starts."""
+        services = [self.rabbit.port, self.db.port, self.glance.port,
+                    self.neutron.port, self.cinder.port,
+                    self.placement_port, self.api_port]
+        for name, host in self.libvirt.items():
+            for port in services:
+                self.relay.forward(host.netns, '127.0.0.1', port, None)
+            for peer in self.libvirt.values():
+                if peer is host:
+                    continue
+                for port in [libvirt_host.LIBVIRT_PORT] + list(
+                        peer.migration_ports):
+                    self.relay.forward(host.netns, peer.address, port,
+                                       peer.netns)
+        self.tap_agent.start()
+
     def stop(self):
         """Kill everything this stack started; safe to call twice, and
         whatever ``start`` got to (each part stops only what it started).
@@ -260,6 +290,8 @@ class Stack:
         group but carries the stack's marker.
         """
         self._kill()
+        self.tap_agent.stop()
+        self.relay.stop()
         if self.libvirt:
             volume_standin.detach_loops(self.dir)
         if not self.keep and os.path.isdir(self.dir):

@@ -376,12 +376,6 @@ def _check_references(scenario):
                           sorted(volumes)) or 'none'))
         if kind == 'boot':
             booted.add(args['server'])
-            if args.get('port') and 'libvirt' in scenario.backends:
-                _fail(scenario, where + ['port'],
-                      'a server with a port needs the embedded Nova or '
-                      'processes (the libvirt tier gives guests no '
-                      'interfaces yet); add "backends: [embedded, '
-                      'process]"')
         for key in ('rule',):
             if key in args:
                 rule(where + [key], args[key])

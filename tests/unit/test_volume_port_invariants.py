@@ -10,7 +10,6 @@ import pytest
 from faultdriver import exception
 from faultdriver.scenario import expect
 from faultdriver.scenario import model
-from tests.unit import badinput
 
 VOLUME, PORT = 'vol-1234567', 'port-1234567'
 
@@ -79,22 +78,20 @@ def test_a_port_left_bound_elsewhere_is_named(bindings, text):
     assert actual == ['port port-123 of s1 (on dest) has bindings ' + text]
 
 
-def test_a_server_with_a_port_is_refused_on_libvirt(tmp_path):
-    badinput.refused_until_backends(
-        tmp_path / 'port.yaml',
-        'name: port\ndescription: d\n'
-        'variants: {stock: {description: d}}\n'
-        'steps:\n  - boot: {server: s1, port: true}\n',
-        r'steps\[0\]\.boot\.port: .*libvirt tier gives guests no '
-        r'interfaces.*backends: \[embedded, process\]',
-        ['embedded', 'process'])
-
-
-def test_a_server_from_a_volume_is_accepted_on_libvirt():
+def test_a_server_from_a_volume_with_a_port_is_accepted_on_libvirt():
     """The libvirt tier gives a volume a loop device (real QEMU opens
-    it as the guest's disk)."""
+    it as the guest's disk) and a port a tap in the host's own network
+    namespace."""
     scenario = model.load('live-migration-bfv-libvirt')
     assert scenario.backends == ('libvirt',)
+    boot = scenario.steps[0]
+    assert (boot.kind, boot.args.get('volume'), boot.args.get('port')) == (
+        'boot', True, True)
+
+
+def test_the_seed_from_a_volume_runs_on_every_tier():
+    scenario = model.load('stale-error-migration-context-bfv')
+    assert set(scenario.backends) == {'embedded', 'process', 'libvirt'}
 
 
 @pytest.mark.parametrize('steps, where, text', [
