@@ -13,7 +13,7 @@ flock 9
 PACKAGES=(mariadb-server mariadb-client rabbitmq-server)
 if [ "${1:-}" = libvirt ]; then
     PACKAGES+=(libvirt-daemon-system qemu-system-x86 qemu-utils
-               libvirt-dev pkg-config mount)
+               libvirt-dev pkg-config mount iproute2)
 fi
 missing=()
 for pkg in "${PACKAGES[@]}"; do

@@ -62,9 +62,12 @@ NEEDS = (
     Need('libvirt', 'program', 'qemu-img', 'qemu-utils'),
     # A volume's loop device (the block-storage stand-in).
     Need('libvirt', 'program', 'losetup', 'mount'),
+    # A host's network namespace (its loopback up) and a port's tap
+    # (Nova's privsep daemon runs ip tuntap).
+    Need('libvirt', 'program', 'ip', 'iproute2'),
     Need('libvirt', 'module', 'libvirt', 'libvirt-python'),
-    # Its daemons run in mount namespaces of their own, with libvirt's
-    # directories and cgroups bound over the system's.
+    # Its daemons run in mount and network namespaces of their own, with
+    # libvirt's directories and cgroups bound over the system's.
     Need('libvirt', 'root', 'root', None),
 )
 #: Programs found only in one directory (see the module's docstring).
