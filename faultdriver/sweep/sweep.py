@@ -179,7 +179,7 @@ def share_trace(folder, other):
     """Let the sweep in ``other`` run the cases of the one in ``folder``
     (an A/B compares the same cases; a second trace could differ)."""
     os.makedirs(os.path.join(other, 'trace'), exist_ok=True)
-    for name in ('steps.json', 'outcome.json', MOVE_END):
+    for name in (STEPS, OUTCOME, MOVE_END):
         if os.path.exists(os.path.join(folder, 'trace', name)):
             shutil.copyfile(os.path.join(folder, 'trace', name),
                             os.path.join(other, 'trace', name))
@@ -205,12 +205,17 @@ def recheck_regressions(diff, stock, mode, backend, progress=None):
     return dict(diff, regressions=kept, flaky=flaky)
 
 
-#: The clean run's ``{host: matched}`` when its moves ended
+#: What the clean, traced run keeps in ``trace/``: its steps
+#: (:class:`trace.TracedStep`), how its moves ended
+#: (:func:`faultdriver.scenario.expect.moves_ended`), and each host's
+#: ``{host: matched}`` accounting then
 #: (:func:`faultdriver.scenario.expect.move_end_matches`).
+STEPS = 'steps.json'
+OUTCOME = 'outcome.json'
 MOVE_END = 'move-end.json'
 
 
-def clean_outcome(folder, name='outcome.json'):
+def clean_outcome(folder, name=OUTCOME):
     """How the moves ended in the clean, traced run (None for a trace
     written before this was kept); with ``name`` MOVE_END, each host's
     accounting then."""
@@ -230,7 +235,7 @@ def traced_steps(workflow, folder, mode, backend, pool=None, warm=1,
     With a ``pool`` (the embedded Nova), one of its runners runs the
     trace while ``warm`` of them start (the cases' runners import Nova
     on the core the trace leaves idle)."""
-    saved = os.path.join(folder, 'trace', 'steps.json')
+    saved = os.path.join(folder, 'trace', STEPS)
     if os.path.exists(saved):
         with open(saved, encoding='utf-8') as stream:
             return [trace.TracedStep.from_json(step)
@@ -256,7 +261,7 @@ def traced_steps(workflow, folder, mode, backend, pool=None, warm=1,
                                       os.path.join(folder, 'trace',
                                                    'run.log')))
     steps = trace.steps_hit(report, workflow.data.get('operation'))
-    with open(os.path.join(folder, 'trace', 'outcome.json'), 'w',
+    with open(os.path.join(folder, 'trace', OUTCOME), 'w',
               encoding='utf-8') as out:
         json.dump(expect.moves_ended(report['state']), out)
     with open(os.path.join(folder, 'trace', MOVE_END), 'w',
