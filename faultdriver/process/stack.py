@@ -269,7 +269,7 @@ class Stack:
         services = [self.rabbit.port, self.db.port, self.glance.port,
                     self.neutron.port, self.cinder.port,
                     self.placement_port, self.api_port]
-        for name, host in self.libvirt.items():
+        for host in self.libvirt.values():
             for port in services:
                 self.relay.forward(host.netns, '127.0.0.1', port, None)
             for peer in self.libvirt.values():
