@@ -378,6 +378,15 @@ ASSUMPTIONS = [
             s.Assigns('REVERT_RESIZE', repr(texts.REVERT_ACTION))),
       'the decide-resize step finds its confirm or revert action',
       'scenario'),
+    # -- what the process tiers' stand-ins answer as Neutron ----------------
+    A('nova.network.neutron.API._build_vif_model',
+      s.CallsInOrder('devname = "tap" + current_neutron_port[\'id\']',
+                     'devname[:network_model.NIC_NAME_LEN]'),
+      "the libvirt tier's tap agent: a port's tap is named so on the host "
+      '(faultdriver.process.network_standin.tap_name)', 'scenario'),
+    A('nova.network.model.NIC_NAME_LEN', s.Exists(int),
+      "the libvirt tier's tap agent: where Nova cuts a tap's name "
+      '(faultdriver.process.network_standin.tap_name)', 'scenario'),
     # -- log lines scenario expectations count -----------------------------
     A(MANAGER + '._update_available_resource_for_node',
       s.LogText(PERIODIC_ERROR.split('%')[0]),

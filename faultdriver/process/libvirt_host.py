@@ -33,7 +33,6 @@ import signal
 import socket
 import uuid
 
-from faultdriver.process import netns_relay
 from faultdriver.process import prereqs
 from faultdriver.process import procs
 from faultdriver import waiting
@@ -266,8 +265,8 @@ class LibvirtHost:
             os.path.join(self.dir, 'libvirtd.out'), env=self.env).start()
         try:
             procs.wait_until(
-                lambda: netns_relay.port_open_in(
-                    self.netns, LIBVIRT_PORT, self.address),
+                lambda: procs.port_open(LIBVIRT_PORT, self.address,
+                                        netns=self.netns),
                 timeout, 'libvirtd of %s on %s' % (self.name, self.address),
                 process=self.process)
         except RuntimeError as exc:
@@ -304,11 +303,13 @@ class LibvirtHost:
     def interfaces(self):
         """The names of the network devices in the host's namespace
         (a guest's tap appears here when Nova plugs its port); empty
-        once the namespace's processes are gone."""
+        before it started and once the namespace's processes are gone."""
+        if self.process is None:
+            return set()
         try:
             with open('/proc/%d/net/dev' % self.process.pid) as stream:
                 lines = stream.readlines()[2:]
-        except (OSError, AttributeError):
+        except OSError:
             return set()
         return {line.split(':', 1)[0].strip() for line in lines}
 

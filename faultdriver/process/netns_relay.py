@@ -58,22 +58,6 @@ def socket_in(netns):
         os.close(own)
 
 
-def port_open_in(netns, port, address='127.0.0.1'):
-    """Whether something listens on ``address:port`` in ``netns`` (not
-    when the namespace is gone: its processes exited)."""
-    try:
-        sock = socket_in(netns)
-    except OSError:
-        return False
-    with sock:
-        sock.settimeout(1)
-        try:
-            sock.connect((address, port))
-            return True
-        except OSError:
-            return False
-
-
 def _pump(source, target):
     """Copy until ``source`` ends, then end ``target``'s sending side."""
     try:

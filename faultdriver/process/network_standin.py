@@ -49,9 +49,6 @@ SECURITY_GROUP_ID = 'aec9df91-db1f-4e04-8ac6-e761d8461c53'
 #: plugs nothing whatever the type.
 VIF_TYPE = 'tap'
 VIF_DETAILS = {'port_filter': False}
-#: Nova's device name of a port (``nova.network.neutron`` builds it so,
-#: cut to ``nova.network.model.NIC_NAME_LEN``).
-TAP_NAME_LEN = 14
 EXTENSIONS = [{'alias': 'binding-extended', 'name': 'Port Bindings Extended',
                'description': 'Expose port bindings of a virtual port',
                'updated': '2017-07-17T10:00:00-00:00', 'links': []}]
@@ -94,6 +91,14 @@ def _matches(resource, query):
         if str(resource.get(key)).lower() not in [v.lower() for v in values]:
             return False
     return True
+
+
+def tap_name(port_id):
+    """Nova's device name of a port: ``tap`` + its id, cut to
+    ``NIC_NAME_LEN`` (``nova.network.neutron`` builds it so: a declared
+    assumption, checked before a process-tier stack starts)."""
+    from nova.network import model
+    return ('tap' + port_id)[:model.NIC_NAME_LEN]
 
 
 def _error(status, kind, message):
@@ -318,7 +323,7 @@ class Network:
         with self._lock:
             found = [(port['device_id'], port_id)
                      for port_id, port in self._ports.items()
-                     if ('tap' + port_id)[:TAP_NAME_LEN] == device]
+                     if tap_name(port_id) == device]
         return [sent for server, port_id in found
                 for sent in self.report_plugged(host, server, [port_id])]
 

@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 
+from faultdriver.process import netns_relay
 from faultdriver import waiting
 
 PR_SET_PDEATHSIG = 1
@@ -67,12 +68,21 @@ def _ephemeral_range():
     return low, high
 
 
-def port_open(port, host='127.0.0.1'):
+def port_open(port, host='127.0.0.1', netns=None):
+    """Whether something listens on ``host:port``; with ``netns`` (a
+    libvirt host's network namespace), asked inside it (not when the
+    namespace is gone: its processes exited)."""
     try:
-        socket.create_connection((host, port), 0.5).close()
-        return True
+        sock = netns_relay.socket_in(netns)
     except OSError:
         return False
+    with sock:
+        sock.settimeout(0.5)
+        try:
+            sock.connect((host, port))
+            return True
+        except OSError:
+            return False
 
 
 def check_alive(processes, what):

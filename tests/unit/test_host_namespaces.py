@@ -14,6 +14,7 @@ import pytest
 
 from faultdriver.process import netns_relay
 from faultdriver.process import network_standin
+from faultdriver.process import procs
 from faultdriver.process import tap_agent
 
 needs_root = pytest.mark.skipif(
@@ -69,14 +70,14 @@ def ask(netns, address, port, text=b'ping'):
 def test_a_hosts_loopback_reaches_a_service_on_this_machine(namespace):
     host = namespace()
     port = echo_server(None, '127.0.0.1')
-    assert not netns_relay.port_open_in(host, port)
+    assert not procs.port_open(port, netns=host)
     relay = netns_relay.Relay()
     try:
         relay.forward(host, '127.0.0.1', port, None)
         assert ask(host, '127.0.0.1', port) == b'PING'
     finally:
         relay.stop()
-    assert not netns_relay.port_open_in(host, port)
+    assert not procs.port_open(port, netns=host)
 
 
 @needs_root
@@ -130,7 +131,7 @@ def bound_port(network, host):
             'binding:host_id': host}}})
     assert status == 201, answer
     port_id = answer['port']['id']
-    return port_id, ('tap' + port_id)[:network_standin.TAP_NAME_LEN]
+    return port_id, network_standin.tap_name(port_id)
 
 
 @pytest.fixture
@@ -170,4 +171,4 @@ def test_a_tap_on_a_host_without_the_ports_binding_is_not_reported(network):
 def test_nothing_listens_in_a_namespace_that_is_gone():
     # A libvirtd that exited takes its namespace with it: its start
     # check must see "not listening" (then the exit), not an error.
-    assert not netns_relay.port_open_in('/proc/0/ns/net', 16509)
+    assert not procs.port_open(16509, netns='/proc/0/ns/net')
