@@ -26,6 +26,7 @@ from faultdriver import exception
 from faultdriver import hitcontext
 from faultdriver import inner
 from faultdriver import journal as journal_module
+from faultdriver import manager_tasks
 from faultdriver import novacompat
 from faultdriver import points
 from faultdriver import rules as rules_module
@@ -205,7 +206,10 @@ class FaultDriver(generated_class()):
                 # ``ctl periodic``: the process tier's ``periodic`` step
                 # runs exactly one, where a timer's comes whenever.
                 periodic=(functools.partial(periodic_action.run_now, self)
-                          if self._fault_tracker is not None else None)
+                          if self._fault_tracker is not None else None),
+                # ``ctl tasks``: the tasks-ended invariant on processes.
+                tasks=(functools.partial(_tasks_of, self)
+                       if self._fault_tracker is not None else None)
             ).start()
 
     def _control_rule(self, text):
@@ -295,6 +299,11 @@ class FaultDriver(generated_class()):
             object.__delattr__(self, name)
         else:
             delattr(self._inner, name)
+
+
+def _tasks_of(driver):
+    """What ``driver``'s compute manager tracks for a graceful stop."""
+    return manager_tasks.in_progress(periodic_action.manager_of(driver))
 
 
 _OWN_ATTRIBUTES = frozenset(('_inner', 'virtapi', '_compute_event_callback'))

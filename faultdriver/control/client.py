@@ -115,6 +115,11 @@ class Client:
     def journal(self, last=None):
         return self.request('journal', last=last)
 
+    def tasks(self):
+        """The tasks the host's compute manager tracks for a graceful
+        stop: ``[{name, instance_uuid}]``, oldest first."""
+        return self.request('tasks')
+
     def periodic(self, timeout=60.0):
         """Run the host's resource-tracker periodic now; returns when it
         ended: ``{host, seconds, error}``."""

@@ -55,10 +55,10 @@ class Operations:
             'add': ('rule',), 'remove': ('index',), 'clear': (),
             'enable': (), 'disable': (), 'release': ('name',),
             'wait': ('point', 'count', 'phase', 'timeout'),
-            'journal': ('last',), 'periodic': ('timeout',)}
+            'journal': ('last',), 'periodic': ('timeout',), 'tasks': ()}
 
     def __init__(self, engine, catalogue, parse_rule, stopping,
-                 periodic=None):
+                 periodic=None, tasks=None):
         self.engine = engine
         self.catalogue = catalogue
         self.parse_rule = parse_rule
@@ -66,6 +66,9 @@ class Operations:
         #: Runs the host's resource-tracker periodic once (None where
         #: FaultDriver runs outside a compute manager).
         self.periodic = periodic
+        #: The tasks the host's compute manager tracks for a graceful
+        #: stop (faultdriver.manager_tasks; None as ``periodic``).
+        self.tasks = tasks
 
     def handle(self, request):
         """The result of one decoded request."""
@@ -120,6 +123,15 @@ class Operations:
         # Not entries[-last:]: -0 is 0 (all), and a start below
         # -len(entries) would count from the end twice.
         return entries[max(len(entries) - last, 0):]
+
+    def op_tasks(self, request):
+        """The tasks the host's compute manager tracks for Nova's
+        graceful shutdown (``[{name, instance_uuid}]``, oldest first)."""
+        if self.tasks is None:
+            raise protocol.RequestRejected(
+                'FaultDriver on %s runs outside a compute manager: it has '
+                'no tasks to show' % self.engine.host)
+        return self.tasks()
 
     # -- changing -----------------------------------------------------------
 

@@ -27,7 +27,7 @@ LOG = logging.getLogger(__name__)
 ACCEPT_POLL = 0.25
 #: Requests that change nothing; the others are logged.
 _READS = frozenset(('status', 'points', 'rules', 'counters', 'journal',
-                    'wait'))
+                    'wait', 'tasks'))
 
 
 class ControlServer:
@@ -36,19 +36,22 @@ class ControlServer:
     ``catalogue`` maps point names to points; ``parse_rule`` parses and
     validates one rule as nova.conf does (:class:`faultdriver.conf.
     RuleType`); ``periodic`` runs the host's resource-tracker periodic
-    once (the ``periodic`` op; None where there is no compute manager).
+    once (the ``periodic`` op; None where there is no compute manager);
+    ``tasks`` returns what the compute manager tracks for a graceful stop
+    (the ``tasks`` op; None likewise).
     """
 
     def __init__(self, path, engine, catalogue, parse_rule,
                  max_connections=protocol.MAX_CONNECTIONS,
-                 idle_timeout=protocol.IDLE_TIMEOUT, periodic=None):
+                 idle_timeout=protocol.IDLE_TIMEOUT, periodic=None,
+                 tasks=None):
         self.path = os.path.abspath(path)
         self.engine = engine
         self.max_connections = max_connections
         self.idle_timeout = idle_timeout
         self._stopping = threading.Event()
         self._ops = ops_module.Operations(engine, catalogue, parse_rule,
-                                          self._stopping, periodic)
+                                          self._stopping, periodic, tasks)
         self._listener = None
         self._identity = None
         self._thread = None

@@ -32,6 +32,7 @@ from faultdriver.harness import migrationjob  # noqa: E402
 from faultdriver.harness import observe  # noqa: E402
 from faultdriver.harness import rpcwake  # noqa: E402
 from faultdriver.harness import topology  # noqa: E402
+from faultdriver import manager_tasks  # noqa: E402
 from faultdriver import novacompat  # noqa: E402
 from faultdriver.novacompat import patchfixtures  # noqa: E402
 from faultdriver.scenario import backend  # noqa: E402
@@ -156,6 +157,19 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
         """None: fakelibvirt is not a hypervisor to ask (the scenario
         backend contract; real guests are the libvirt tier's)."""
         return None
+
+    def tasks_in_progress(self, host):
+        if self.faults.is_crashed(host) or self.faults.is_stopped(host):
+            return None
+        return manager_tasks.in_progress(self.computes[host].manager)
+
+    def end_pending_moves(self):
+        """Once a case's report is written: end the per-move tasks each
+        running compute still tracks (faultdriver.manager_tasks), so the
+        teardown's stops do not wait for them."""
+        for host in self.computes:
+            if self.tasks_in_progress(host) is not None:
+                manager_tasks.end_pending_moves(self.computes[host].manager)
 
     def create_server(self, host, flavor_id=None,
                       timeout=backend.SERVER_TIMEOUT, status='ACTIVE',

@@ -54,6 +54,7 @@ from nova import thread_pool_factory
 
 from faultdriver.actions import shutdown as shutdown_action
 from faultdriver import exception
+from faultdriver import manager_tasks
 from faultdriver.novacompat import patching
 
 LOG = logging.getLogger(__name__)
@@ -166,8 +167,10 @@ class GracefulStops:
 
     def _drain(self):
         """shutdown_all_executors(wait=True) of the stopping hosts: their
-        managers' tracked tasks end, or oslo.service's
-        graceful_shutdown_timeout since the stop began runs out."""
+        managers' tracked calls end (not a destination's per-move task,
+        which no thread works on: manager_tasks.calls_in_progress), or
+        oslo.service's graceful_shutdown_timeout since the stop began runs
+        out."""
         with self._lock:
             stopping = list(self._stopping.items())
             self._shut.update((host, manager)
@@ -176,7 +179,7 @@ class GracefulStops:
         for host, (manager, began) in stopping:
             condition = manager._in_progress_task_cond
             with condition:
-                while manager._in_progress_tasks:
+                while manager_tasks.calls_in_progress(manager):
                     left = began + limit - time.monotonic()
                     if left <= 0:
                         LOG.warning('faultdriver: %s still has tasks at '

@@ -304,10 +304,27 @@ ASSUMPTIONS = [
       s.Params('self', 'task_name'),
       _STOP + ': a thread in which a manager records a task works for its '
       'host', 'harness'),
+    A(MANAGER + '.__init__',
+      s.All(s.Assigns('self._pending_dest_live_migrations'),
+            s.Assigns('self._pending_dest_resizes')),
+      "a destination's per-move tasks: the embedded stop's drain waits "
+      "for the other tasks only, the embedded Nova's teardown ends them "
+      '(faultdriver.manager_tasks)', 'harness'),
+    A(MANAGER + '._end_pending_dest_live_migration_task',
+      s.Params('self', 'instance_uuid'),
+      "the embedded Nova's teardown ends a destination's per-move tasks",
+      'harness'),
+    A(MANAGER + '._end_pending_dest_resize_task',
+      s.Params('self', 'instance_uuid'),
+      "the embedded Nova's teardown ends a destination's per-move tasks",
+      'harness'),
+    # 'driver': a compute's control socket reads them (``ctl tasks``).
     A('nova.manager.Manager.__init__',
       s.All(s.Assigns('self._in_progress_tasks'),
             s.Assigns('self._in_progress_task_cond')),
-      _STOP + ': waits for the tasks the manager tracks', 'harness'),
+      _STOP + ': waits for the tasks the manager tracks; the tasks-ended '
+      'invariant reads them (faultdriver.manager_tasks, '
+      '``faultdriver ctl tasks``)', 'driver'),
     A('nova.service.Service.__init__',
       s.All(s.Assigns('self.topic_alt'), s.Assigns('self.rpcserver_alt')),
       _CRASH + ": stopping a host's RPC servers and timers", 'harness'),

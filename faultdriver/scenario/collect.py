@@ -23,7 +23,8 @@ def collect_state(steps):
     hosts = {}
     for host, counted in accounting(steps, steps.scenario.hosts).items():
         hosts[host] = dict(counted, service=nova.service_state(host),
-                           allocations=nova.provider_allocations(host))
+                           allocations=nova.provider_allocations(host),
+                           tasks=nova.tasks_in_progress(host))
     keys = ('kind', 'time', 'host', 'point', 'phase', 'rule_index', 'hit',
             'action',
             'rule', 'error', 'waited_for_lock', 'in_periodic', 'skipped',

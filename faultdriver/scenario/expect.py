@@ -6,6 +6,7 @@ import time
 
 from faultdriver.actions import error as error_action
 from faultdriver.novacompat import texts
+from faultdriver import waiting
 
 PERIODIC_ERROR = texts.PERIODIC_ERROR
 #: The last line of a logged traceback, ``nova.exception.Name: message``
@@ -428,6 +429,43 @@ def _port_bindings(steps, state):
             'host', found or 'all bound where their servers are')
 
 
+#: Seconds a task the state shows tracked may take to end before
+#: tasks-ended counts it: a call that was still answering when the state
+#: was read (settle waits for quiet, not for every cast's last line).
+TASK_GRACE = 5
+
+
+def _tasks_ended(steps, state):
+    """Invariant: once the steps ended, no running nova-compute tracks a
+    task for Nova's graceful shutdown (faultdriver.manager_tasks).  A
+    task tracked for good makes every later graceful stop of that host
+    wait out the manager's whole wait for it (F19).  A task the state
+    shows is given ``TASK_GRACE`` seconds to end; the actual names those
+    left, per host, with the server each is for."""
+    alias_of = {server['id']: alias
+                for alias, server in state['servers'].items()}
+    hosts = [host for host, info in sorted(state['hosts'].items())
+             if info.get('tasks')]
+
+    def left():
+        found = {}
+        for host in hosts:
+            tasks = steps.nova.tasks_in_progress(host)
+            if tasks:
+                found[host] = ['%s (%s)' % (
+                    task['name'], alias_of.get(task['instance_uuid'],
+                                               task['instance_uuid']))
+                    for task in tasks]
+        return found
+    found = left() if hosts else {}
+    if found:
+        waiting.until(lambda: not left(), TASK_GRACE, 'tasks ending',
+                      fail=False)
+        found = left()
+    return (not found, 'no nova-compute tracks a task once the steps '
+            'ended', found or 'none tracked')
+
+
 #: How a move that Nova gave up cleanly ends: never ``error``.
 ROLLED_BACK = ('failed', 'cancelled', 'reverted')
 
@@ -482,13 +520,15 @@ KINDS = {
     'outcome-after-shutdown': _after_shutdown,
     'volume-attachments': _volume_attachments,
     'port-bindings': _port_bindings,
+    'tasks-ended': _tasks_ended,
 }
 #: The cloud's invariants (the sweep checks them after every case); each
 #: also takes ``broken: true``.
 INVARIANTS = ('migrations-terminal', 'servers-settled', 'pcpus-not-shared',
               'allocations-consistent', 'volume-attachments',
-              'port-bindings', 'accounting-matches-placement',
-              'moves-again', 'periodics-clean')
+              'port-bindings', 'tasks-ended',
+              'accounting-matches-placement', 'moves-again',
+              'periodics-clean')
 #: Invariants of some cases only: the sweep adds them where they apply
 #: (``outcome-as-clean`` to timing-only cases, with the clean outcome;
 #: ``outcome-after-shutdown`` to graceful stops without a hold).

@@ -16,11 +16,13 @@ LIVE = thread_pool_factory.ExecutorType.LIVE_MIGRATION
 
 
 class Manager:
-    """What the drain reads of a Nova manager."""
+    """What the drain reads of a Nova compute manager."""
 
     def __init__(self):
         self._in_progress_task_cond = threading.Condition()
         self._in_progress_tasks = {}
+        self._pending_dest_live_migrations = {}
+        self._pending_dest_resizes = {}
 
 
 def drained(*hosts):
@@ -82,3 +84,36 @@ def test_a_call_from_a_thread_working_for_no_host_is_not_wrapped():
     def call():
         return 'ran'
     assert in_thread(lambda: stops.carried(call)) is call
+
+
+def _drain_warnings(caplog, tasks, pending):
+    """The drain's warnings for one stopping host whose manager tracks
+    ``tasks`` (``{key: name}``), ``pending`` of them a destination's
+    per-move ones; its stop began long ago, so any task the drain waits
+    for is reported at once."""
+    manager = Manager()
+    manager._in_progress_tasks.update(
+        (key, {'name': name}) for key, name in tasks.items())
+    manager._pending_dest_live_migrations.update(
+        ('uuid-%d' % key, key) for key in pending)
+    stops = shutdown.GracefulStops(test=None)
+    stops._drain_while_stopping('dest', manager, 0.0)
+    with caplog.at_level('WARNING'):
+        stops._drain()
+    stops._stopped_draining('dest')
+    return [r.getMessage() for r in caplog.records
+            if 'graceful_shutdown_timeout' in r.getMessage()]
+
+
+def test_the_drain_does_not_wait_for_a_per_move_task(caplog):
+    """A destination's live-migration task that no thread works on (F19)
+    is not executor work: Nova's shutdown_all_executors does not wait."""
+    assert _drain_warnings(caplog, {1: 'live_migration_at_dest'}, [1]) == []
+
+
+def test_the_drain_waits_for_a_call(caplog):
+    assert _drain_warnings(caplog, {1: 'live_migration_at_dest',
+                                    2: 'post_live_migration_at_destination'},
+                           [1]) == [
+        'faultdriver: dest still has tasks at graceful_shutdown_timeout '
+        '(%ss)' % shutdown.nova_conf.CONF.graceful_shutdown_timeout]

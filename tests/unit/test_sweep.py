@@ -367,7 +367,7 @@ def test_findings_group_by_invariant_and_step(tmp_path):
             {'servers-settled': {'broken': True}}, {'pcpus-not-shared': {}},
             {'allocations-consistent': {}},
             {'volume-attachments': {}}, {'port-bindings': {}},
-            {'accounting-matches-placement': {}},
+            {'tasks-ended': {}}, {'accounting-matches-placement': {}},
             {'moves-again': {'broken': True}}, {'periodics-clean': {}}]
 
 
