@@ -15,6 +15,7 @@ import nova.tests.functional  # noqa: F401  (must precede eventlet)
 
 import os  # noqa: E402
 import sys  # noqa: E402
+import threading  # noqa: E402
 import urllib.parse  # noqa: E402
 
 import fixtures  # noqa: E402
@@ -26,6 +27,7 @@ from nova.tests.functional import integrated_helpers  # noqa: E402
 from nova.tests.functional.libvirt import base  # noqa: E402
 from oslo_utils import uuidutils  # noqa: E402
 
+from faultdriver import exception as faultdriver_exception  # noqa: E402
 from faultdriver.harness import dbpool  # noqa: E402
 from faultdriver.harness import injection  # noqa: E402
 from faultdriver.harness import migrationjob  # noqa: E402
@@ -38,6 +40,7 @@ from faultdriver.novacompat import patchfixtures  # noqa: E402
 from faultdriver.scenario import backend  # noqa: E402
 from faultdriver.scenario import backend_base  # noqa: E402
 from faultdriver.scenario import tiers  # noqa: E402
+from faultdriver import waiting  # noqa: E402
 
 #: The nova wheel installs api-paste.ini under <prefix>/etc/nova.
 API_PASTE = os.path.join(sys.prefix, 'etc', 'nova', 'api-paste.ini')
@@ -378,8 +381,28 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
         self.faults.stop_host(host)
 
     def run_periodic(self, host):
-        self.computes[host].manager.update_available_resource(
-            context.get_admin_context())
+        """The periodic runs in a thread of its own: a crash of ``host``
+        during it (a call the host took meanwhile hit a crash rule) blocks
+        that thread as a dead process's, and the step goes on."""
+        manager = self.computes[host].manager
+        ended = []
+
+        def periodic():
+            try:
+                manager.update_available_resource(context.get_admin_context())
+                ended.append(None)
+            except faultdriver_exception.SimulatedCrash:
+                pass                # its host died: nobody waits for it
+            except Exception as exc:
+                ended.append(exc)
+        threading.Thread(target=periodic, daemon=True,
+                         name='faultdriver-periodic-%s' % host).start()
+        waiting.until(lambda: ended or self.faults.is_crashed(host),
+                      backend.PERIODIC_TIMEOUT, 'the periodic of %s' % host,
+                      error=AssertionError)
+        if ended and ended[0] is not None:
+            raise ended[0]
+        return bool(ended)
 
     # -- primitive reads ----------------------------------------------------
     # They read the database (faultdriver.harness.observe: an API request

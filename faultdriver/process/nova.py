@@ -445,7 +445,14 @@ class ProcessNova(backend_base.BackendBase):
         embedded Nova does: the compute runs it when its control socket
         asks (``faultdriver ctl periodic``), beside the timer's runs
         (none with the scenario's ``periodic-timer: false``)."""
-        self.faults.control(host).periodic(timeout=60)
+        try:
+            self.faults.control(host).periodic(
+                timeout=backend.PERIODIC_TIMEOUT)
+        except protocol.ControlError:
+            if self.faults.is_crashed(host):
+                return False        # it died during the periodic
+            raise
+        return True
 
     # -- accounting -------------------------------------------------------
 

@@ -28,6 +28,8 @@ WAIT_TIMEOUT = 30
 #: Seconds a boot or a delete is given: the process tier's services are
 #: slower than the embedded ones; a faster tier just returns sooner.
 SERVER_TIMEOUT = 90
+#: Seconds one resource-tracker periodic run by a step is given.
+PERIODIC_TIMEOUT = 60
 
 
 @typing.runtime_checkable
@@ -195,7 +197,10 @@ class NovaBackend(typing.Protocol):
         """Stop the host's nova-compute as ``systemctl stop`` would."""
 
     def run_periodic(self, host):
-        """One whole resource-tracker periodic on ``host``."""
+        """One whole resource-tracker periodic on ``host``; False if the
+        host's nova-compute died during it (a crash rule of ``recover``'s
+        restart fired in a call the host took meanwhile), True when it
+        ended."""
 
     def pinned_cpus(self, host):
         """pCPUs the host's compute node records as pinned."""

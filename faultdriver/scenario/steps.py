@@ -231,7 +231,8 @@ class Steps:
     def do_periodic(self, host):
         marker = PERIODIC_ERROR % host
         before = self.log_text().count(marker)
-        self.nova.run_periodic(host)
+        if not self.nova.run_periodic(host):
+            return '%s died during it' % host
         error = self.log_text().count(marker) > before
         self.periodics.append((host, error))
         return 'ERROR logged' if error else 'no error'

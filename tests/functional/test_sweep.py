@@ -245,3 +245,20 @@ def test_reduced_depth_2_sweep_faults_the_recovery(tmp_path):
     [recover] = [s['recover'] for s in scenario['steps'] if 'recover' in s]
     assert recover['rules']['dest'] == [
         'init_host.%s: 1*%s' % (seconds[0]['phase'], seconds[0]['action'])]
+
+
+def test_a_host_that_dies_again_during_recovery_is_restarted_again():
+    """A depth-2 case (data/crash-in-recovery-call.yaml) whose second
+    crash comes in a call dest takes while recover runs the periodics:
+    the periodic of the dead dest no longer waits for good (the case
+    stuck 600 s); recover restarts dest once more and the case runs to
+    its invariants."""
+    done = faultdriver('scenario', 'run', os.path.join(
+        os.path.dirname(__file__), 'data', 'crash-in-recovery-call.yaml'),
+        '-f', 'json', timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    assert result['verdicts'] == {'case': 'ok'}
+    [recover] = [e['detail'] for e in result['variants']['case']['timeline']
+                 if e['kind'] == 'recover']
+    assert recover.startswith('restarted dest; restarted dest'), recover
