@@ -161,9 +161,7 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
         backend contract; real guests are the libvirt tier's)."""
         return None
 
-    def tasks_in_progress(self, host):
-        if self.faults.is_crashed(host) or self.faults.is_stopped(host):
-            return None
+    def tracked_tasks(self, host):
         return manager_tasks.in_progress(self.computes[host].manager)
 
     def end_pending_moves(self):
@@ -171,7 +169,7 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
         running compute still tracks (faultdriver.manager_tasks), so the
         teardown's stops do not wait for them."""
         for host in self.computes:
-            if self.tasks_in_progress(host) is not None:
+            if self.compute_running(host):
                 manager_tasks.end_pending_moves(self.computes[host].manager)
 
     def create_server(self, host, flavor_id=None,

@@ -488,9 +488,7 @@ class ProcessNova(backend_base.BackendBase):
         hypervisor = self.stack.libvirt.get(host)
         return hypervisor.guests() if hypervisor else None
 
-    def tasks_in_progress(self, host):
-        if self.faults.is_crashed(host) or self.faults.is_stopped(host):
-            return None
+    def tracked_tasks(self, host):
         return self.faults.control(host).tasks()
 
     # -- logs -------------------------------------------------------------

@@ -219,10 +219,9 @@ class NovaBackend(typing.Protocol):
         """``{instance uuid: state}`` the host's hypervisor itself has,
         or None when the backend cannot ask a real one."""
 
-    def tasks_in_progress(self, host):
-        """``[{name, instance_uuid}]`` the host's compute manager tracks
-        for a graceful stop (faultdriver.manager_tasks), or None when its
-        nova-compute is not running (crashed or stopped)."""
+    def tracked_tasks(self, host):
+        """``[{name, instance_uuid}]`` the compute manager of running
+        ``host`` tracks for a graceful stop (faultdriver.manager_tasks)."""
 
     def log_text(self):
         """What the computes logged (the records scenarios count)."""

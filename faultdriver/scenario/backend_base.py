@@ -15,7 +15,8 @@ from faultdriver import waiting
 #: Members written here that a tier must not override.
 SHARED = ('wait', 'boot', 'delete_server', 'move_state',
           'wait_newest_migration', 'wait_for_server', 'wait_action_event',
-          'wait_service_state', 'force_down')
+          'wait_service_state', 'force_down', 'compute_running',
+          'tasks_in_progress')
 
 
 class BackendBase:
@@ -137,6 +138,19 @@ class BackendBase:
         self.wait(lambda: self.service_state(host) == state,
                   lambda: 'nova-compute on %s %s (it is %s)' % (
                       host, state, self.service_state(host)), timeout)
+
+    def compute_running(self, host):
+        """Whether ``host``'s nova-compute runs: neither crashed (or its
+        start failed) nor gracefully stopped and not started again."""
+        faults = self.faults
+        return not faults.is_crashed(host) and not faults.is_stopped(host)
+
+    def tasks_in_progress(self, host):
+        """``[{name, instance_uuid}]`` the host's compute manager tracks
+        for a graceful stop (faultdriver.manager_tasks), or None when its
+        nova-compute is not running."""
+        return self.tracked_tasks(host) if self.compute_running(host) \
+            else None
 
     def force_down(self, host, down=True):
         """Mark ``host``'s nova-compute forced down (or up again) through

@@ -457,11 +457,14 @@ def _tasks_ended(steps, state):
                                                task['instance_uuid']))
                     for task in tasks]
         return found
-    found = left() if hosts else {}
-    if found:
-        waiting.until(lambda: not left(), TASK_GRACE, 'tasks ending',
-                      fail=False)
-        found = left()
+    found = {}
+
+    def ended():
+        found.clear()
+        found.update(left())
+        return not found
+    if hosts:
+        waiting.until(ended, TASK_GRACE, 'tasks ending', fail=False)
     return (not found, 'no nova-compute tracks a task once the steps '
             'ended', found or 'none tracked')
 

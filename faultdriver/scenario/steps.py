@@ -359,9 +359,7 @@ class Steps:
     def _up(self, hosts):
         """``hosts`` but those crashed or stopped (a fault of ``recover``'s
         rules may end one again: no periodic runs on a dead compute)."""
-        faults = self.nova.faults
-        return [host for host in hosts
-                if not faults.is_crashed(host) and not faults.is_stopped(host)]
+        return [host for host in hosts if self.nova.compute_running(host)]
 
     def _start_down_hosts(self, timeout, rules=None):
         """Start every crashed or stopped compute again, with its
