@@ -39,6 +39,8 @@ INVARIANTS = {
                    'back',
     'periodics-clean': 'no resource tracker periodic should fail after '
                        'the recovery began',
+    'tasks-ended': 'no running nova-compute should track a task for its '
+                   'graceful shutdown once the steps ended',
 }
 HYPERVISOR_ONLY = ('guest',)
 
@@ -326,3 +328,8 @@ def _periodics_clean(writer, where):
                           'recover began; the scenario has no recover step')
     writer.use('failed_periodics_since')
     return _pair('self._failed_periodics_since(self.recovery_began)', '{}')
+
+
+def _tasks_ended(writer, where):
+    writer.use('tracked_tasks')
+    return _pair('self._tracked_tasks()', '{}')

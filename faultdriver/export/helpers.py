@@ -530,6 +530,28 @@ HELPERS = {
                     for hostname in now
                     if now[hostname] > mark.get(hostname, 0)}
         ''', needs=('periodic_errors_logged',)),
+
+    'tracked_tasks': _helper('''
+        def _tracked_tasks(self, grace=5):
+            """The tasks each running nova-compute still tracks for its
+            graceful shutdown ({hostname: ['name (instance uuid)']}), once
+            the ones ending now had ``grace`` seconds to end: a task
+            tracked for good makes every later graceful stop of its host
+            wait out the whole timeout.
+            """
+            deadline = time.monotonic() + grace
+            while True:
+                tracked = {}
+                for hostname, compute in self.computes.items():
+                    tasks = compute.manager._in_progress_tasks.values()
+                    if hostname not in self.crashed and tasks:
+                        tracked[hostname] = sorted(
+                            '%s (%s)' % (task['name'], task['instance_uuid'])
+                            for task in tasks)
+                if not tracked or time.monotonic() > deadline:
+                    return tracked
+                time.sleep(0.5)
+        ''', imports=('time',)),
 }
 
 #: Helpers that use module-level names the module then defines.

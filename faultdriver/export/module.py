@@ -342,6 +342,7 @@ def _setup(writer, used):
              ('self.crashed = {}', 'die'),
              ('self.crashed = {}', 'restart_compute'),
              ('self.crashed = {}', 'decide_resizes'),
+             ('self.crashed = {}', 'tracked_tasks'),
              ('self.gave_up = {}', 'watch_rpc')]
     seen = []
     for text, helper in state:

@@ -14,6 +14,7 @@ import re
 
 import pytest
 
+from faultdriver import exception
 from faultdriver.novaundertest import tree
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -42,3 +43,26 @@ def test_fix_applies_to_the_installed_nova(path):
     edits, [record] = tree.apply_all(tree.installed_package(), [str(path)])
     assert record['changes'] and record['skipped'] == []
     assert sorted(edits) == record['changes']
+
+
+#: Fixes that change the same lines: F2 carries F5's first hunk (the
+#: allocation given back in ``_reset_live_migration``), with more.
+OVERLAPPING = {'F5': 'F2'}
+
+
+def test_fixes_apply_together_but_the_overlapping():
+    """Every fix on top of the others, in the order of their numbers,
+    leaving out the one another fix carries; and that one does overlap
+    (so the exception is not kept once it stops being true)."""
+    def number(path):
+        return int(re.match(r'F(\d+)', path.name).group(1))
+    finding = {re.match(r'(F\d+)', p.name).group(1): p for p in PATCHES}
+    together = sorted((p for name, p in finding.items()
+                       if name not in OVERLAPPING), key=number)
+    edits, records = tree.apply_all(tree.installed_package(),
+                                     [str(p) for p in together])
+    assert all(r['changes'] and r['skipped'] == [] for r in records)
+    for left_out, carrier in OVERLAPPING.items():
+        with pytest.raises(exception.ScenarioError, match='does not apply'):
+            tree.apply_all(tree.installed_package(),
+                           [str(finding[carrier]), str(finding[left_out])])
