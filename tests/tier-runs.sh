@@ -45,7 +45,10 @@ process)
            # F16: a graceful stop (a real SIGTERM) during a move's
            # pre-check (here: the tests' line is the shorter, ~300 s vs
            # ~440 s).
-           "faultdriver scenario run graceful-stop-between-move-steps --backend process --mode threading")
+           "faultdriver scenario run graceful-stop-between-move-steps --backend process --mode threading"
+           # F19 with no crash: an abort whose rollback skips dest leaves
+           # dest's task; its real graceful stop (SIGTERM) times out on it.
+           "faultdriver scenario run abort-leaves-dest-task-tracked --backend process")
     scenarios=(
         # The seed, stock vs fix, a real crash, threading mode.
         "faultdriver scenario run stale-error-migration-context --backend process --mode threading"

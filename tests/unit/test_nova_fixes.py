@@ -59,7 +59,7 @@ def test_fixes_apply_together_but_the_overlapping():
     finding = {re.match(r'(F\d+)', p.name).group(1): p for p in PATCHES}
     together = sorted((p for name, p in finding.items()
                        if name not in OVERLAPPING), key=number)
-    edits, records = tree.apply_all(tree.installed_package(),
+    _edits, records = tree.apply_all(tree.installed_package(),
                                      [str(p) for p in together])
     assert all(r['changes'] and r['skipped'] == [] for r in records)
     for left_out, carrier in OVERLAPPING.items():
