@@ -20,6 +20,8 @@ LOG = logging.getLogger(__name__)
 #: How often the hosts' devices are read (a plug is a step of a move that
 #: takes seconds; the source waits for the event up to 300 s).
 INTERVAL = 0.2
+#: How many scans try to report a tap whose report failed (5 s).
+REPORT_TRIES = 25
 
 
 class TapAgent:
@@ -29,6 +31,7 @@ class TapAgent:
         self.network = network
         self.hosts = dict(hosts)
         self._seen = {name: set() for name in self.hosts}
+        self._failed = {}           # (host, tap): reports that failed
         self._stopped = threading.Event()
         self._thread = None
 
@@ -45,19 +48,31 @@ class TapAgent:
 
     def scan(self, name, host):
         """Report the taps that appeared on ``host`` since the last
-        scan; returns the ports whose event was sent."""
+        scan; returns the ports whose event was sent.  A report that
+        fails is tried again at the next scans, up to ``REPORT_TRIES``
+        in all; then the event is lost, as Neutron's would be, and the
+        waiting source times out (logged either way)."""
         taps = {device for device in host.interfaces()
                 if device.startswith('tap')}
+        seen = self._seen[name] & taps
         sent = []
-        for device in sorted(taps - self._seen[name]):
+        for device in sorted(taps - seen):
             try:
                 sent += self.network.tap_appeared(name, device)
             except Exception:
-                # The API down (a stack stopping): the event is lost, as
-                # Neutron's would be; the waiting source times out.
-                LOG.exception('tap agent: %s on %s not reported',
-                              device, name)
-        self._seen[name] = taps
+                tries = self._failed.get((name, device), 0) + 1
+                if tries < REPORT_TRIES:
+                    if tries == 1:
+                        LOG.exception('tap agent: %s on %s not reported; '
+                                      'trying again', device, name)
+                    self._failed[(name, device)] = tries
+                    continue
+                LOG.error('tap agent: %s on %s not reported after %d '
+                          'tries: its network-vif-plugged is lost',
+                          device, name, tries)
+            self._failed.pop((name, device), None)
+            seen.add(device)
+        self._seen[name] = seen
         return sent
 
     def stop(self):

@@ -158,6 +158,37 @@ def test_a_new_tap_on_a_host_the_port_is_bound_to_is_reported(network):
     assert agent.scan('dest', hosts['dest']) == [port_id]
 
 
+def test_a_failed_report_is_tried_again_then_given_up(network, monkeypatch,
+                                                     caplog):
+    port_id, tap = bound_port(network, 'dest')
+    hosts = {'dest': Host()}
+    agent = tap_agent.TapAgent(network, hosts)
+    hosts['dest'].devices.add(tap)
+    report = network.tap_appeared
+    down = [True]
+
+    def tap_appeared(host, device):
+        if down[0]:
+            raise ConnectionRefusedError('the API is down')
+        return report(host, device)
+    monkeypatch.setattr(network, 'tap_appeared', tap_appeared)
+    assert agent.scan('dest', hosts['dest']) == []
+    down[0] = False
+    assert agent.scan('dest', hosts['dest']) == [port_id]
+    assert agent.scan('dest', hosts['dest']) == []
+    # Down for good: the report is given up after REPORT_TRIES, loudly.
+    hosts['dest'].devices.discard(tap)
+    agent.scan('dest', hosts['dest'])
+    hosts['dest'].devices.add(tap)
+    down[0] = True
+    for _ in range(tap_agent.REPORT_TRIES):
+        assert agent.scan('dest', hosts['dest']) == []
+    down[0] = False
+    assert agent.scan('dest', hosts['dest']) == []
+    assert 'not reported after %d tries' % tap_agent.REPORT_TRIES in (
+        caplog.text)
+
+
 def test_a_tap_on_a_host_without_the_ports_binding_is_not_reported(network):
     _port_id, tap = bound_port(network, 'dest')
     hosts = {'src': Host(), 'dest': Host()}
