@@ -55,6 +55,9 @@ class TapAgent:
         taps = {device for device in host.interfaces()
                 if device.startswith('tap')}
         seen = self._seen[name] & taps
+        for key in [key for key in self._failed
+                    if key[0] == name and key[1] not in taps]:
+            del self._failed[key]       # gone: a new one starts afresh
         sent = []
         for device in sorted(taps - seen):
             try:
