@@ -97,6 +97,20 @@ def _evacuate(writer, where, server, host=None):
         '{\'host\': %r}' % host if host else '{}'), 'self.admin_api')
 
 
+def _abort(writer, where, server, index=None, timeout=30):
+    name = writer.server(server, where)
+    writer.use('migrations')
+    writer.line('self.admin_api.delete_migration(')
+    writer.line("    %s['id'], self._migrations(%s)[%d]['id'])"
+                % (name, name, -1 if index is None else index - 1))
+    writer.comment('The API casts the abort to the source: wait until it '
+                   'was handled (exported as a wait for its success).')
+    writer.line('self._wait_for_instance_action_event(')
+    writer.line("    %s, 'live_migration_cancel', "
+                "'compute_live_migration_abort'," % name)
+    writer.line("    'Success')")
+
+
 def _confirm(writer, where, server, may_be_refused=False):
     _post_decision(writer, where, server, 'confirmResize', may_be_refused)
 

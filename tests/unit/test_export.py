@@ -194,6 +194,35 @@ expectations:
     assert 'NOTE(faultdriver): the stock form asserts migrations' in fixed
 
 
+def test_an_abort_deletes_the_migration_and_waits_for_the_source(tmp_path):
+    text = flat(export.export(scenario(tmp_path, '''\
+steps:
+  - boot: {server: s1, host: src}
+  - live-migrate: {server: s1, host: dest}
+  - abort: {server: s1}
+  - abort: {server: s1, index: 1}
+expectations:
+  - tasks-ended: {broken: true}
+''')))
+    assert ("self.admin_api.delete_migration( s1['id'], "
+            "self._migrations(s1)[-1]['id'])") in text
+    assert "self._migrations(s1)[0]['id'])" in text
+    assert ("self._wait_for_instance_action_event( s1, "
+            "'live_migration_cancel', 'compute_live_migration_abort', "
+            "'Success')") in text
+    # tasks-ended asserts what the managers still track: broken in the
+    # stock form, empty in the fixed one.
+    assert 'self.assertNotEqual({}, self._tracked_tasks())' in text
+    fixed = export.export(scenario(tmp_path, '''\
+steps:
+  - boot: {server: s1, host: src}
+expectations:
+  - tasks-ended: {broken: true}
+'''), fixed=True)
+    assert 'self.assertEqual({}, self._tracked_tasks())' in fixed
+    assert 'self.crashed = {}' in fixed
+
+
 def test_bug_variant_symptoms_invert_in_fixed_form(tmp_path):
     path = tmp_path / 't.yaml'
     path.write_text((HEAD + STEPS + '  - periodic: {host: dest}\n').replace(
