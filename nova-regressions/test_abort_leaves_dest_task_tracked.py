@@ -101,7 +101,7 @@ class AbortLeavesDestTaskTracked(
         self._wait_for_nth_migration(s1, 1, 'preparing')
 
         self.admin_api.delete_migration(
-            s1['id'], self._migrations(s1)[-1]['id'])
+            s1['id'], self._migrations(s1)[0]['id'])
         # The API casts the abort to the source: wait until it was handled
         # (exported as a wait for its success).
         self._wait_for_instance_action_event(
@@ -133,7 +133,7 @@ class AbortLeavesDestTaskTracked(
 
         # FIXME(faultdriver): this is the bug (F19): no running nova-compute
         # should track a task for its graceful shutdown once the steps ended.
-        self.assertNotEqual({}, self._tracked_tasks())
+        self.assertNotEqual({}, self._tracked_tasks(5))
 
     def _migrate_stub(self, domain, destination, params, flags):
         """Complete a live migration in fakelibvirt in either direction
@@ -183,7 +183,7 @@ class AbortLeavesDestTaskTracked(
         self.periodics.append((hostname, failed))
         return failed
 
-    def _tracked_tasks(self, grace=5):
+    def _tracked_tasks(self, grace):
         """The tasks each running nova-compute still tracks for its
         graceful shutdown ({hostname: ['name (instance uuid)']}), once
         the ones ending now had ``grace`` seconds to end: a task

@@ -148,7 +148,7 @@ class SourceCrashLeavesDestTaskTracked(
 
         # FIXME(faultdriver): this is the bug (F19): no running nova-compute
         # should track a task for its graceful shutdown once the steps ended.
-        self.assertNotEqual({}, self._tracked_tasks())
+        self.assertNotEqual({}, self._tracked_tasks(5))
 
     def _migrate_stub(self, domain, destination, params, flags):
         """Complete a live migration in fakelibvirt in either direction
@@ -283,7 +283,7 @@ class SourceCrashLeavesDestTaskTracked(
                            connection=compute.driver._get_connection())
         return self.computes[hostname]
 
-    def _tracked_tasks(self, grace=5):
+    def _tracked_tasks(self, grace):
         """The tasks each running nova-compute still tracks for its
         graceful shutdown ({hostname: ['name (instance uuid)']}), once
         the ones ending now had ``grace`` seconds to end: a task

@@ -332,4 +332,4 @@ def _periodics_clean(writer, where):
 
 def _tasks_ended(writer, where):
     writer.use('tracked_tasks')
-    return _pair('self._tracked_tasks()', '{}')
+    return _pair('self._tracked_tasks(%d)' % expect.TASK_GRACE, '{}')

@@ -532,7 +532,7 @@ HELPERS = {
         ''', needs=('periodic_errors_logged',)),
 
     'tracked_tasks': _helper('''
-        def _tracked_tasks(self, grace=5):
+        def _tracked_tasks(self, grace):
             """The tasks each running nova-compute still tracks for its
             graceful shutdown ({hostname: ['name (instance uuid)']}), once
             the ones ending now had ``grace`` seconds to end: a task

@@ -98,11 +98,17 @@ def _evacuate(writer, where, server, host=None):
 
 
 def _abort(writer, where, server, index=None, timeout=30):
+    if timeout != 30:
+        raise Unsupported(where, "timeout %s: Nova's "
+                          '_wait_for_instance_action_event polls a fixed '
+                          'number of times' % timeout)
     name = writer.server(server, where)
+    # The migration the scenario tier aborts: the server's newest move's.
+    index = index or writer.moves.get(server, 1)
     writer.use('migrations')
     writer.line('self.admin_api.delete_migration(')
     writer.line("    %s['id'], self._migrations(%s)[%d]['id'])"
-                % (name, name, -1 if index is None else index - 1))
+                % (name, name, index - 1))
     writer.comment('The API casts the abort to the source: wait until it '
                    'was handled (exported as a wait for its success).')
     writer.line('self._wait_for_instance_action_event(')
@@ -169,7 +175,8 @@ def _wait_server(writer, where, server, timeout=30, **fields):
 
 def _wait_service(writer, where, host, state, timeout=30):
     writer.use('wait_for_service')
-    writer.line('self._wait_for_service(%r, %r)' % (host, state))
+    writer.line('self._wait_for_service(%r, %r%s)' % (
+        host, state, '' if timeout == 30 else ', timeout=%s' % timeout))
 
 
 def _wait_point(writer, where, host, point, count=1, phase='before',

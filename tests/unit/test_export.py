@@ -204,23 +204,46 @@ steps:
 expectations:
   - tasks-ended: {broken: true}
 ''')))
-    assert ("self.admin_api.delete_migration( s1['id'], "
-            "self._migrations(s1)[-1]['id'])") in text
-    assert "self._migrations(s1)[0]['id'])" in text
+    # The migration of the server's newest move, as the scenario tier's.
+    assert text.count("self._migrations(s1)[0]['id'])") == 2
     assert ("self._wait_for_instance_action_event( s1, "
             "'live_migration_cancel', 'compute_live_migration_abort', "
             "'Success')") in text
     # tasks-ended asserts what the managers still track: broken in the
     # stock form, empty in the fixed one.
-    assert 'self.assertNotEqual({}, self._tracked_tasks())' in text
+    assert 'self.assertNotEqual({}, self._tracked_tasks(5))' in text
     fixed = export.export(scenario(tmp_path, '''\
 steps:
   - boot: {server: s1, host: src}
 expectations:
   - tasks-ended: {broken: true}
 '''), fixed=True)
-    assert 'self.assertEqual({}, self._tracked_tasks())' in fixed
+    assert 'self.assertEqual({}, self._tracked_tasks(5))' in fixed
     assert 'self.crashed = {}' in fixed
+
+
+def test_an_abort_with_a_timeout_nova_cannot_wait_is_exit_2(tmp_path,
+                                                            capsys):
+    path = scenario(tmp_path, '''\
+steps:
+  - boot: {server: s1, host: src}
+  - live-migrate: {server: s1, host: dest}
+  - abort: {server: s1, timeout: 60}
+''')
+    code, _out, err = cli(capsys, 'export', path)
+    assert code == 2
+    assert 'step 3 `abort`' in err and 'timeout 60' in err
+
+
+def test_a_service_waits_as_long_as_the_step_says(tmp_path):
+    text = export.export(scenario(tmp_path, '''\
+steps:
+  - boot: {server: s1, host: src}
+  - wait-service: {host: src, state: up}
+  - wait-service: {host: dest, state: up, timeout: 60}
+'''))
+    assert "self._wait_for_service('src', 'up')" in text
+    assert "self._wait_for_service('dest', 'up', timeout=60)" in text
 
 
 def test_bug_variant_symptoms_invert_in_fixed_form(tmp_path):
