@@ -213,3 +213,18 @@ def test_bundled_scenarios_load_on_every_tier_they_declare(name):
     for tier in scenario.backends:
         model.check_tier(scenario, tier)
         assert not tiers.get(tier).lacks(provisions.needed(scenario))
+
+
+def test_each_tier_runner_refuses_before_it_starts(tmp_path):
+    """A runner started on a tier the scenario's ``backends`` do not
+    list (a sweep's workflow, a runner started by hand) checks its own
+    tier before it starts anything."""
+    from faultdriver.harness import scenario_case
+    from faultdriver.process import runner
+    path = write(tmp_path, NEEDING[P.REAL_HYPERVISOR][0], ['libvirt'])
+    for run, name in ((scenario_case.run, 'embedded'),
+                      (runner.run, 'process')):
+        with pytest.raises(exception.ScenarioError, match=(
+                r'steps\[1\]\.wait-guest: needs a real hypervisor; '
+                'backend %s lacks it' % name)):
+            run(path, 'stock', 'threading')
