@@ -174,7 +174,7 @@ class FaultInjection(fixtures.Fixture):
                     'rule %r: %s needs %s, which the embedded Nova lacks: '
                     '%s; run it on --backend %s' % (
                         text, term, provisions.describe(missing),
-                        '; '.join(p.why for p in sorted(
+                        '; '.join(p.why.replace('``', '') for p in sorted(
                             missing, key=lambda p: p.name)),
                         ' or '.join(tiers.providing(missing))))
         return rule

@@ -56,12 +56,16 @@ def rule_needs(text):
     try:
         rule = rules_module.parse(text)
     except rules_module.RuleError:
-        return []       # model.check says what is wrong with it
+        return []       # model.check says what is wrong with it (a
+        # scenario only read, as scenario run reads it, may have one)
     actions = actions_module.load_all()
     found = []
     for term in rule.terms:
         action = actions.get(term.action)
-        needed = action.needs(term, rule) if action else frozenset()
+        try:
+            needed = action.needs(term, rule) if action else frozenset()
+        except ValueError:
+            continue    # bad arguments: model.check says which
         if needed:
             found.append((term, needed))
     return found

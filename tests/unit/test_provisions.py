@@ -228,3 +228,16 @@ def test_each_tier_runner_refuses_before_it_starts(tmp_path):
                 r'steps\[1\]\.wait-guest: needs a real hypervisor; '
                 'backend %s lacks it' % name)):
             run(path, 'stock', 'threading')
+
+
+def test_a_bad_rule_is_left_to_the_rule_check(tmp_path):
+    """``scenario run`` reads a file without the full check: what needs
+    a provision is looked for in its rules, a bad one is not an internal
+    error but the rule check's refusal."""
+    for rule in ('live_migration: shutdown(kill_after=x)', 'nonsense ::'):
+        text = "rules: {src: ['%s']}\n" % rule + BOOT
+        scenario = model.read(write(tmp_path, text, ['libvirt']))
+        assert provisions.demands(scenario) == []
+        with pytest.raises(exception.ScenarioError,
+                           match=r'rules\.src\[0\]: invalid rule'):
+            model.load(scenario.path)
