@@ -7,6 +7,8 @@ Only loads: no tier is started.
 """
 
 import dataclasses
+import pathlib
+import re
 
 import pytest
 
@@ -19,6 +21,7 @@ from faultdriver.scenario import provisions
 from faultdriver.scenario import tiers
 
 P = tiers.Provision
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 HEAD = '''\
 name: needs
 description: d
@@ -241,3 +244,21 @@ def test_a_bad_rule_is_left_to_the_rule_check(tmp_path):
         with pytest.raises(exception.ScenarioError,
                            match=r'rules\.src\[0\]: invalid rule'):
             model.load(scenario.path)
+
+
+#: ``scenario run NAME ... --backend TIER`` as CI's tier runs write it.
+CI_RUN = re.compile(r'scenario run ([a-z0-9-]+)\b[^"\n]*?--backend ([a-z]+)')
+
+
+def test_the_scenarios_ci_runs_on_a_tier_still_load_there():
+    """Behaviour unchanged: each ``scenario run NAME --backend TIER`` of
+    tests/tier-runs.sh (the process and libvirt tiers' CI runs) still
+    passes the check of that tier; the embedded ones are those
+    tests/functional/test_bundled_scenarios.py picks (above)."""
+    text = (ROOT / 'tests' / 'tier-runs.sh').read_text(encoding='utf-8')
+    runs = set(CI_RUN.findall(text))
+    assert {tier for _name, tier in runs} == {'process', 'libvirt'}
+    for name, tier in sorted(runs):
+        scenario = model.load(name)
+        assert tier in scenario.backends, name
+        model.check_tier(scenario, tier)
