@@ -47,6 +47,14 @@ class Action:
         return bound
 
     @classmethod
+    def needs(cls, term, rule):
+        """What ``term`` of ``rule`` needs of the place Nova runs in
+        (:class:`faultdriver.scenario.tiers.Provision`): nothing, unless
+        the action says; a scenario whose rules need what a tier lacks
+        is refused there when it loads."""
+        return frozenset()
+
+    @classmethod
     def check(cls, term, point):
         """Validate a term at configuration time; ValueError if bad."""
         cls.bind(term)

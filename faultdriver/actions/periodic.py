@@ -10,6 +10,7 @@ from oslo_concurrency import lockutils
 from faultdriver.actions import base
 from faultdriver import journal
 from faultdriver import rules
+from faultdriver.scenario import tiers
 
 LOG = logging.getLogger(__name__)
 
@@ -88,6 +89,20 @@ class Periodic(base.Action):
 
     name = 'periodic'
     params = (('timeout', base.seconds), ('host', host_name))
+
+    @classmethod
+    def needs(cls, term, rule):
+        """Another host's periodic under the tracker lock (a tracker
+        point's ``before``/``after``) runs only where that host has a
+        lock of its own: where every host shares one, it could only run
+        after the step."""
+        from faultdriver import points
+
+        point = points.catalogue().get(rule.point)
+        if 'host' in cls.bind(term) and rule.phase != rules.UNLOCKED and \
+                getattr(point, 'tracker_lock', False):
+            return frozenset({tiers.Provision.PROCESS_PER_HOST})
+        return frozenset()
 
     def __call__(self, hit):
         from nova.compute import resource_tracker

@@ -15,6 +15,7 @@ import time
 from faultdriver.actions import base
 from faultdriver.actions import crash
 from faultdriver import journal as journal_module
+from faultdriver.scenario import tiers
 
 LOG = logging.getLogger(__name__)
 
@@ -89,6 +90,13 @@ class Shutdown(base.Action):
 
     name = 'shutdown'
     params = (('hold', base.seconds), ('kill_after', base.seconds))
+
+    @classmethod
+    def needs(cls, term, rule):
+        """``kill_after`` kills the host's own process."""
+        if 'kill_after' in cls.bind(term):
+            return frozenset({tiers.Provision.PROCESS_PER_HOST})
+        return frozenset()
 
     def __call__(self, hit):
         hold = self.args.get('hold')

@@ -186,6 +186,13 @@ class ScenarioRun(command.Command):
         wanted = tiers.compared(parsed_args.backend)
         refused = [b for b in wanted if b not in scenario.backends]
         if refused:
+            use = 'it runs on backends %s (its "backends" key); use ' \
+                '--backend %s' % (', '.join(scenario.backends),
+                                  scenario.backends[0])
+            # What that tier lacks, naming the step that needs it (a full
+            # check: it imports Nova, on this way out only).
+            for name in refused:
+                model.check_tier(scenario, name, use)
             raise exception.ScenarioError(
                 '%s: runs on backends %s (its "backends" key), not %s; use '
                 '--backend %s' % (scenario.path, ', '.join(scenario.backends),

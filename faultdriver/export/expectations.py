@@ -15,8 +15,10 @@ The invariants and their order are those of
 periodics and move servers).
 """
 
+from faultdriver import export
 from faultdriver.export import Unsupported
 from faultdriver.scenario import expect
+from faultdriver.scenario import provisions
 
 #: What each invariant says, for the FIXME comments.
 INVARIANTS = {
@@ -42,7 +44,6 @@ INVARIANTS = {
     'tasks-ended': 'no running nova-compute should track a task for its '
                    'graceful shutdown once the steps ended',
 }
-HYPERVISOR_ONLY = ('guest',)
 
 
 class Assertion:
@@ -73,9 +74,9 @@ def write(writer, common, own):
     for index, (expectation, of_bug) in enumerate(ordered(items), 1):
         kind, args = expectation.kind, dict(expectation.args)
         where = 'expectation `%s` %s' % (kind, _short(args))
-        if kind in HYPERVISOR_ONLY:
-            raise Unsupported(where, 'asks libvirt itself for the guest; '
-                              'fakelibvirt is not a hypervisor to ask')
+        why = export.lacking(provisions.expectation_needs(expectation))
+        if why:
+            raise Unsupported(where, why)
         broken = kind in expect.INVARIANTS and args.pop('broken', False)
         method = globals().get('_' + kind.replace('-', '_'))
         if method is None:

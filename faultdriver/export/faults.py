@@ -14,8 +14,10 @@ import inspect
 
 from faultdriver.actions import error as error_action
 from faultdriver.actions import timing
+from faultdriver import export
 from faultdriver.export import Unsupported
 from faultdriver import rules as rules_module
+from faultdriver.scenario import provisions
 
 #: How often nova-compute's start (Nova 34: init_host, then its first
 #: update_available_resource) calls a point; a point not named here is
@@ -49,6 +51,10 @@ def parse(text, where):
         raise Unsupported(where, 'rule %r: a role or filter has no Nova '
                           'test means here; write the rule for one host '
                           'without them' % text)
+    for term, needed in provisions.rule_needs(text):
+        why = export.lacking(needed)
+        if why:
+            raise Unsupported(where, 'rule %r: %s %s' % (text, term, why))
     return rule
 
 

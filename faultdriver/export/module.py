@@ -6,12 +6,14 @@ CPU topology and flavors, and the helpers the test uses."""
 import re
 import textwrap
 
+from faultdriver import export
 from faultdriver.export import expectations
 from faultdriver.export import faults
 from faultdriver.export import helpers
 from faultdriver.export import steps
 from faultdriver.export import Unsupported
 from faultdriver.export import writer as writer_module
+from faultdriver.scenario import provisions
 
 LICENCE = '''\
 # Licensed under the Apache License, Version 2.0 (the "License"); you may
@@ -75,6 +77,10 @@ class ComputeDied(BaseException):
 
 def render(scenario, variant=None, fixed=False):
     variant = _variant(scenario, variant)
+    for key, needed in provisions.topology_needs(scenario):
+        why = export.lacking(needed)
+        if why:
+            raise Unsupported('topology `%s`' % key, why)
     writer = writer_module.Writer(scenario, variant, fixed)
     writer.finding = finding_of(scenario.description)
     writer.need('fixtures', 'logging', 'nova.context', 'fakelibvirt',

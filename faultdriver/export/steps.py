@@ -3,21 +3,20 @@ the exported test method, with Nova's test means.  A kind or argument
 with no such means raises :class:`~faultdriver.export.Unsupported`
 naming the step."""
 
+from faultdriver import export
 from faultdriver.export import faults
 from faultdriver.export import Unsupported
 from faultdriver.export.writer import call
-
-#: Kinds that only a real hypervisor can show (--backend libvirt).
-HYPERVISOR_ONLY = {'wait-guest': 'asks libvirt itself for the guest; '
-                                 'fakelibvirt is not a hypervisor to ask'}
+from faultdriver.scenario import provisions
 
 
 def write(writer, index, step):
     """The lines of StepSpec ``step`` (number ``index``)."""
     kind, args = step.kind, dict(step.args)
     where = 'step %d `%s`' % (index, kind)
-    if kind in HYPERVISOR_ONLY:
-        raise Unsupported(where, HYPERVISOR_ONLY[kind])
+    why = export.lacking(provisions.step_needs(step))
+    if why:
+        raise Unsupported(where, why)
     method = globals().get('_' + kind.replace('-', '_'))
     if method is None:
         raise Unsupported(where, 'no Nova test means for this step')
@@ -41,13 +40,6 @@ def _boot(writer, where, server, host=None, flavor=None, pin_as=None,
     if status != 'ACTIVE':
         raise Unsupported(where, 'status %s: only a boot that ends ACTIVE '
                           'is exported' % status)
-    for key, value in (('volume', volume), ('port', port)):
-        if value:
-            # Nova's CinderFixture and NeutronFixture would do, but not
-            # as faultdriver's embedded tier corrects them (a second port
-            # binding for a host is a 409 in Neutron, not in the fixture).
-            raise Unsupported(where, '%s: true: a server from a volume or '
-                              'with a port is not exported yet' % key)
     if pin_as:
         other = writer.server(pin_as, where)
         name = writer.new_server(server, where)

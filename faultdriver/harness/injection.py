@@ -157,34 +157,26 @@ class FaultInjection(fixtures.Fixture):
     @staticmethod
     def parse(text):
         """Parse and validate one rule exactly as nova.conf would, and
-        refuse what one process of every host cannot do: kill one host
-        (``shutdown(kill_after=...)``, a process tier's), or run another
-        host's periodic while the hit thread holds the tracker lock (one
-        lock for every host here, one per process on a process tier)."""
-        from faultdriver.actions import periodic
-        from faultdriver.actions import shutdown
-        from faultdriver import rules as rules_module
+        refuse what the embedded Nova does not provide (its tier's
+        ``provides``; an action class declares what a term needs): one
+        process runs every host, so it cannot kill one
+        (``shutdown(kill_after=...)``) nor run another host's periodic
+        while the hit thread holds the one tracker lock."""
+        from faultdriver import actions as actions_module
+        from faultdriver.scenario import provisions
         rule = conf.RuleType()(text)
+        actions = actions_module.load_all()
+        embedded = tiers.get(tiers.DEFAULT)
         for term in rule.terms:
-            if term.action == periodic.Periodic.name and \
-                    'host' in periodic.Periodic.bind(term) and \
-                    points.catalogue()[rule.point].tracker_lock and \
-                    rule.phase != rules_module.UNLOCKED:
+            missing = embedded.lacks(actions[term.action].needs(term, rule))
+            if missing:
                 raise exception.ConfigError(
-                    'rule %r: periodic(host=...) at %s.%s, under the '
-                    'tracker lock: the embedded Nova\'s hosts share one '
-                    'lock, so the other host\'s periodic could only run '
-                    'after the step; use the unlocked phase, or a process '
-                    'tier (--backend process or libvirt)' % (
-                        text, rule.point, rule.phase))
-        for term in rule.terms:
-            if term.action == shutdown.Shutdown.name and \
-                    'kill_after' in shutdown.Shutdown.bind(term):
-                raise exception.ConfigError(
-                    'rule %r: shutdown(kill_after=...) kills the host\'s '
-                    'process, which the embedded Nova shares with every '
-                    'host; run it on a process tier (--backend process '
-                    'or libvirt)' % text)
+                    'rule %r: %s needs %s, which the embedded Nova lacks: '
+                    '%s; run it on --backend %s' % (
+                        text, term, provisions.describe(missing),
+                        '; '.join(p.why.replace('``', '') for p in sorted(
+                            missing, key=lambda p: p.name)),
+                        ' or '.join(tiers.providing(missing))))
         return rule
 
     def set_rules(self, host, rules):

@@ -29,6 +29,8 @@ CAPTURED = (('nova.compute', logging.DEBUG), ('nova.service', logging.INFO),
 def run(path, variant, mode):
     """Run ``variant`` of the scenario at ``path``; returns the report."""
     scenario = model.load(path)
+    # Also when started on a tier its "backends" key does not list.
+    model.check_tier(scenario, tiers.DEFAULT)
     report = variant_report.VariantReport.begin(
         scenario, variant, mode, tiers.DEFAULT, topology={
             host: shape.as_dict()

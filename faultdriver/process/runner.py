@@ -90,6 +90,8 @@ def host_faults(scenario, variant, host, hypervisor='fake_numa', cpus=None):
 
 def run(path, variant, mode, keep=False, hypervisor='fake_numa'):
     scenario = model.load(path)
+    # Also when started on a tier its "backends" key does not list.
+    model.check_tier(scenario, tiers.of_hypervisor(hypervisor).name)
     # What the process tier reads of Nova (its log lines, the tracker
     # FaultDriver hooks in the computes) is checked before anything
     # starts; a broken assumption is an error naming the Nova symbol.

@@ -6,6 +6,7 @@ import time
 
 from faultdriver.actions import error as error_action
 from faultdriver.novacompat import texts
+from faultdriver.scenario import tiers
 from faultdriver import waiting
 
 PERIODIC_ERROR = texts.PERIODIC_ERROR
@@ -93,14 +94,11 @@ def _usage(steps, state, host, **wanted):
     return actual == wanted, 'usage on %s %s' % (host, wanted), actual
 
 
+@tiers.needs(tiers.Provision.REAL_HYPERVISOR)
 def _guest(steps, seen, server, host, state):
     """The hypervisor's view (libvirt, not Nova's database); ``seen``
     is the collected state (its ``state`` is the guest's)."""
-    found = seen['servers'].get(server, {})
-    if 'guests' not in found:
-        raise RuntimeError('the guest expectation needs a backend with a '
-                           'real hypervisor (--backend libvirt)')
-    actual = found['guests'].get(host, 'absent')
+    actual = seen['servers'].get(server, {})['guests'].get(host, 'absent')
     return (actual == state,
             'guest of %s on %s %s' % (server, host, state), actual)
 

@@ -89,6 +89,7 @@ class Scenario:
                                                       True))
 
     @property
+    @tiers.needs(tiers.Provision.TRANSFERS_GUEST)
     def live_migration_bandwidth(self):
         """MiB/s a live migration's transfer may use on real libvirt
         (``[libvirt] live_migration_bandwidth``), or None: Nova's default,
@@ -251,6 +252,20 @@ def check(scenario):
     _check_references(scenario)
     _check_expectations(scenario)
     _check_topology(scenario)
+    for name in scenario.backends:
+        check_tier(scenario, name)
+
+
+def check_tier(scenario, name, advice=None):
+    """ScenarioError naming the first part of ``scenario`` that needs
+    what tier ``name`` does not provide (Tier.provides), then ``advice``
+    (default: what its ``backends`` key should say)."""
+    from faultdriver.scenario import provisions
+    refused = provisions.refusal(scenario, tiers.get(name))
+    if refused:
+        where, message = refused
+        _fail(scenario, where, '%s; %s' % (
+            message, advice or provisions.advice(scenario)))
 
 
 def _schema_checked(data, path):
@@ -309,7 +324,6 @@ def _fail(scenario, where, message):
 
 def _check_references(scenario):
     """Hosts, servers, flavors, fixes and rules that must exist."""
-    from faultdriver.actions import shutdown as shutdown_action
     from faultdriver import conf
     from faultdriver.tracker import patches as tracker_patches
     hosts = scenario.hosts
@@ -324,16 +338,9 @@ def _check_references(scenario):
 
     def rule(where, text):
         try:
-            parsed = rule_type(text)
+            rule_type(text)
         except ValueError as exc:
             _fail(scenario, where, 'invalid rule: %s' % exc)
-        if 'embedded' in scenario.backends and any(
-                term.action == 'shutdown' and 'kill_after' in
-                shutdown_action.Shutdown.bind(term)
-                for term in parsed.terms):
-            _fail(scenario, where, 'shutdown(kill_after=...) kills one '
-                  "nova-compute process, which the embedded Nova shares "
-                  'with every host; add "backends: [process, libvirt]"')
 
     for name, texts in scenario.data.get('rules', {}).items():
         if name != '*':
@@ -484,12 +491,6 @@ def _check_topology(scenario):
                      ', '.join(shapes)))
 
     topology = scenario.data.get('topology', {})
-    if (scenario.live_migration_bandwidth is not None and
-            scenario.backends != ('libvirt',)):
-        _fail(scenario, ['topology', 'live-migration-bandwidth'],
-              'only real libvirt transfers a guest (the fake drivers move '
-              'nothing, so a bandwidth would change nothing there); add '
-              '"backends: [libvirt]"')
 
     def where(host, key):
         if key in topology.get('per-host', {}).get(host, {}):

@@ -13,7 +13,10 @@ from faultdriver import exception
 from faultdriver.novacompat import texts
 from faultdriver.scenario import collect
 from faultdriver.scenario import expect
+from faultdriver.scenario import tiers
 from faultdriver import waiting
+
+Provision = tiers.Provision
 
 PERIODIC_ERROR = texts.PERIODIC_ERROR
 #: A move that shows no change (migration statuses, server status, task
@@ -84,7 +87,11 @@ class Steps:
                          for k, v in step.args.items()})
 
     # -- the steps, one method each (see schema.yaml) -----------------------
+    # A step that needs what only some tiers provide declares it
+    # (tiers.needs): a scenario is refused where it would lack it, when
+    # it loads (faultdriver.scenario.provisions).
 
+    @tiers.needs(volume=Provision.BLOCK_STORAGE, port=Provision.NETWORK)
     def do_boot(self, server, host=None, flavor=None, pin_as=None,
                 status='ACTIVE', volume=False, port=False):
         host = host or self.scenario.hosts[0]
@@ -116,10 +123,12 @@ class Steps:
         return 'on %s, pCPUs %s' % (host, self.nova.instance_pinning(created)
                                     if self.scenario.dedicated_cpus else '-')
 
+    @tiers.needs(Provision.BLOCK_STORAGE)
     def do_attach_volume(self, server, volume):
         self.volumes[volume] = self.nova.attach_volume(self.server(server))
         return 'volume %s' % self.volumes[volume]
 
+    @tiers.needs(Provision.BLOCK_STORAGE)
     def do_detach_volume(self, server, volume):
         self.nova.detach_volume(self.server(server), self.volumes[volume])
 
@@ -246,17 +255,14 @@ class Steps:
     def do_release(self, host, barrier=None):
         return 'released %s' % self.nova.faults.release(host, barrier)
 
+    @tiers.needs(Provision.REAL_HYPERVISOR)
     def do_wait_guest(self, server, host, state, timeout=60):
         """Until ``host``'s hypervisor has the server's guest in ``state``
         (``absent``: has none)."""
         uuid = self.server(server)['id']
 
         def seen():
-            found = self.nova.guests(host)
-            if found is None:
-                raise RuntimeError('wait-guest needs a backend with a real '
-                                   'hypervisor (--backend libvirt)')
-            return found.get(uuid, 'absent') == state
+            return self.nova.guests(host).get(uuid, 'absent') == state
         self.nova.wait(seen, 'guest of %s %s on %s' % (server, state, host),
                        timeout)
         return 'guest of %s %s on %s' % (server, state, host)

@@ -6,9 +6,108 @@ reports' and the progress lines' names, the scenario schema's
 defaults and the prerequisites checked before a run all read it, so a
 tier is added (or a default changed) here only.  Imports nothing: the
 command line reads it before it knows whether Nova will be imported.
+
+What each tier provides (:class:`Provision`) is declared here too, and
+what needs a provision declares it where it is defined (:func:`needs`
+on a step's method, an expectation's check or a scenario key's reader;
+``needs`` on an action class): :mod:`faultdriver.scenario.provisions`
+checks a scenario against the tiers it runs on when it loads.
 """
 
 import dataclasses
+import enum
+
+
+class Provision(enum.Enum):
+    """What a tier provides that only some scenarios need.  Not Nova's
+    ``ComputeDriver.capabilities`` (which FaultDriver forwards): these
+    are what the place Nova runs in can do or show."""
+
+    def __init__(self, text, why):
+        #: How a refusal names it: "needs a real hypervisor".
+        self.text = text
+        #: What it means, for the docs.
+        self.why = why
+
+    REAL_HYPERVISOR = (
+        'a real hypervisor',
+        "a host's guests are asked of the hypervisor itself (libvirt), "
+        'not of Nova; fakelibvirt and fake_numa are not hypervisors to '
+        'ask')
+    TRANSFERS_GUEST = (
+        'a live migration that transfers the guest',
+        "a live migration copies the guest's memory (real QEMU), so a "
+        'transfer takes time and a bandwidth limit changes it; the fake '
+        'drivers move nothing')
+    PROCESS_PER_HOST = (
+        'a nova-compute process per host',
+        "each host's nova-compute is a process of its own: "
+        '``shutdown(kill_after=...)`` kills one host, and '
+        "``periodic(host=...)`` runs the other host's periodic while the "
+        "hit thread holds its own host's resource-tracker lock (the "
+        "embedded Nova's hosts share one process and one lock; its "
+        '``unlocked`` phase holds none)')
+    BLOCK_STORAGE = (
+        'block storage',
+        'volumes a server boots from or attaches (a Cinder, or a stand-in '
+        'that keeps its attachments per host)')
+    NETWORK = (
+        'a network',
+        'ports and their bindings per host (a Neutron, or a stand-in '
+        'that refuses a second binding for a host as Neutron does)')
+
+    @property
+    def id(self):
+        """Its name in the docs and tests: ``real-hypervisor``."""
+        return self.name.lower().replace('_', '-')
+
+
+#: Every provision (real libvirt provides them all).
+EVERY_PROVISION = frozenset(Provision)
+
+
+@dataclasses.dataclass(frozen=True)
+class Needs:
+    """What a step, an expectation or a scenario key needs of a tier:
+    ``always``, and ``given`` ``(argument, provision)`` pairs, needed
+    when that argument is given (neither absent, None nor false)."""
+
+    always: frozenset = frozenset()
+    given: tuple = ()
+
+    def of(self, args=None):
+        """The provisions needed with ``args`` (its arguments, as the
+        scenario file writes them: ``pin-as`` or ``pin_as``)."""
+        args = {str(k).replace('-', '_'): v for k, v in (args or {}).items()}
+        return self.always | frozenset(
+            provision for argument, provision in self.given
+            if args.get(argument) is not None
+            and args.get(argument) is not False)
+
+
+#: What needs nothing of a tier.
+NOTHING = Needs()
+
+
+def needs(*always, **given):
+    """Declare what the decorated function (a step's ``do_`` method, an
+    expectation's check, a scenario key's reader) needs of a tier:
+    ``always``, and ``given`` ``argument=provision`` when that argument
+    is given."""
+    for provision in always + tuple(given.values()):
+        if not isinstance(provision, Provision):
+            raise TypeError('%r is not a tiers.Provision' % (provision,))
+
+    def declare(function):
+        function.needs = Needs(frozenset(always), tuple(sorted(
+            given.items(), key=lambda item: item[0])))
+        return function
+    return declare
+
+
+def needs_of(function, args=None):
+    """What ``function`` declared with :func:`needs`, for ``args``."""
+    return getattr(function, 'needs', NOTHING).of(args)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,6 +139,14 @@ class Tier:
     #: Whether its runner takes ``--fork MODE FILE VARIANT=OUT...``:
     #: variants side by side forked from one process that imported Nova.
     forks: bool = False
+    #: What it provides (:class:`Provision`; none unless it says): a
+    #: scenario that needs what it lacks is refused when it loads,
+    #: naming what needs it.
+    provides: frozenset = frozenset()
+
+    def lacks(self, wanted):
+        """The provisions of ``wanted`` it does not provide."""
+        return frozenset(wanted) - self.provides
 
     @property
     def delay(self):
@@ -86,14 +193,20 @@ TIERS = {tier.name: tier for tier in (
          # cases wait on RPC timeouts and polls part of the time.
          workers=5,
          # faultdriver.harness.embedded.EmbeddedNova.RPC_TIMEOUT
-         rpc_timeout=2, forks=True),
+         rpc_timeout=2, forks=True,
+         # Nova's CinderFixture and NeutronFixture (harness/embedded.py
+         # corrects them), every host in this one process.
+         provides=frozenset({Provision.BLOCK_STORAGE, Provision.NETWORK})),
     Tier('process', 'Nova as processes',
          "as real processes on faultdriver's fake hypervisor (needs the "
          'Debian packages mariadb-server and rabbitmq-server)',
          runner=(PROCESS_RUNNER,), hypervisor='fake_numa',
          workers=1,                     # a whole stack per case
          rpc_timeout=PROCESSES_RPC_TIMEOUT, prerequisites=('process',),
-         extra='process'),
+         extra='process',
+         # The block-storage and network stand-ins (process/*_standin.py).
+         provides=frozenset({Provision.BLOCK_STORAGE, Provision.NETWORK,
+                             Provision.PROCESS_PER_HOST})),
     Tier('libvirt', 'Nova as processes on real libvirt + QEMU',
          'as real processes on real libvirtd + QEMU per host (also '
          'libvirt-daemon-system, qemu-system-x86, qemu-utils, root and '
@@ -101,7 +214,8 @@ TIERS = {tier.name: tier for tier in (
          runner=(PROCESS_RUNNER, '--hypervisor', 'libvirt'),
          hypervisor='libvirt', workers=1,
          rpc_timeout=PROCESSES_RPC_TIMEOUT,
-         prerequisites=('process', 'libvirt'), extra='libvirt'),
+         prerequisites=('process', 'libvirt'), extra='libvirt',
+         provides=EVERY_PROVISION),
 )}
 NAMES = tuple(TIERS)
 DEFAULT = 'embedded'
@@ -130,6 +244,12 @@ def of_hypervisor(hypervisor):
             return tier
     raise ValueError('hypervisor %r: expected one of %s' % (
         hypervisor, ', '.join(HYPERVISORS)))
+
+
+def providing(wanted):
+    """The names of the tiers that provide all of ``wanted``."""
+    return tuple(tier.name for tier in TIERS.values()
+                 if not tier.lacks(wanted))
 
 
 def compared(backend):

@@ -287,8 +287,6 @@ def test_module_is_nova_only_and_compiles(tmp_path):
 
 
 @pytest.mark.parametrize('step,named', [
-    ("  - wait-guest: {server: s1, host: src, state: running}\n",
-     'step 2 `wait-guest`: cannot be exported: asks libvirt itself'),
     ("  - crash: {host: src}\n",
      'step 2 `crash`: cannot be exported: a crash outside a call'),
     ("  - add-rule: {host: src, rule: 'live_migration: 1*delay(3)'}\n",
@@ -306,20 +304,37 @@ def test_unsupported_step_is_exit_2_naming_it(tmp_path, capsys, step,
     assert out == ''
 
 
-@pytest.mark.parametrize('key', ['volume', 'port'])
+@pytest.mark.parametrize('key, needs', [('volume', 'block storage'),
+                                        ('port', 'a network')])
 def test_a_server_with_a_volume_or_port_is_exit_2_naming_it(tmp_path, capsys,
-                                                           key):
+                                                           key, needs):
     path = scenario(tmp_path, 'backends: [embedded, process]\nsteps:\n'
                     '  - boot: {server: s1, host: src, %s: true}\n' % key)
     code, out, err = cli(capsys, 'export', path)
     assert code == 2
-    assert ('step 1 `boot`: cannot be exported: %s: true: a server from a '
-            'volume or with a port is not exported yet' % key) in err
+    assert ("step 1 `boot`: cannot be exported: needs %s; Nova's "
+            'functional-test means as exported lack it' % needs) in err
     assert out == ''
 
 
-def test_unsupported_expectation_is_exit_2_naming_it(tmp_path, capsys):
+def test_what_needs_a_real_hypervisor_is_exit_2_naming_it(tmp_path, capsys):
+    """The exporter asks the tiers' declarations (what Nova's
+    functional-test means provide: no real hypervisor)."""
     path = scenario(tmp_path, '''\
+backends: [libvirt]
+steps:
+  - boot: {server: s1, host: src}
+  - wait-guest: {server: s1, host: src, state: running}
+expectations:
+  - guest: {server: s1, host: src, state: running}
+''')
+    code, _, err = cli(capsys, 'export', path)
+    assert code == 2
+    assert ("step 2 `wait-guest`: cannot be exported: needs a real "
+            "hypervisor; Nova's functional-test means as exported lack "
+            'it') in err
+    path = scenario(tmp_path, '''\
+backends: [libvirt]
 steps:
   - boot: {server: s1, host: src}
 expectations:
@@ -327,7 +342,8 @@ expectations:
 ''')
     code, _, err = cli(capsys, 'export', path)
     assert code == 2
-    assert 'expectation `guest`' in err and 'cannot be exported' in err
+    assert ('expectation `guest` {server: s1, host: src, state: running}: '
+            'cannot be exported: needs a real hypervisor') in err
 
 
 def test_cli_writes_the_file(tmp_path, capsys):

@@ -146,7 +146,9 @@ class TestRefusedAtStart(test.NoDBTestCase):
         error = self.assertRaises(
             exception.ConfigError, injection.FaultInjection.parse,
             'tracker.drop_move_claim_at_dest.after: periodic(host=src)')
-        self.assertIn('unlocked phase', str(error))
+        self.assertIn('periodic(host=src) needs a nova-compute process per '
+                      'host, which the embedded Nova lacks', str(error))
+        self.assertIn('its unlocked phase holds none', str(error))
         injection.FaultInjection.parse(
             'tracker.drop_move_claim_at_dest.unlocked: periodic(host=src)')
         injection.FaultInjection.parse(

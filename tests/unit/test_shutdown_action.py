@@ -184,5 +184,6 @@ def test_kill_after_is_refused_where_the_embedded_nova_runs(tmp_path):
         "rules: {src: ['live_migration: shutdown(kill_after=5)']}\n"
         'variants: {stock: {description: d}}\n'
         'steps:\n  - boot: {server: s1}\n',
-        r'rules\.src\[0\]: shutdown\(kill_after=\.\.\.\)'
-        r'.*backends: \[process, libvirt\]', ['process', 'libvirt'])
+        r'rules\.src\[0\]: shutdown\(kill_after=5\) needs a nova-compute '
+        r'process per host; backend embedded lacks it; write '
+        r'"backends: \[process, libvirt\]"', ['process', 'libvirt'])

@@ -10,7 +10,9 @@ time from its single sources of truth, so the docs cannot fall behind.
 * ``faultdriver-scenario-schema``: the scenario reference, from
   ``faultdriver/scenario/schema.yaml``;
 * ``faultdriver-assumptions``: what faultdriver assumes about Nova
-  (``faultdriver.novacompat.declared``), as ``faultdriver doctor`` checks.
+  (``faultdriver.novacompat.declared``), as ``faultdriver doctor`` checks;
+* ``faultdriver-tiers``: what each tier provides and what needs it
+  (``faultdriver.scenario.tiers``' declarations).
 
 Nothing generated is written to the source tree.  Files included from
 outside ``doc/source`` get one allowance (``includes``).
@@ -19,6 +21,7 @@ outside ``doc/source`` get one allowance (``includes``).
 from faultdriver_docs import catalogues
 from faultdriver_docs import compat
 from faultdriver_docs import includes
+from faultdriver_docs import provisions
 from faultdriver_docs import scenario_schema
 
 
@@ -29,5 +32,6 @@ def setup(app):
     app.add_directive('faultdriver-scenario-schema',
                       scenario_schema.ScenarioSchema)
     app.add_directive('faultdriver-assumptions', compat.Assumptions)
+    app.add_directive('faultdriver-tiers', provisions.Tiers)
     app.connect('include-read', includes.lengthen_underlines)
     return {'parallel_read_safe': True, 'parallel_write_safe': True}

@@ -1,0 +1,173 @@
+"""What a scenario needs of the tier it runs on, checked when it loads.
+
+Each step kind, expectation, rule action and topology key that needs
+what only some tiers provide declares it where it is defined
+(:func:`faultdriver.scenario.tiers.needs` on a step's ``do_`` method,
+an expectation's check or the scenario's reader of the key;
+``needs(term, rule)`` on an action class).  This module collects those
+declarations for one scenario (:func:`demands`) and compares them with
+what a tier provides (``Tier.provides``), so a scenario that needs what
+a tier lacks is refused before anything starts, naming the step:
+``steps[3].wait-guest: needs a real hypervisor; backend embedded lacks
+it``.  The exporter asks the same declarations of what Nova's
+functional-test means provide (:data:`faultdriver.export.PROVIDES`).
+
+Imports no tier: the tiers are :mod:`faultdriver.scenario.tiers`'s
+records.
+"""
+
+import dataclasses
+
+from faultdriver import rules as rules_module
+from faultdriver.scenario import expect
+from faultdriver.scenario import steps as steps_module
+from faultdriver.scenario import tiers
+
+
+@dataclasses.dataclass(frozen=True)
+class Demand:
+    """One part of a scenario that needs provisions of its tier."""
+
+    #: Its key path in the file (``['steps', 3, 'wait-guest']``).
+    where: tuple
+    #: What it is beyond its key (a rule's action term), or ''.
+    what: str
+    provisions: frozenset
+
+
+def step_needs(step):
+    """What a StepSpec needs (its ``do_`` method's declaration)."""
+    method = getattr(steps_module.Steps,
+                     'do_' + step.kind.replace('-', '_'), None)
+    return tiers.needs_of(method, step.args)
+
+
+def expectation_needs(expectation):
+    """What an ExpectationSpec needs (its check's declaration)."""
+    return tiers.needs_of(expect.KINDS.get(expectation.kind),
+                          expectation.args)
+
+
+def rule_needs(text):
+    """``[(term, provisions)]`` of each action term of rule ``text``
+    that needs some (its action class's ``needs``)."""
+    from faultdriver import actions as actions_module
+
+    try:
+        rule = rules_module.parse(text)
+    except rules_module.RuleError:
+        return []       # model.check says what is wrong with it (a
+        # scenario only read, as scenario run reads it, may have one)
+    actions = actions_module.load_all()
+    found = []
+    for term in rule.terms:
+        action = actions.get(term.action)
+        try:
+            needed = action.needs(term, rule) if action else frozenset()
+        except ValueError:
+            continue    # bad arguments: model.check says which
+        if needed:
+            found.append((term, needed))
+    return found
+
+
+def topology_needs(scenario):
+    """``[(key, provisions)]`` of the scenario's topology keys that need
+    some (the declaration on the Scenario's reader of the key)."""
+    found = []
+    for key, value in scenario.data.get('topology', {}).items():
+        reader = getattr(type(scenario), key.replace('-', '_'), None)
+        needed = tiers.needs_of(getattr(reader, 'fget', reader)) \
+            if value is not None else frozenset()
+        if needed:
+            found.append((key, needed))
+    return found
+
+
+def _rule_texts(scenario):
+    """``(key path, rule text)`` of every rule the scenario writes: its
+    ``rules``, then each step's (``rule``, ``rules``)."""
+    for host, texts in scenario.data.get('rules', {}).items():
+        for i, text in enumerate(texts):
+            yield ('rules', host, i), text
+    for i, step in enumerate(scenario.steps):
+        where = ('steps', i, step.kind)
+        if 'rule' in step.args:
+            yield where + ('rule',), step.args['rule']
+        written = step.args.get('rules') or ()
+        if isinstance(written, dict):           # recover: {host: [...]}
+            for host, texts in written.items():
+                for j, text in enumerate(texts):
+                    yield where + ('rules', host, j), text
+        else:
+            for j, text in enumerate(written):
+                yield where + ('rules', j), text
+
+
+def demands(scenario):
+    """Every Demand of ``scenario``, in file order: topology, rules,
+    steps, expectations (every variant's, then each variant's own)."""
+    found = [Demand(('topology', key), '', needed)
+             for key, needed in topology_needs(scenario)]
+    for where, text in _rule_texts(scenario):
+        found += [Demand(where, str(term), needed)
+                  for term, needed in rule_needs(text)]
+    for i, step in enumerate(scenario.steps):
+        needed = step_needs(step)
+        if needed:
+            found.append(Demand(('steps', i, step.kind), '', needed))
+    blocks = [(('expectations',), scenario.common_expectations())]
+    blocks += [(('variants', v, 'expectations'), scenario.own_expectations(v))
+               for v in scenario.variants]
+    for prefix, block in blocks:
+        for i, expectation in enumerate(block):
+            needed = expectation_needs(expectation)
+            if needed:
+                found.append(Demand(prefix + (i, expectation.kind), '',
+                                    needed))
+    return found
+
+
+def needed(scenario):
+    """Every provision the scenario needs."""
+    return frozenset().union(*(d.provisions for d in demands(scenario)))
+
+
+def describe(provisions):
+    """``a real hypervisor and block storage``."""
+    texts = sorted(p.text for p in provisions)
+    return ' and '.join(texts) if len(texts) < 3 else \
+        ', '.join(texts[:-1]) + ' and ' + texts[-1]
+
+
+def lacking(scenario, provides):
+    """``(Demand, provisions missing)`` of the first part of
+    ``scenario`` that needs what ``provides`` (a set of Provision) lacks,
+    or None."""
+    for demand in demands(scenario):
+        missing = demand.provisions - frozenset(provides)
+        if missing:
+            return demand, missing
+    return None
+
+
+def refusal(scenario, tier):
+    """Why ``scenario`` cannot run on ``tier`` (a tiers.Tier): ``(key
+    path, message)`` naming the first part that needs what the tier
+    lacks; None if it can."""
+    found = lacking(scenario, tier.provides)
+    if found is None:
+        return None
+    demand, missing = found
+    return list(demand.where), '%sneeds %s; backend %s lacks it' % (
+        demand.what + ' ' if demand.what else '', describe(missing),
+        tier.name)
+
+
+def advice(scenario):
+    """What the scenario's ``backends`` key should say: every tier that
+    provides all it needs."""
+    providers = tiers.providing(needed(scenario))
+    if not providers:
+        return 'no backend provides everything it needs'
+    return 'write "backends: [%s]"' % ', '.join(providers)
