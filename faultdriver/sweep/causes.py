@@ -55,8 +55,8 @@ class BrokenCase:
         return tuple(i.invariant for i in self.invariants if not i.known)
 
     def to_json(self):
-        return dict(dataclasses.asdict(self), step=report.step_label(
-            dataclasses.asdict(self)))
+        data = dataclasses.asdict(self)
+        return dict(data, step=report.step_label(data), where=where(data))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,9 +91,15 @@ def broken_cases(findings):
 
 
 def _unrecognised_key(case):
-    where = report.step_label(dict(case.__dict__, phase='*'))
-    return '%s (%s): %s' % (where, case.action,
-                            ', '.join(sorted(case.unrecognised)))
+    return '%s: %s' % (where(dict(case.__dict__, phase='*')),
+                       ', '.join(sorted(case.unrecognised)))
+
+
+def where(case):
+    """A case's step and action (JSON or record fields), in words."""
+    step = report.step_label(case)
+    return step if case['point'] is None else '%s (%s)' % (
+        step, case['action'])
 
 
 def group(findings):

@@ -68,11 +68,11 @@ def _causes(doc, base):
                         :300])) for i in case['invariants'])
             reproducer = case['invariants'][0]['reproducer']
             out.append(
-                '<tr><td class="%s">%s</td><td>%s (%s)</td><td><ul>%s</ul>'
+                '<tr><td class="%s">%s</td><td>%s</td><td><ul>%s</ul>'
                 '</td><td>%s</td><td>%s</td></tr>' % (
                     'good' if cause['known'] else 'bad',
                     escape(cause['label']) if not index else '',
-                    escape(case['step']), escape(case['action']), items,
+                    escape(case['where']), items,
                     escape(', '.join(sorted({i['confirmed'] for i in
                                              case['invariants']}))),
                     _link(reproducer, os.path.basename(reproducer or ''),

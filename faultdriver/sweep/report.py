@@ -86,7 +86,7 @@ def text(doc):
     for cause in causes_of(doc):
         for index, case in enumerate(cause['cases']):
             found.add_row([cause['label'] if not index else '',
-                           case['step'] + ' (%s)' % case['action'],
+                           case['where'],
                            invariants_text(case),
                            ', '.join(sorted({i['confirmed'] for i in
                                              case['invariants']})),

@@ -98,12 +98,12 @@ def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
         chosen = _chosen_cases(workflow, steps, actions, points, hosts,
                                shard, backend, progress)
 
-        clean = clean_outcome(folder)
+        clean_moves = clean_outcome(folder)
         clean_accounting = clean_outcome(folder, MOVE_END)
 
         def scenario_of(case):
             return cases_module.case_scenario(
-                workflow, case, backend, patches, nova_changes, clean,
+                workflow, case, backend, patches, nova_changes, clean_moves,
                 trace_recovery=depth == 2, clean_accounting=clean_accounting)
 
         results = execute.run_cases(chosen, scenario_of, folder, mode,

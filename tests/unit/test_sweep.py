@@ -783,7 +783,7 @@ def test_the_clean_runs_finding_has_a_reproducer_of_the_workflow(tmp_path):
     assert {'moves-again': {}} in wanted
     assert not any('migrations' in e for e in wanted)
     [cause] = causes.group(found)
-    assert cause.label == ('unrecognised: the clean run (no fault) (none): '
+    assert cause.label == ('unrecognised: the clean run (no fault): '
                            'accounting-matches-placement, migrations')
     assert [c.id for c in cause.cases] == ['clean run']
 
