@@ -70,7 +70,7 @@ def _causes(doc, base):
             out.append(
                 '<tr><td class="%s">%s</td><td>%s</td><td><ul>%s</ul>'
                 '</td><td>%s</td><td>%s</td></tr>' % (
-                    'good' if cause['known'] else 'bad',
+                    'known' if cause['known'] else 'bad',
                     escape(cause['label']) if not index else '',
                     escape(case['where']), items,
                     escape(', '.join(sorted({i['confirmed'] for i in
