@@ -31,7 +31,11 @@ def record(report, log):
     return {'verdict': report['verdict'], 'broken': broken,
             'details': [{'kind': e['kind'], 'actual': e['actual']}
                         for e in report['expectations'] if not e['met']],
-            'step_failed': report.get('step_failed'), 'log': log}
+            'step_failed': ': '.join(filter(None, (
+                report.get('step_failed'), next((
+                    e.get('detail') for e in report.get('timeline', ())
+                    if e.get('status') == 'failed'), None)))) or None,
+            'log': log}
 
 
 def reproducer(workflow, broken, patches=(), nova_changes=None):

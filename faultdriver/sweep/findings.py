@@ -71,7 +71,8 @@ def actual_of(result, invariant):
     """What ``invariant`` saw in a case (the failed step's error for
     ``step-failed``)."""
     if invariant == STEP_FAILED:
-        return result.get('step_failed')
+        return ': '.join(filter(None, (result.get('step_failed'),
+                                       result.get('step_error'))))
     return next((d['actual'] for d in result['details']
                  if d['kind'] == invariant), None)
 

@@ -279,3 +279,22 @@ def test_a_second_fault_and_the_clean_runs_breaks_are_not_recognised():
                                'live-migration')
     assert {f['known'] for f in found if f['first']} == {None}
     assert 'port-bindings' not in {f['invariant'] for f in found}
+
+
+def test_a_failed_step_is_recognised_by_its_error():
+    """``step-failed`` saw the failed step and its error (F17: recover's
+    confirm refused), as the sweep's results keep them."""
+    from faultdriver.sweep import cases
+    from faultdriver.sweep import execute
+    case = cases.Case('confirm_migration', 'src', 'before', 'crash')
+    result = execute.summarize(case, {
+        'verdict': 'step failed', 'step_failed': 'recover',
+        'expectations': [], 'timeline': [
+            {'kind': 'recover', 'status': 'failed', 'seconds': 1.0,
+             'detail': 'ClientError: Instance has not been resized. '
+                       '(HTTP 400)'}]}, 'x.yaml', 1.0)
+    assert result['broken'] == ['step-failed']
+    [finding] = findings.recognise(findings.group([result]), 'resize')
+    assert finding['actual'] == ('recover: ClientError: Instance has not '
+                                 'been resized. (HTTP 400)')
+    assert finding['known'] == 'F17'
