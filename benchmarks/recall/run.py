@@ -132,6 +132,20 @@ def verdict(doc):
     return bool(caught), caught, doc['ab'].get('flaky', [])
 
 
+def unreadable(doc):
+    """Why an A/B document cannot be read here (None where it can): a
+    side of a sweep format this benchmark does not read (it reads the
+    cases and the A/B's regressions, the same in versions 1 and 2)."""
+    from faultdriver.sweep import findings
+    versions = sorted({doc[side].get('format_version', 1)
+                       for side in ('a', 'b')} - set(findings.READS))
+    if versions:
+        return 'sweep format version %s; this benchmark reads %s' % (
+            ', '.join(map(str, versions)),
+            ', '.join(map(str, findings.READS)))
+    return None
+
+
 def run_shape(name, entry, results, mode, workers=None, lock=None,
               progress=None):
     """Run one shape's A/B sweep; its row of the summary."""
@@ -161,6 +175,9 @@ def run_shape(name, entry, results, mode, workers=None, lock=None,
                         os.path.join(folder, 'sweep.log')))
     with open(os.path.join(folder, 'ab.json'), 'w', encoding='utf-8') as out:
         json.dump(doc, out, indent=2)
+    wrong = unreadable(doc)
+    if wrong:
+        return dict(row, status='error', caught=[], flaky=[], error=wrong)
     found, caught, flaky = verdict(doc)
     failed = doc['ab'].get('internal_errors', [])
     status = 'found' if found else 'error' if failed else 'missed'

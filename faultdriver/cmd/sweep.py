@@ -179,7 +179,8 @@ class Sweep(command.Command):
             fixed = one(parsed_args.patches + parsed_args.ab,
                         parsed_args.nova_patch + parsed_args.ab_nova_patch,
                         later, tree_b)
-            doc = {'a': stock, 'b': fixed, 'ab': sweep.recheck_regressions(
+            doc = {'format_version': stock['format_version'],
+                   'a': stock, 'b': fixed, 'ab': sweep.recheck_regressions(
                 compare.compare(stock, fixed), stock, parsed_args.mode,
                 parsed_args.backend)}
         write_html(self.app, doc, parsed_args.html)

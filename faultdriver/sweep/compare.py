@@ -1,5 +1,6 @@
-"""A/B of two sweeps of the same cases: which findings a candidate fix
-removes, which it keeps, and which it adds (a fix must not add any);
+"""A/B of two sweeps of the same cases: which findings (and causes: a
+known finding of doc/findings.rst, or an unrecognised one) a candidate
+fix removes, which it keeps, and which it adds (a fix must not add any);
 which cases it breaks that held before (regressions, listed first); and
 which cases could not be compared because one side did not run to its
 checks (never counted as removed)."""
@@ -46,7 +47,33 @@ def compare(stock, fixed):
             'unchecked': listed(s for s in gone if not checked(before[s])),
             'kept': listed(set(before) & set(after)),
             'added': listed(set(after) - set(before)),
+            'causes': compare_causes(stock, fixed, failed),
             'internal_errors': failed}
+
+
+def compare_causes(stock, fixed, failed=()):
+    """``{'removed', 'unchecked', 'kept', 'added'}``: the causes (their
+    labels) A shows and B does not (those of which a case did not run to
+    its checks on B, or is no case of B's, are ``unchecked``: the clean
+    run's, which B does not run again), both show, B adds."""
+    if 'causes' not in stock and 'causes' not in fixed:
+        return None         # documents of format version 1
+    before = {c['key']: c for c in stock.get('causes', ())}
+    after = {c['key']: c for c in fixed.get('causes', ())}
+    ran = {c['id'] for c in fixed.get('cases', ())} - set(failed)
+
+    def checked(cause):
+        return all(case['id'] in ran for case in cause['cases'])
+
+    def labels(keys, side):
+        return [side[key]['label'] for key in sorted(keys)]
+    gone = set(before) - set(after)
+    return {'removed': labels({k for k in gone if checked(before[k])},
+                              before),
+            'unchecked': labels({k for k in gone
+                                 if not checked(before[k])}, before),
+            'kept': labels(set(before) & set(after), before),
+            'added': labels(set(after) - set(before), after)}
 
 
 def changes(stock, fixed):
@@ -71,6 +98,13 @@ def text(diff):
         if diff['unchecked'] else '',
         ', %d REGRESSIONS' % len(diff['regressions'])
         if diff['regressions'] else '')]
+    found = diff.get('causes')
+    if found:
+        lines.append('Causes: %s' % '; '.join(
+            '%d %s%s' % (len(found[kind]), kind, ' (%s)' % ', '.join(
+                found[kind]) if found[kind] else '')
+            for kind in ('removed', 'unchecked', 'kept', 'added')
+            if found[kind] or kind != 'unchecked'))
     for case in diff['regressions']:
         lines.append('  REGRESSION %s: ok without the change, broken with '
                      'it' % case)

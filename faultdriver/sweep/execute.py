@@ -108,6 +108,9 @@ def summarize(case, report, path, seconds):
                         for e in report.get('expectations', ())
                         if not e['met']],
             'step_failed': report.get('step_failed'),
+            # Why it failed (what step-failed saw, for the recognisers).
+            'step_error': next((e.get('detail') for e in report.get(
+                'timeline', ()) if e.get('status') == 'failed'), None),
             'recovery': [e['detail'] for e in report.get('timeline', ())
                          if e['kind'] == 'recover'],
             # The verdict's own word: a case that did not run to its

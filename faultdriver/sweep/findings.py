@@ -8,23 +8,39 @@ import os
 
 import yaml
 
-from faultdriver.scenario import model
 from faultdriver.scenario import specs
 from faultdriver.sweep import cases
 from faultdriver.sweep import execute
+from faultdriver.sweep import recognisers
 
 
-def findings_of(results, folder):
-    """The findings of a sweep's results: grouped, known ones named,
-    each with its reproducing scenario written to ``folder``."""
-    return write_reproducers(recognise(group(results)), folder)
+#: The version of the sweep document (``-f json``) and of what it keeps
+#: of each finding: 2 adds ``format_version``, ``causes``, ``summary``
+#: and ``clean_run``, and ``known`` names a finding of doc/findings.rst
+#: (``F5``), where 1 named a bundled scenario.
+FORMAT_VERSION = 2
+#: The versions of a sweep's results this one reads (``sweep merge``):
+#: 1 (no ``format_version`` in ``sweep.json``) keeps the same case
+#: results, only what is made of them differs.
+READS = (1, 2)
 
 
-def group(results):
+def findings_of(results, folder, operation=None, clean_broken=()):
+    """The findings of a sweep's results: grouped, known ones named (the
+    recognisers of the workflow's ``operation``), each with its
+    reproducing scenario written to ``folder``.  ``clean_broken``: what
+    the workflow's clean run broke already (its own finding, never a
+    case's)."""
+    return write_reproducers(recognise(group(results, clean_broken),
+                                       operation), folder)
+
+
+def group(results, clean_broken=()):
     """``[finding]``: one per (invariant, point, host, phase, action,
     first fault), with every case id that shows it; internal errors are
     not findings, nor a second fault's case breaking what its first
-    fault alone broke (``sweep --depth 2``: the second adds nothing)."""
+    fault alone broke (``sweep --depth 2``: the second adds nothing), nor
+    a case breaking what the clean run broke (the clean run's finding)."""
     found = {}
     by_id = {result['id']: result for result in results}
     for result in results:
@@ -32,7 +48,7 @@ def group(results):
             continue
         first = by_id.get(result.get('first')) or {'broken': ()}
         for invariant in result['broken']:
-            if invariant in first['broken']:
+            if invariant in first['broken'] or invariant in clean_broken:
                 continue
             key = (invariant, result['point'], result['host'],
                    result['phase'], result['action'], result.get('first'))
@@ -44,34 +60,43 @@ def group(results):
                 'case_scenario': result['scenario'],
                 'case_broken': list(result['broken']), 'scenario': None,
                 'known': None, 'confirmed': None,
-                'actual': next((d['actual'] for d in result['details']
-                                if d['kind'] == invariant), None)})
+                'actual': actual_of(result, invariant)})
             finding['cases'].append(result['id'])
     return sorted(found.values(), key=lambda f: (
         f['first'] or '', f['point'], f['host'], f['phase'], f['action'],
         f['invariant']))
 
 
-def known_signatures():
-    """``[(scenario name, invariant, evidence)]``: what the bundled
-    scenarios say they describe (their ``recognises``)."""
-    found = []
-    for name in model.bundled():
-        for sign in model.load(name).data.get('recognises', ()):
-            found.append((name, sign['invariant'], sign['evidence']))
-    return found
+def actual_of(result, invariant):
+    """What ``invariant`` saw in a case (the failed step's error for
+    ``step-failed``)."""
+    if invariant == STEP_FAILED:
+        return ': '.join(filter(None, (result.get('step_failed'),
+                                       result.get('step_error'))))
+    return next((d['actual'] for d in result['details']
+                 if d['kind'] == invariant), None)
 
 
-def recognise(findings, signatures=None):
-    """Name each finding a bundled scenario describes (``known``): same
-    invariant, and the scenario's evidence in what the invariant saw."""
-    signatures = known_signatures() if signatures is None else signatures
+STEP_FAILED = 'step-failed'
+
+
+def known_as(operation, finding):
+    """The finding of doc/findings.rst a broken invariant of a case is
+    (``'F5'``; ``'F5, F15'`` where two recognisers take it), or None.  A
+    second fault's (``first``) is never recognised: the recognisers
+    record first faults."""
+    if finding.get('first'):
+        return None
+    seen = recognisers.Seen(operation, finding['point'], finding['host'],
+                            finding['phase'], finding['action'],
+                            finding['invariant'], finding['actual'])
+    return ', '.join(recognisers.recognise(seen)) or None
+
+
+def recognise(findings, operation=None):
+    """Name each finding a recogniser takes (``known``)."""
     for finding in findings:
-        seen = str(finding['actual'])
-        finding['known'] = next((name for name, invariant, evidence in
-                                 signatures
-                                 if invariant == finding['invariant'] and
-                                 evidence in seen), None)
+        finding['known'] = known_as(operation, finding)
     return findings
 
 
@@ -133,7 +158,10 @@ def confirm(findings, backend, mode, folder, progress=None):
     same hit on processes as in the embedded Nova."""
     replays = {}
     for finding in findings:
-        if not finding['scenario'] or finding['invariant'] == 'step-failed':
+        if not finding['scenario'] or finding['invariant'] == 'step-failed' \
+                or finding['point'] is None:
+            # A failed step replays nothing to compare; the clean run's
+            # finding has no fault to see fire.
             continue
         if finding['case_scenario'] not in replays:
             log = os.path.join(folder, 'confirm-%s.log' % os.path.basename(

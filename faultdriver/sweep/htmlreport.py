@@ -1,7 +1,8 @@
 """A sweep as one self-contained HTML page: the matrix (one row per
 traced step and host, one column per action; each cell ok or the
-invariants it broke, linking to the case's reproducing scenario), the
-findings with their reproducers, and the A/B diff when there is one.
+invariants it broke and its causes, linking to the case's reproducing
+scenario), the broken cases by cause with their reproducers, and the A/B
+diff when there is one (its A and B headed by the Nova each ran).
 Inline CSS only, every text escaped (the scenario report's style)."""
 
 from html import escape
@@ -29,6 +30,7 @@ def _matrix(doc, base):
         rows.setdefault(key, {})[case['action']] = case
     out = ['<table><tr><th>Step</th><th>Host</th>%s</tr>' % ''.join(
         '<th>%s</th>' % escape(a) for a in actions)]
+    named = report.labels(doc)
     for key in sorted(rows):
         first, point, phase, host = key
         cells = []
@@ -40,7 +42,8 @@ def _matrix(doc, base):
                 said = report.outcome(case)
                 cells.append('<td class="%s">%s</td>' % (
                     'good' if said == 'ok' else 'bad',
-                    _link(case['scenario'], said, base)))
+                    _link(case['scenario'], report.cell(
+                        case, named.get(case['id'])), base)))
         out.append('<tr><td>%s%s.%s</td><td>%s</td>%s</tr>' % (
             escape(first + ' then ' if first else ''), escape(point),
             escape(phase), escape(host), ''.join(cells)))
@@ -48,36 +51,51 @@ def _matrix(doc, base):
     return '\n'.join(out)
 
 
-def _findings(doc, base):
-    out = ['<table><tr><th>Invariant</th><th>Step</th><th>Action</th>'
-           '<th>Cases</th><th>Confirmed</th><th>Actual</th>'
-           '<th>Reproducer</th></tr>']
-    for f in doc['findings']:
-        out.append('<tr><td>%s</td><td>%s</td><td>%s</td><td>%d</td>'
-                   '<td>%s</td><td>%s</td><td>%s</td></tr>' % (
-                       escape(f['invariant']), escape(report.step_label(f)),
-                       escape(f['action']), len(f['cases']),
-                       escape(report.confirmation(f)),
-                       escape(str(f.get('actual'))[:300]),
-                       _link(f['scenario'], os.path.basename(
-                           f['scenario'] or ''), base)))
+def _causes(doc, base):
+    """The broken cases by cause, the unrecognised first; under each
+    case the invariants it broke, each with its finding and what it saw.
+    """
+    actual = {(case, f['invariant']): f.get('actual')
+              for f in doc['findings'] for case in f['cases']}
+    out = ['<table><tr><th>Cause</th><th>Case</th><th>Broken invariants'
+           '</th><th>Confirmed</th><th>Reproducer</th></tr>']
+    for cause in report.causes_of(doc):
+        for index, case in enumerate(cause['cases']):
+            items = ''.join(
+                '<li>%s (%s): %s</li>' % (
+                    escape(i['invariant']), escape(i['known'] or 'new'),
+                    escape(str(actual.get((case['id'], i['invariant'])))[
+                        :300])) for i in case['invariants'])
+            reproducer = case['invariants'][0]['reproducer']
+            out.append(
+                '<tr><td class="%s">%s</td><td>%s</td><td><ul>%s</ul>'
+                '</td><td>%s</td><td>%s</td></tr>' % (
+                    'known' if cause['known'] else 'bad',
+                    escape(cause['label']) if not index else '',
+                    escape(case['where']), items,
+                    escape(', '.join(sorted({i['confirmed'] for i in
+                                             case['invariants']}))),
+                    _link(reproducer, os.path.basename(reproducer or ''),
+                          base)))
     out.append('</table>')
     return '\n'.join(out)
 
 
-def _one(doc, base):
-    return ('<section><h2>%s on %s (%s mode)%s</h2><p class="meta">shard '
-            '%s: %d cases, %d findings, %.0f s; results in %s</p>'
-            '<h3>Matrix</h3>%s<h3>Findings</h3>%s</section>' % (
-                escape(doc['workflow']), escape(doc['backend']),
-                escape(doc['mode']), escape(', fixes: ' + ', '.join(
-                    doc['patches']) if doc['patches'] else ''),
+def _one(doc, base, side=''):
+    """One sweep's section; ``side`` (``A``, ``B``) heads it in an A/B."""
+    return ('<section><h2>%s%s</h2><p class="meta">shard %s: %d cases, '
+            '%s, %.0f s; results in %s</p>%s'
+            '<h3>Matrix</h3>%s<h3>Broken cases by cause</h3>%s</section>' % (
+                escape(side + ': ' if side else ''),
+                escape(report.heading(doc)),
                 escape(doc['shard']), len(doc['cases']),
-                len(doc['findings']), doc['wall_seconds'],
+                escape(doc.get('summary', '')), doc['wall_seconds'],
                 escape(doc['results']) + escape(
                     '; ' + report.recovery_line(doc).strip()
-                    if doc.get('recovery') else ''), _matrix(doc, base),
-                _findings(doc, base)))
+                    if doc.get('recovery') else ''),
+                '<p>%s</p>' % escape(report.clean_line(doc))
+                if doc.get('clean_run') else '', _matrix(doc, base),
+                _causes(doc, base)))
 
 
 def render(doc, base=None):
@@ -87,7 +105,9 @@ def render(doc, base=None):
         diff = doc['ab']
         rows = ''.join('<tr><td>%s</td><td>%s</td><td>%s</td>'
                        '<td>%s</td></tr>' % (
-                           kind, escape(f['invariant']),
+                           kind, escape(f['invariant'] + (
+                               ' (%s)' % f['known'] if f.get('known')
+                               else '')),
                            escape(report.step_label(f)),
                            escape(f['action']))
                        for kind in ('removed', 'unchecked', 'kept',
@@ -97,13 +117,20 @@ def render(doc, base=None):
             '<li class="bad">REGRESSION %s: ok without the change, broken '
             'with it</li>' % escape(case)
             for case in diff.get('regressions', ()))
-        parts.append('<section><h2>A/B with %s</h2>%s<table><tr><th>'
+        found = diff.get('causes')
+        causes = '<h3>Causes</h3><ul>%s</ul>' % ''.join(
+            '<li>%s: %s</li>' % (kind, escape(', '.join(found[kind]) or
+                                              'none'))
+            for kind in ('removed', 'unchecked', 'kept', 'added')
+            if found[kind] or kind != 'unchecked') if found else ''
+        parts.append('<section><h2>A/B with %s</h2>%s%s<h3>Findings</h3>'
+                     '<table><tr><th>'
                      'Finding</th><th>Invariant</th><th>Step</th><th>'
                      'Action</th></tr>%s</table></section>' % (
                          escape(', '.join(diff['patches'])),
                          '<ul>%s</ul>' % regressions if regressions else '',
-                         rows))
-        parts += [_one(doc['a'], base), _one(doc['b'], base)]
+                         causes, rows))
+        parts += [_one(doc['a'], base, 'A'), _one(doc['b'], base, 'B')]
         title = doc['a']['workflow']
     else:
         parts.append(_one(doc, base))

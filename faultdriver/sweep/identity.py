@@ -24,7 +24,9 @@ def of(workflow, actions, points, hosts, patches, backend, mode,
     """The identity of a sweep (a dict, JSON as written)."""
     with open(workflow.path, 'rb') as stream:
         digest = hashlib.sha256(stream.read()).hexdigest()
-    return {'workflow': workflow.name, 'workflow_sha256': digest,
+    from faultdriver.sweep import findings
+    return {'format_version': findings.FORMAT_VERSION,
+            'workflow': workflow.name, 'workflow_sha256': digest,
             'backend': backend, 'mode': mode, 'actions': sorted(actions),
             'patches': list(patches), 'nova': nova or 'stock',
             'points': sorted(points or ()) or None,

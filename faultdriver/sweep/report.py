@@ -27,38 +27,96 @@ def outcome(result):
     return ', '.join(result['broken']) or result['verdict']
 
 
+def causes_of(doc):
+    """The document's causes (JSON); a document of format version 1 has
+    none: made from its findings, as a sweep of today makes them."""
+    if 'causes' in doc:
+        return doc['causes']
+    from faultdriver.sweep import causes     # it reads this module
+    return [cause.to_json() for cause in causes.group(doc['findings'])]
+
+
+def labels(doc):
+    """``{case id: 'F5, F15' or 'unrecognised' or 'F5, unrecognised'}``
+    of a sweep document's broken cases."""
+    found = {}
+    for cause in causes_of(doc):
+        for case in cause['cases']:
+            found.setdefault(case['id'], []).append(
+                cause['known'] or 'unrecognised')
+    return {case: ', '.join(dict.fromkeys(names))
+            for case, names in found.items()}
+
+
+def cell(case, label):
+    """A matrix cell: the case's outcome, with its causes where broken."""
+    said = outcome(case)
+    return '%s [%s]' % (said, label) if label and said != 'ok' else said
+
+
+def invariants_text(case):
+    """A broken case's invariants, each with the finding it is."""
+    return ', '.join('%s (%s)' % (i['invariant'], i['known'] or 'new')
+                     for i in case['invariants'])
+
+
+def heading(doc):
+    """What ran: the workflow, where, and on which Nova."""
+    return '%s on %s (%s mode%s; Nova under test: %s)' % (
+        doc['workflow'], doc['backend'], doc['mode'],
+        ', tracker fixes: ' + ', '.join(doc['patches'])
+        if doc['patches'] else '', novaundertest.describe(doc.get('nova')))
+
+
 def text(doc):
     actions = sorted({case['action'] for case in doc['cases']})
+    named = labels(doc)
     rows = {}
     for case in doc['cases']:
         key = step_label(case)
-        cell = outcome(case)
-        rows.setdefault(key, {})[case['action']] = cell
+        rows.setdefault(key, {})[case['action']] = cell(
+            case, named.get(case['id']))
     matrix = prettytable.PrettyTable(['Step'] + actions)
     matrix.align = 'l'
     for key in sorted(rows):
         matrix.add_row([key] + [rows[key].get(a, '-') for a in actions])
-    found = prettytable.PrettyTable(['Invariant', 'Step', 'Action',
-                                     'Cases', 'Confirmed', 'Reproducer'])
+    found = prettytable.PrettyTable(['Cause', 'Case', 'Broken invariants',
+                                     'Confirmed', 'Reproducer'])
     found.align = 'l'
-    for f in doc['findings']:
-        found.add_row([f['invariant'], step_label(f), f['action'],
-                       len(f['cases']), confirmation(f), f['scenario']])
-    return ('Sweep of %s on %s (%s mode%s; Nova under test: %s), shard %s: '
-            '%d cases, %d findings, %.0fs; results in %s\n%s\n%s%s\n\n'
-            'Findings\n%s\n' % (
-                doc['workflow'], doc['backend'], doc['mode'],
-                ', fixes: ' + ', '.join(doc['patches'])
-                if doc['patches'] else '',
-                novaundertest.describe(doc.get('nova')), doc['shard'],
-                len(doc['cases']),
-                len(doc['findings']), doc['wall_seconds'], doc['results'],
+    for cause in causes_of(doc):
+        for index, case in enumerate(cause['cases']):
+            found.add_row([cause['label'] if not index else '',
+                           case['where'],
+                           invariants_text(case),
+                           ', '.join(sorted({i['confirmed'] for i in
+                                             case['invariants']})),
+                           case['invariants'][0]['reproducer']])
+    return ('Sweep of %s, shard %s: %d cases, %s, %.0fs; results in %s\n'
+            '%s%s%s%s\n\nBroken cases by cause (unrecognised first)\n%s\n' % (
+                heading(doc), doc['shard'], len(doc['cases']),
+                doc.get('summary', '%d findings' % len(doc['findings'])),
+                doc['wall_seconds'], doc['results'], clean_line(doc),
                 recovery_line(doc), internal_errors(doc), matrix, found))
+
+
+def clean_line(doc):
+    """The clean run's finding, in a line (else nothing)."""
+    run = doc.get('clean_run')
+    if not run:
+        return ''
+    if run.get('shared'):
+        return ('The clean run (of %s, whose cases these are) broke %s; '
+                'these cases are judged against it\n' % (
+                    run['shared'], ', '.join(run['broken'])))
+    return ('The clean run (no fault) broke %s: the workflow\'s own '
+            'finding, under its cause below\n' % ', '.join(run['broken']))
 
 
 def step_label(case):
     """A case's or a finding's step, after its first fault's case id
-    where it is a second fault."""
+    where it is a second fault; the clean run's has none."""
+    if case.get('point') is None:
+        return 'the clean run (no fault)'
     step = '%s.%s@%s' % (case['point'], case['phase'], case['host'])
     return '%s then %s' % (case['first'], step) if case.get('first') \
         else step

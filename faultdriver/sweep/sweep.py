@@ -16,6 +16,8 @@ from faultdriver import rules
 from faultdriver.scenario import expect
 from faultdriver.scenario import model
 from faultdriver.sweep import cases as cases_module
+from faultdriver.sweep import causes
+from faultdriver.sweep import clean
 from faultdriver.sweep import execute
 from faultdriver.sweep import findings as findings_module
 from faultdriver.sweep import identity
@@ -96,12 +98,12 @@ def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
         chosen = _chosen_cases(workflow, steps, actions, points, hosts,
                                shard, backend, progress)
 
-        clean = clean_outcome(folder)
+        clean_moves = clean_outcome(folder)
         clean_accounting = clean_outcome(folder, MOVE_END)
 
         def scenario_of(case):
             return cases_module.case_scenario(
-                workflow, case, backend, patches, nova_changes, clean,
+                workflow, case, backend, patches, nova_changes, clean_moves,
                 trace_recovery=depth == 2, clean_accounting=clean_accounting)
 
         results = execute.run_cases(chosen, scenario_of, folder, mode,
@@ -126,17 +128,32 @@ def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
     finally:
         if pool:
             pool.close()
+    clean_run = clean_outcome(folder, CLEAN)
+    baseline = clean_run['broken'] if clean_run else ()
     findings = findings_module.findings_of(
-        results, os.path.join(folder, 'findings'))
+        results, os.path.join(folder, 'findings'),
+        workflow.data.get('operation'), baseline)
+    if clean_run and not clean_run.get('shared'):
+        findings = clean.findings(
+            workflow, clean_run, os.path.join(folder, 'findings'),
+            patches, nova_changes) + findings
     if confirm:
         findings_module.confirm(findings, confirm, mode, os.path.join(
             folder, 'findings'), progress)
-    doc = {'workflow': workflow.name, 'backend': backend, 'mode': mode,
+    found = causes.group(findings)
+    doc = {'format_version': findings_module.FORMAT_VERSION,
+           'workflow': workflow.name, 'backend': backend, 'mode': mode,
+           'operation': workflow.data.get('operation'),
            'patches': list(patches), 'nova': nova.record,
            'shard': '%d/%d' % shard,
            'results': folder,
            'trace': [step.to_json() for step in steps],
            'cases': results, 'findings': findings,
+           'causes': [cause.to_json() for cause in found],
+           'summary': causes.summary(found),
+           # What the clean run broke (its finding is in ``findings``);
+           # ``shared``: an A/B's B judged against A's clean run.
+           'clean_run': clean_run,
            'internal_errors': [c['id'] for c in results
                                if c['internal_error']],
            'depth': depth, 'recovery': pruning,
@@ -183,6 +200,14 @@ def share_trace(folder, other):
         if os.path.exists(os.path.join(folder, 'trace', name)):
             shutil.copyfile(os.path.join(folder, 'trace', name),
                             os.path.join(other, 'trace', name))
+    # B runs no clean run of its own: its cases are judged against A's
+    # (the same cases, the same baseline); its report does not repeat
+    # A's clean-run finding, which the A/B lists as not checked.
+    broken = clean_outcome(folder, CLEAN)
+    if broken:
+        with open(os.path.join(other, 'trace', CLEAN), 'w',
+                  encoding='utf-8') as out:
+            json.dump(dict(broken, shared=folder), out)
 
 
 def recheck_regressions(diff, stock, mode, backend, progress=None):
@@ -213,6 +238,9 @@ def recheck_regressions(diff, stock, mode, backend, progress=None):
 STEPS = 'steps.json'
 OUTCOME = 'outcome.json'
 MOVE_END = 'move-end.json'
+#: What the clean run broke, where it broke something
+#: (:func:`faultdriver.sweep.clean.record`): the workflow's own finding.
+CLEAN = 'clean.json'
 
 
 def clean_outcome(folder, name=OUTCOME):
@@ -254,12 +282,17 @@ def traced_steps(workflow, folder, mode, backend, pool=None, warm=1,
         # The trace is the user's workflow as written: bad input.
         raise exception.ScenarioError('workflow %s: %s' % (
             workflow.name, report['scenario_error']))
-    if report.get('verdict') not in ('ok',):
+    if report.get('verdict') not in clean.CHECKED:
         raise RuntimeError(
-            'the clean run of workflow %s did not keep its invariants '
+            'the clean run of workflow %s did not run to its checks '
             '(verdict %s); see %s' % (workflow.name, report.get('verdict'),
                                       os.path.join(folder, 'trace',
                                                    'run.log')))
+    if report['verdict'] != 'ok':
+        # A bug with no fault: the workflow's own finding.
+        with open(os.path.join(folder, 'trace', CLEAN), 'w',
+                  encoding='utf-8') as out:
+            json.dump(clean.record(report, log), out)
     steps = trace.steps_hit(report, workflow.data.get('operation'))
     with open(os.path.join(folder, 'trace', OUTCOME), 'w',
               encoding='utf-8') as out:

@@ -6,7 +6,8 @@ of the step, and reports what breaks an invariant with a reproducer that
 ``scenario run`` replays.  What they find are Nova bugs: F4
 (``live_migration`` raising MigrationError on the source before the
 transfer leaves the move's PCPU allocation on dest) and the seed, F1,
-recognised by name and removed by its candidate fix (``--ab``).
+recognised by its finding number and removed by its candidate fix
+(``--ab``).
 """
 
 import json
@@ -77,7 +78,7 @@ def test_reduced_sweep_finds_the_seed_and_the_fix_removes_it(tmp_path):
                         '--ab', 'stale_migration_context')
     stock = {(f['invariant'], f['phase']): f for f in doc['a']['findings']}
     seed = stock[('periodics-clean', 'before')]
-    assert seed['known'] == 'stale-error-migration-context'
+    assert seed['known'] == 'F1'
     assert seed['actual'][0] == 'dest: 1 periodic error(s) (CPUPinningInvalid)'
     assert doc['b']['patches'] == ['stale_migration_context']
     assert [c['id'] for c in doc['b']['cases']] == \
@@ -85,7 +86,7 @@ def test_reduced_sweep_finds_the_seed_and_the_fix_removes_it(tmp_path):
     assert doc['b']['findings'] == []
     assert {(f['invariant'], f['phase'], f['known'])
             for f in doc['ab']['removed']} >= {
-        ('periodics-clean', 'before', 'stale-error-migration-context')}
+        ('periodics-clean', 'before', 'F1')}
     assert doc['ab']['added'] == []
 
     replay = faultdriver('scenario', 'run', seed['scenario'], '-f', 'json')
@@ -133,8 +134,7 @@ def test_ab_nova_tree_sweep_removes_the_seed_finding(tmp_path):
         [c['id'] for c in doc['a']['cases']]
     removed = {(f['invariant'], f['phase'], f['known'])
                for f in doc['ab']['removed']}
-    assert ('periodics-clean', 'before',
-            'stale-error-migration-context') in removed
+    assert ('periodics-clean', 'before', 'F1') in removed
     assert doc['ab']['added'] == [] and doc['ab']['regressions'] == []
     assert doc['ab']['patches'] == ['Nova tree %s' % source]
     # Each case's reproducer names the tree: it replays on that Nova.
@@ -262,3 +262,37 @@ def test_a_host_that_dies_again_during_recovery_is_restarted_again():
     [recover] = [e['detail'] for e in result['variants']['case']['timeline']
                  if e['kind'] == 'recover']
     assert recover.startswith('restarted dest; restarted dest'), recover
+
+
+LEAK_ON_EVERY_MOVE = os.path.join(
+    os.path.dirname(__file__), '..', '..', 'benchmarks', 'recall', 'shapes',
+    'bug-1712045-live-migration-keeps-source-allocation.diff')
+
+
+def test_a_clean_run_that_breaks_an_invariant_is_the_workflows_finding(
+        tmp_path):
+    """A Nova change that breaks the ordinary path (every completed live
+    migration leaves its source allocation: bug 1712045's shape): the
+    sweep reports the clean run's breaks once, as the workflow's own
+    finding with a reproducer that replays it, exits 0 as for any
+    finding, and no case repeats them."""
+    doc = reduced_sweep(tmp_path, 'pre_live_migration', 'dest', 'raise',
+                        '--workers', '1', '--nova-patch',
+                        os.path.abspath(LEAK_ON_EVERY_MOVE))
+    assert 'accounting-matches-placement' in doc['clean_run']['broken']
+    clean = [f for f in doc['findings'] if f['cases'] == ['clean run']]
+    assert {f['invariant'] for f in clean} == set(doc['clean_run']['broken'])
+    assert all(f['point'] is None for f in clean)
+    cases = [f for f in doc['findings'] if f['cases'] != ['clean run']]
+    assert not {f['invariant'] for f in cases} & set(
+        doc['clean_run']['broken']), cases
+    [cause] = [c for c in doc['causes']
+               if c['cases'][0]['id'] == 'clean run']
+    assert cause['known'] is None and doc['summary'].startswith(
+        '%d broken case' % len({c['id'] for cause in doc['causes']
+                                for c in cause['cases']}))
+    [reproducer] = {f['scenario'] for f in clean}
+    replay = faultdriver('scenario', 'run', reproducer, '-f', 'json')
+    assert replay.returncode == 0, replay.stderr[-3000:]
+    assert json.loads(replay.stdout)['verdicts'] == {
+        'stock': 'bug reproduced'}

@@ -23,7 +23,7 @@ def test_the_seed_found_by_a_sweep_is_confirmed_on_processes(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     doc = json.loads(done.stdout)
     seeds = [f for f in doc['findings']
-             if f['known'] == 'stale-error-migration-context']
+             if f['known'] == 'F1']
     assert {f['phase'] for f in seeds} == {'before', 'after'}
     for finding in seeds:
         assert finding['invariant'] == 'periodics-clean'

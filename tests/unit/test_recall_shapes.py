@@ -125,3 +125,10 @@ def test_found_is_per_case_regressions_not_flaky():
         True, [{'case': 'x', 'broken': ['migrations-terminal']}], ['y'])
     doc['ab'] = {'regressions': [], 'flaky': ['y']}
     assert RUN.verdict(doc) == (False, [], ['y'])
+
+
+def test_a_sweep_document_of_another_format_is_named_not_read():
+    assert RUN.unreadable({'a': {}, 'b': {'format_version': 2}}) is None
+    assert RUN.unreadable({'a': {'format_version': 2},
+                           'b': {'format_version': 7}}) == (
+        'sweep format version 7; this benchmark reads 1, 2')

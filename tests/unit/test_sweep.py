@@ -126,28 +126,25 @@ def test_periodics_clean_fails_on_a_periodic_failed_after_recovery():
     assert shown['met']
 
 
-def test_known_findings_are_named_by_the_bundled_scenario():
-    signatures = findings.known_signatures()
-    assert ('stale-error-migration-context', 'periodics-clean',
-            "migration in status 'error'") in signatures
-    stale = {'invariant': 'periodics-clean', 'actual': [
+def test_known_findings_are_named_by_their_finding_number():
+    """``known`` names the finding of doc/findings.rst (the recognisers,
+    tests/unit/test_sweep_recognisers.py), where the step, the action,
+    the move, the invariant and what it saw are that finding's."""
+    def finding(invariant, actual, point='pre_live_migration',
+                host='dest', action='crash'):
+        return {'invariant': invariant, 'actual': actual, 'point': point,
+                'host': host, 'phase': 'before', 'action': action,
+                'first': None}
+    stale = finding('periodics-clean', [
         'dest: 1 periodic error(s) (CPUPinningInvalid)',
         "the tracker applied the migration context of a migration in "
-        "status 'error'"]}
-    other = {'invariant': 'periodics-clean', 'actual': [
-        'dest: 1 periodic error(s) (KeyError)']}
-    leak = {'invariant': 'accounting-matches-placement',
-            'actual': {'dest': '2 pinned / 4 PCPU'}}
-    claim = {'invariant': 'migrations-terminal',
-             'actual': ['s1#1 pre-migrating']}
-    finish = {'invariant': 'migrations-terminal',
-              'actual': ['s1#1 post-migrating']}
-    live = {'invariant': 'migrations-terminal', 'actual': ['s1#1 running']}
-    found = [stale, other, leak, claim, finish, live]
-    findings.recognise(found, signatures)
-    assert [f['known'] for f in found] == [
-        'stale-error-migration-context', None, None,
-        'dest-crash-in-resize-claim', 'dest-crash-in-finish-resize', None]
+        "status 'error'"])
+    other = finding('periodics-clean', [
+        'dest: 1 periodic error(s) (KeyError)'])
+    elsewhere = dict(stale, host='src')
+    found = findings.recognise([stale, other, elsewhere], 'live-migration')
+    assert [f['known'] for f in found] == ['F1', None, None]
+    assert findings.recognise([dict(stale)], 'resize')[0]['known'] is None
 
 
 REPORT = {
@@ -700,3 +697,105 @@ def test_the_move_end_accounting_waits_out_a_call_still_under_way(
     lasting = _accounting_at_rest([4])['src']
     assert not lasting['matches']
     assert (len(lasting['pinned_cpus']), lasting['placement_pcpu']) == (2, 4)
+
+
+def _cause(key, *case_ids):
+    return {'known': key if key.startswith('F') else None, 'label': key,
+            'key': key, 'cases': [{'id': c} for c in case_ids]}
+
+
+def test_ab_names_the_causes_removed_kept_and_added():
+    """``--ab`` by cause: a known finding by its number, the clean run's
+    cause (no case B ran) not checked."""
+    from faultdriver.sweep import compare
+
+    def case(id_, *broken):
+        return {'id': id_, 'broken': list(broken), 'internal_error': False}
+    stock = {'patches': [], 'findings': [], 'cases': [
+        case('a', 'x'), case('b', 'y')], 'causes': [
+        _cause('F1', 'a'), _cause('F5', 'b'),
+        _cause('the clean run', 'clean run')]}
+    fixed = {'patches': ['fix'], 'findings': [], 'cases': [
+        case('a', 'x'), case('b'), case('c', 'z')], 'causes': [
+        _cause('F1', 'a'), _cause('new at c', 'c')]}
+    diff = compare.compare(stock, fixed)
+    assert diff['causes'] == {'removed': ['F5'],
+                              'unchecked': ['the clean run'],
+                              'kept': ['F1'], 'added': ['new at c']}
+    assert compare.text(diff).splitlines()[1] == (
+        'Causes: 1 removed (F5); 1 unchecked (the clean run); 1 kept (F1); '
+        '1 added (new at c)')
+
+
+def _sweep_doc(tmp_path, nova):
+    return {'workflow': 'live-migration', 'backend': 'embedded',
+            'mode': 'threading', 'patches': [], 'shard': '1/1',
+            'nova': nova, 'results': str(tmp_path), 'wall_seconds': 1.0,
+            'cases': [], 'findings': [], 'causes': [],
+            'summary': '0 broken cases: 0 known, 0 unrecognised'}
+
+
+def test_ab_html_heads_a_and_b_with_the_nova_each_ran(tmp_path):
+    from faultdriver.sweep import htmlreport
+    stock = {'base': 'nova 34.0.0', 'tree': None, 'patches': []}
+    patched = dict(stock, patches=[{'file': 'F5.patch',
+                                    'sha256': 'ab' * 32}])
+    doc = {'a': _sweep_doc(tmp_path, stock),
+           'b': dict(_sweep_doc(tmp_path, patched), patches=['fix_x']),
+           'ab': {'patches': ['F5.patch (Nova)'], 'removed': [],
+                  'kept': [], 'added': [], 'unchecked': [],
+                  'regressions': [], 'causes': None}}
+    page = htmlreport.render(doc, str(tmp_path))
+    assert '<h2>A: live-migration on embedded (threading mode; Nova under ' \
+        'test: nova 34.0.0 (stock))</h2>' in page
+    assert '<h2>B: live-migration on embedded (threading mode, tracker ' \
+        'fixes: fix_x; Nova under test: nova 34.0.0 + F5.patch (sha256 ' \
+        'abababababab))</h2>' in page
+
+
+def test_the_clean_runs_finding_has_a_reproducer_of_the_workflow(tmp_path):
+    """A clean run that broke invariants: one finding per expectation,
+    one case (``clean run``), one reproducer: the workflow on the Nova
+    under test, ``expect: bug``, the broken invariants expected broken;
+    a broken workflow expectation that is no invariant left out."""
+    from faultdriver.sweep import causes
+    from faultdriver.sweep import clean
+    workflow = model.load('live-migration')
+    report = {'verdict': 'expectations not met', 'expectations': [
+        {'kind': 'migrations', 'met': False, 'actual': ['error']},
+        {'kind': 'accounting-matches-placement', 'met': False,
+         'actual': {'src': '0 pinned / 2 PCPU'}},
+        {'kind': 'moves-again', 'met': True, 'actual': 'all moved'}]}
+    run = clean.record(report, 'run.log')
+    assert run['broken'] == ['migrations', 'accounting-matches-placement']
+    found = clean.findings(workflow, run, str(tmp_path),
+                           ['stale_migration_context'],
+                           {'nova-patches': ['/abs/change.diff']})
+    assert [f['invariant'] for f in found] == run['broken']
+    [path] = {f['scenario'] for f in found}
+    replay = model.load(path)
+    assert replay.variants['stock']['expect'] == 'bug'
+    assert replay.variants['stock']['nova-patches'] == ['/abs/change.diff']
+    assert replay.variants['stock']['patches'] == [
+        'stale_migration_context']
+    wanted = [e.to_json() for e in replay.expectations('stock')]
+    assert {'accounting-matches-placement': {'broken': True}} in wanted
+    assert {'moves-again': {}} in wanted
+    assert not any('migrations' in e for e in wanted)
+    [cause] = causes.group(found)
+    assert cause.label == ('unrecognised: the clean run (no fault): '
+                           'accounting-matches-placement, migrations')
+    assert [c.id for c in cause.cases] == ['clean run']
+
+
+def test_merge_refuses_a_sweep_of_a_newer_format(tmp_path):
+    from faultdriver import exception
+    from faultdriver.sweep import merge
+    meta = {'workflow': 'live-migration', 'backend': 'embedded',
+            'mode': 'threading', 'patches': [], 'trace': [], 'shard': '1/1',
+            'format_version': 99}
+    folder = _shard_dir(tmp_path / 'a', meta, [])
+    with pytest.raises(exception.ScenarioError,
+                       match=r'sweep.json: written by another faultdriver '
+                       r'\(sweep format version 99; this one reads 1, 2\)'):
+        merge.merge([folder])
