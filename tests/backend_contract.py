@@ -11,8 +11,8 @@ import pytest
 
 def check(nova, src, dest):
     """Every assertion names the member it holds to the contract."""
-    from faultdriver.scenario import backend
-    backend.check(nova)
+    from faultdriver.scenario import conformance
+    conformance.check(nova)
 
     # boot / server_fields / move_state / migrations
     server = nova.boot(src)

@@ -287,26 +287,18 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
                 'bdm'] = bdm['attachment_id']
         return found
 
-    def attach_volume(self, server, timeout=backend.WAIT_TIMEOUT):
+    def request_volume_attach(self, server):
         """A new volume (Nova's CinderFixture fakes any id it is asked
         for), attached through the API."""
         volume_id = uuidutils.generate_uuid()
         self.api.post_server_volume(server['id'], {
             'volumeAttachment': {'volumeId': volume_id}})
-        self.wait(lambda: volume_id in self._attached_ids(server),
-                  'volume %s attached to server %s' % (volume_id,
-                                                       server['id']),
-                  timeout)
         return volume_id
 
-    def detach_volume(self, server, volume_id, timeout=backend.WAIT_TIMEOUT):
+    def request_volume_detach(self, server, volume_id):
         self.api.delete_server_volume(server['id'], volume_id)
-        self.wait(lambda: volume_id not in self._attached_ids(server),
-                  'volume %s detached from server %s' % (volume_id,
-                                                         server['id']),
-                  timeout)
 
-    def _attached_ids(self, server):
+    def mapped_volumes(self, server):
         return {bdm['volumeId']
                 for bdm in self._api_volume_attachments(server)}
 

@@ -53,6 +53,7 @@ from faultdriver.harness import shutdown as shutdown_module
 from faultdriver import novacompat
 from faultdriver.novacompat import patchfixtures
 from faultdriver import points
+from faultdriver.scenario import backend
 from faultdriver.scenario import tiers
 from faultdriver import waiting
 
@@ -226,7 +227,7 @@ class FaultInjection(fixtures.Fixture):
                                'control sockets')
         return control_client.Client(self.control_socket(host))
 
-    def wait_for_hit(self, host, point, count=1, timeout=30.0,
+    def wait_for_hit(self, host, point, count=1, timeout=backend.WAIT_TIMEOUT,
                      phase='before'):
         """Block until ``point`` was hit ``count`` times on ``host``."""
         return self.engine(host).wait_for_hit(point, count, timeout, phase)
@@ -253,7 +254,8 @@ class FaultInjection(fixtures.Fixture):
                    for entry in driver.engine.journal.entries()]
         return sorted(entries, key=lambda e: e.get('time', 0))
 
-    def wait_for_journal(self, host, predicate, count=1, timeout=30.0):
+    def wait_for_journal(self, host, predicate, count=1,
+                         timeout=backend.WAIT_TIMEOUT):
         """Block until ``count`` journal entries of ``host`` satisfy
         ``predicate`` (e.g. a periodic's report); returns them."""
         def found():
@@ -350,7 +352,8 @@ class FaultInjection(fixtures.Fixture):
         'call'|'cast', expired)]``."""
         return self.crash.queued(host)
 
-    def wait_for_queued(self, host, method, expired=True, timeout=30.0):
+    def wait_for_queued(self, host, method, expired=True,
+                        timeout=backend.WAIT_TIMEOUT):
         """Block until a message for ``method`` waits for crashed ``host``
         (and, by default, its caller has given up on it)."""
         waiting.until(
@@ -360,7 +363,7 @@ class FaultInjection(fixtures.Fixture):
                 'expired ' if expired else '', method, host,
                 self.queued(host)), interval=0.1)
 
-    def wait_callers_gave_up(self, host, timeout=30.0):
+    def wait_callers_gave_up(self, host, timeout=backend.WAIT_TIMEOUT):
         """Wait (bounded, never failing) until no caller still waits for
         crashed ``host``: for one whole RPC timeout, no call queued for it
         that has not expired.  The whole timeout, because a caller may

@@ -92,10 +92,12 @@ class Faults:
         """``{barrier: threads held}`` on ``host``."""
         return self.control(host).status()['held']
 
-    def wait_for_hit(self, host, point, count=1, timeout=30, phase='before'):
+    def wait_for_hit(self, host, point, count=1,
+                     timeout=backend.WAIT_TIMEOUT, phase='before'):
         return self.control(host).wait(point, count, timeout, phase)
 
-    def wait_for_queued(self, host, method, expired=True, timeout=30):
+    def wait_for_queued(self, host, method, expired=True,
+                        timeout=backend.WAIT_TIMEOUT):
         """Wait until an RPC message waits in ``host``'s queues (its
         service is down) and, with ``expired``, until a call sent then has
         outlived its timeout (the caller gave up).
@@ -112,7 +114,7 @@ class Faults:
         if expired:
             time.sleep(config.TIMINGS['rpc_response_timeout'] + 1)
 
-    def wait_callers_gave_up(self, host, timeout=30):
+    def wait_callers_gave_up(self, host, timeout=backend.WAIT_TIMEOUT):
         """One RPC timeout and a second: by then every call sent to the
         dead ``host`` expired (a caller's next call, sent after the
         first failed, too; the broker cannot be asked which calls wait,
@@ -386,25 +388,17 @@ class ProcessNova(backend_base.BackendBase):
         it holds for each, per host."""
         return self.stack.network.bindings(server['id'])
 
-    def attach_volume(self, server, timeout=backend.WAIT_TIMEOUT):
+    def request_volume_attach(self, server):
         """A new volume of the block-storage stand-in, attached through
         the API."""
         volume_id = self.stack.block_storage.create_volume()
         self.client.attach_volume(server['id'], volume_id)
-        self.wait(lambda: volume_id in self._attached_ids(server),
-                  'volume %s attached to server %s' % (volume_id,
-                                                       server['id']),
-                  timeout)
         return volume_id
 
-    def detach_volume(self, server, volume_id, timeout=backend.WAIT_TIMEOUT):
+    def request_volume_detach(self, server, volume_id):
         self.client.detach_volume(server['id'], volume_id)
-        self.wait(lambda: volume_id not in self._attached_ids(server),
-                  'volume %s detached from server %s' % (volume_id,
-                                                         server['id']),
-                  timeout)
 
-    def _attached_ids(self, server):
+    def mapped_volumes(self, server):
         return {bdm['volumeId'] for bdm in self._volume_attachments(server)}
 
     # -- primitive reads (the API's, as an operator's) ----------------------
