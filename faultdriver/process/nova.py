@@ -20,11 +20,11 @@ from faultdriver import journal as journal_module
 from faultdriver.process import client as client_module
 from faultdriver.process import config
 from faultdriver.process import network_standin
-from faultdriver.process import prereqs
 from faultdriver.process import procs
 from faultdriver.process import standins
 from faultdriver.scenario import backend
 from faultdriver.scenario import backend_base
+from faultdriver.scenario import prereqs
 from faultdriver.scenario import tiers
 
 

@@ -9,7 +9,8 @@ import sys
 
 def test_the_runner_imports_no_nova_before_the_run():
     code = ('import sys\n'
-            'from faultdriver.scenario import launch, model, runner\n'
+            'from faultdriver.harness import runner\n'
+            'from faultdriver.scenario import launch, model\n'
             'from faultdriver import novaundertest\n'
             'novaundertest.current()\n'
             'print(sorted(m for m in ("nova", "eventlet") '
