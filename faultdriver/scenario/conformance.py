@@ -37,21 +37,22 @@ FAULT_MEMBERS = _members(backend.FaultControl)
 API_MEMBERS = _members(backend.ComputeAPI)
 
 
-def _hints(member: typing.Callable[..., object]) -> dict[str, object]:
+def _hints(member: object) -> dict[str, object]:
     """The member's annotations, resolved; ``{}`` where they cannot be
     (a C function, a name its module does not define)."""
-    func = getattr(member, '__func__', member)
+    func: object = getattr(member, '__func__', member)
     try:
         return dict(typing.get_type_hints(func))
     except (NameError, TypeError):
         return {}
 
 
-def _signature_problems(protocol: Protocol, name: str,
-                        member: typing.Callable[..., object],
+def _signature_problems(protocol: Protocol, name: str, member: object,
                         where: str = '') -> Found:
     found = []
     contract = vars(protocol)[name]
+    if not callable(member):
+        return ['%s%s: missing method' % (where, name)]
     wanted = inspect.signature(contract).parameters
     have = inspect.signature(member).parameters
     takes_any = any(p.kind is p.VAR_KEYWORD for p in have.values())
@@ -83,11 +84,8 @@ def _protocol_problems(protocol: Protocol, names: typing.Iterable[str],
                        obj: object, where: str = '') -> Found:
     found = []
     for name in names:
-        member = getattr(obj, name, None)
-        if not callable(member):
-            found.append('%s%s: missing method' % (where, name))
-            continue
-        found += _signature_problems(protocol, name, member, where)
+        found += _signature_problems(protocol, name,
+                                     getattr(obj, name, None), where)
     return found
 
 
