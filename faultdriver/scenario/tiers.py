@@ -118,7 +118,7 @@ HYPERVISORS = tuple(tier.hypervisor for tier in TIERS.values()
                     if tier.hypervisor is not None)
 
 
-def get(name):
+def get(name: str) -> Tier:
     """The tier ``name``; ValueError naming the choices."""
     try:
         return TIERS[name]
