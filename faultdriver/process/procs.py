@@ -48,7 +48,7 @@ def free_port():
 
 # Below this are the ports of services a machine may run (and X11's).
 _LOWEST_PORT = 10000
-_handed_out = set()
+_handed_out: set[int] = set()
 
 
 def _ephemeral_range():

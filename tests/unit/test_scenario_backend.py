@@ -147,3 +147,28 @@ def test_the_exported_helpers_wait_as_long_as_the_contract():
                 for value in re.findall(waits, helper.source)]
     assert len(defaults) == 5
     assert set(defaults) == {backend.WAIT_TIMEOUT}
+
+
+def test_every_tier_annotates_the_contract_as_it_is_declared():
+    # The tiers' faces carry the contract's annotations (the process
+    # tier's are type-checked by tox -e mypy): a member left unannotated
+    # would escape the check's comparison.
+    import typing
+
+    from faultdriver.scenario import backend
+    faces = [(embedded.EmbeddedNova, backend.NovaBackend,
+              conformance.MEMBERS),
+             (process_nova.ProcessNova, backend.NovaBackend,
+              conformance.MEMBERS),
+             (injection.FaultInjection, backend.FaultControl,
+              conformance.FAULT_MEMBERS),
+             (process_nova.Faults, backend.FaultControl,
+              conformance.FAULT_MEMBERS),
+             (process_nova._AdminAPI, backend.ComputeAPI,
+              conformance.API_MEMBERS)]
+    for cls, protocol, names in faces:
+        for name in names:
+            wanted = typing.get_type_hints(vars(protocol)[name])
+            have = typing.get_type_hints(getattr(cls, name))
+            assert {key: have.get(key) for key in wanted} == wanted, (
+                cls.__name__, name)
