@@ -54,7 +54,7 @@ def main():
                    OS_NOVA_DISABLE_EVENTLET_PATCHING=worker.MODES[
                        args.mode])
         served = subprocess.Popen(
-            [sys.executable, '-m', 'faultdriver.scenario.runner', '--serve',
+            [sys.executable, '-m', 'faultdriver.harness.runner', '--serve',
              args.mode], env=env, stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, text=True)
         try:

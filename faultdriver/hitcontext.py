@@ -7,17 +7,22 @@ explicit query is made where the arguments cannot tell the host's role:
 a point of any role (``destroy``, ``spawn``, ...) called without a
 migration for an instance that has a task (a revert, an evacuation) looks
 up the instance's unfinished migration through this host.  Whether the
-hit runs in its host's resource periodic is the calling thread's mark
-(:mod:`faultdriver.tracker.periodic_mark`).
+hit runs in its host's resource periodic is the calling thread's mark,
+kept here (:func:`in_periodic`) and set by the hooks
+:mod:`faultdriver.tracker.periodic_mark` puts on the compute manager:
+the tracker imports this module, not the other way round.
 """
 
+import contextlib
 import functools
 import inspect
+import threading
 
 from nova.compute import task_states
 
 from faultdriver import surface
-from faultdriver.tracker import periodic_mark
+
+_local = threading.local()
 
 #: Migration statuses after which a migration no longer involves its hosts.
 _FINISHED = frozenset(('confirmed', 'reverted', 'error', 'failed',
@@ -85,7 +90,7 @@ def describe(point, host, instance=None, migration=None):
     return {'instance': _loaded(instance, 'uuid'),
             'migration': _loaded(migration, 'uuid'),
             'operation': operation, 'role': role,
-            'in_periodic': periodic_mark.inside()}
+            'in_periodic': in_periodic()}
 
 
 def _unfinished_migration(ctxt, instance, host):
@@ -112,3 +117,19 @@ def build(point, host, args, kwargs):
         migration = _unfinished_migration(bound.get('context'), instance,
                                           host)
     return describe(point, host, instance, migration)
+
+
+def in_periodic():
+    """Whether the calling thread runs its host's resource periodic."""
+    return getattr(_local, 'inside', False)
+
+
+@contextlib.contextmanager
+def periodic_marked():
+    """Within: the calling thread runs its host's resource periodic."""
+    previous = in_periodic()
+    _local.inside = True
+    try:
+        yield
+    finally:
+        _local.inside = previous

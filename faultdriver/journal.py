@@ -48,34 +48,34 @@ class JournalEntry:
     host: str
     point: str
     phase: str = 'before'
-    rule_index: int = None
-    hit: int = None
+    rule_index: int | None = None
+    hit: int | None = None
     # -- a fired fault (kind 'fault')
-    rule: str = None
-    action: str = None
-    role: str = None
-    instance: str = None
-    migration: str = None
-    operation: str = None
-    in_periodic: bool = None
+    rule: str | None = None
+    action: str | None = None
+    role: str | None = None
+    instance: str | None = None
+    migration: str | None = None
+    operation: str | None = None
+    in_periodic: bool | None = None
     # -- a periodic's report (kind 'periodic')
-    lock_wait_seconds: float = None
-    waited_for_lock: bool = None
-    duration_seconds: float = None
-    error: str = None
-    skipped: str = None
+    lock_wait_seconds: float | None = None
+    waited_for_lock: bool | None = None
+    duration_seconds: float | None = None
+    error: str | None = None
+    skipped: str | None = None
     #: Whose periodic ran when it is not the hit host's
     #: (``periodic(host=...)``); None: the hit host's own.
-    periodic_host: str = None
+    periodic_host: str | None = None
     # -- a graceful stop (kind 'shutdown'; also duration_seconds, error)
     #: 'signalled' (SIGTERM sent: the process's log has the rest),
     #: 'finished' (Service.stop() returned) or 'killed' (kill_after ran
     #: out first, as a service manager's SIGKILL ends a long stop) or
     #: 'start ended' (the embedded Nova: the hit was in the service's
     #: start, which unwinds as a crashed one).
-    outcome: str = None
-    hold_seconds: float = None
-    kill_after_seconds: float = None
+    outcome: str | None = None
+    hold_seconds: float | None = None
+    kill_after_seconds: float | None = None
 
     def __post_init__(self):
         if self.kind not in KINDS:

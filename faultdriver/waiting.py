@@ -10,10 +10,31 @@ elsewhere), or none for a bounded wait that never fails.
 """
 
 import time
+import typing
+
+T = typing.TypeVar('T')
+#: What a wait says it waited for: a string, or a callable giving one.
+What = typing.Union[str, typing.Callable[[], str]]
 
 
-def until(check, timeout, what, interval=0.2, error=TimeoutError,
-          fail=True):
+@typing.overload
+def until(check: typing.Callable[[], typing.Optional[T]], timeout: float,
+          what: What, interval: float = ...,
+          error: typing.Callable[[str], BaseException] = ...,
+          fail: typing.Literal[True] = ...) -> T: ...
+
+
+@typing.overload
+def until(check: typing.Callable[[], typing.Optional[T]], timeout: float,
+          what: What, interval: float = ...,
+          error: typing.Callable[[str], BaseException] = ...,
+          *, fail: bool) -> typing.Optional[T]: ...
+
+
+def until(check: typing.Callable[[], typing.Optional[T]], timeout: float,
+          what: What, interval: float = 0.2,
+          error: typing.Callable[[str], BaseException] = TimeoutError,
+          fail: bool = True) -> typing.Optional[T]:
     """Call ``check()`` every ``interval`` seconds until it returns a
     true value, and return that value.
 

@@ -1,18 +1,24 @@
 """The scenario backend contract checked by behaviour, the same checks on
 every tier (the embedded Nova in tests/functional, processes in
-tests/process): what a step sees must not depend on the tier.
+tests/process, real libvirt in tests/libvirt): what a step sees must not
+depend on the tier.
 
 ``check(nova, src, dest)`` needs a running Nova with two hosts, pinned
-servers, no rules, and hosts of fewer than 8 pCPUs each.
+servers, no rules, and hosts of fewer than 8 pCPUs each.  Two parts need
+what real libvirt does not offer yet, and are skipped there, by the
+caller's say: a data volume attached and detached (``data_volumes``: the
+libvirt tier's guest never answers a hot unplug, its boot sector halts),
+and a resize (``resize``: not yet on real libvirt, see
+faultdriver/scenarios/resize-revert-bfv.yaml).
 """
 
 import pytest
 
 
-def check(nova, src, dest):
+def check(nova, src, dest, data_volumes=True, resize=True):
     """Every assertion names the member it holds to the contract."""
-    from faultdriver.scenario import backend
-    backend.check(nova)
+    from faultdriver.scenario import conformance
+    conformance.check(nova)
 
     # boot / server_fields / move_state / migrations
     server = nova.boot(src)
@@ -79,12 +85,13 @@ def check(nova, src, dest):
     assert [a['host'] for a in info['attachments']] == [src]
     assert info['bdm'] == info['attachments'][0]['id']
     assert list(nova.server_ports(seeded).values()) == [{src: 'ACTIVE'}]
-    data = nova.attach_volume(seeded)
-    volumes = nova.server_volumes(seeded)
-    assert sorted(volumes) == sorted([root, data])
-    assert [a['host'] for a in volumes[data]['attachments']] == [src]
-    nova.detach_volume(seeded, data)
-    assert sorted(nova.server_volumes(seeded)) == [root]
+    if data_volumes:
+        data = nova.attach_volume(seeded)
+        volumes = nova.server_volumes(seeded)
+        assert sorted(volumes) == sorted([root, data])
+        assert [a['host'] for a in volumes[data]['attachments']] == [src]
+        nova.detach_volume(seeded, data)
+        assert sorted(nova.server_volumes(seeded)) == [root]
     nova.delete_server(seeded)
     assert nova.server_volumes(seeded) == {}
     assert nova.server_ports(seeded) == {}
@@ -92,18 +99,19 @@ def check(nova, src, dest):
     # a resize the user confirms, through the actions the steps post
     # (confirmResize answers 204 where the other actions answer 202: the
     # process tier once took that for an error)
-    small = nova.create_flavor(1, nova.PINNED_SPECS)
-    nova.api.post_server_action(server['id'], {'resize': {
-        'flavorRef': small}})
-    nova.wait_for_server(server, status='VERIFY_RESIZE', host=dest)
-    nova.api.post_server_action(server['id'], {'confirmResize': None})
-    nova.wait_newest_migration(server, 'confirmed', 1)
-    assert nova.wait_for_server(server, status='ACTIVE', host=dest,
-                                task_state=None)['id'] == server['id']
+    if resize:
+        small = nova.create_flavor(1, nova.PINNED_SPECS)
+        nova.api.post_server_action(server['id'], {'resize': {
+            'flavorRef': small}})
+        nova.wait_for_server(server, status='VERIFY_RESIZE', host=dest)
+        nova.api.post_server_action(server['id'], {'confirmResize': None})
+        nova.wait_newest_migration(server, 'confirmed', 1)
+        assert nova.wait_for_server(server, status='ACTIVE', host=dest,
+                                    task_state=None)['id'] == server['id']
 
     # a request the API refuses, as each tier's client raises it: the
-    # resize is confirmed already ("Cannot 'confirmResize' instance ...
-    # while it is in vm_state active", 409)
+    # resize is confirmed already, or there was none ("Cannot
+    # 'confirmResize' instance ... while it is in vm_state active", 409)
     try:
         nova.api.post_server_action(server['id'], {'confirmResize': None})
     except Exception as exc:

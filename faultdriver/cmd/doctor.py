@@ -15,7 +15,7 @@ def _status(result):
 
 def prerequisite_rows():
     """One row per need of the process and libvirt tiers."""
-    from faultdriver.process import prereqs
+    from faultdriver.scenario import prereqs
     rows = []
     for result in prereqs.check('libvirt'):
         need = result.need
@@ -38,7 +38,7 @@ class Doctor(lister.Lister):
     a bundled scenario counts (Nova's, checked in Nova's source, or
     faultdriver's own), then one row per prerequisite of the process and
     libvirt tiers on this machine (OK where found, else MISSING and how
-    to install it; faultdriver.process.prereqs).  Exit code 0 when all
+    to install it; faultdriver.scenario.prereqs).  Exit code 0 when all
     Nova assumptions hold, 1 naming the broken Nova symbols otherwise; a
     missing prerequisite only refuses its tier (``scenario run
     --backend``), it is not broken.

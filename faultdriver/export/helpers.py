@@ -24,6 +24,12 @@ def _helper(source, needs=(), imports=()):
                   tuple(imports))
 
 
+# The wait helpers' ``timeout=30`` defaults are the scenario contract's
+# ``backend.WAIT_TIMEOUT`` written out, not named: this text lands in an
+# exported Nova functional test, which imports nothing of faultdriver
+# (it must run in Nova's tree alone).  A unit test
+# (tests/unit/test_scenario_backend.py) holds every such default equal
+# to the contract's constant.
 HELPERS = {
     'migrate_stub': _helper('''
         def _migrate_stub(self, domain, destination, params, flags):

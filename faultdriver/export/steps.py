@@ -7,6 +7,7 @@ from faultdriver import export
 from faultdriver.export import faults
 from faultdriver.export import Unsupported
 from faultdriver.export.writer import call
+from faultdriver.scenario import backend
 from faultdriver.scenario import provisions
 
 
@@ -89,7 +90,7 @@ def _evacuate(writer, where, server, host=None):
         '{\'host\': %r}' % host if host else '{}'), 'self.admin_api')
 
 
-def _abort(writer, where, server, index=None, timeout=30):
+def _abort(writer, where, server, index=None, timeout=backend.WAIT_TIMEOUT):
     if timeout != 30:
         raise Unsupported(where, "timeout %s: Nova's "
                           '_wait_for_instance_action_event polls a fixed '
@@ -138,7 +139,8 @@ def _reset_state(writer, where, server, state='active'):
                 % (name, state))
 
 
-def _wait_migration(writer, where, server, status, index=None, timeout=30):
+def _wait_migration(writer, where, server, status, index=None,
+                    timeout=backend.WAIT_TIMEOUT):
     name = writer.server(server, where)
     index = index or writer.moves.get(server, 1)
     writer.use('wait_for_nth_migration')
@@ -148,7 +150,8 @@ def _wait_migration(writer, where, server, status, index=None, timeout=30):
     writer.line(call('self._wait_for_nth_migration', args))
 
 
-def _wait_server(writer, where, server, timeout=30, **fields):
+def _wait_server(writer, where, server,
+                 timeout=backend.WAIT_TIMEOUT, **fields):
     name = writer.server(server, where)
     keys = {'status': 'status', 'host': 'OS-EXT-SRV-ATTR:host',
             'task_state': 'OS-EXT-STS:task_state'}
@@ -165,14 +168,14 @@ def _wait_server(writer, where, server, timeout=30, **fields):
     writer.line('    max_retries=%d)' % int(timeout * 2))
 
 
-def _wait_service(writer, where, host, state, timeout=30):
+def _wait_service(writer, where, host, state, timeout=backend.WAIT_TIMEOUT):
     writer.use('wait_for_service')
     writer.line('self._wait_for_service(%r, %r%s)' % (
         host, state, '' if timeout == 30 else ', timeout=%s' % timeout))
 
 
 def _wait_point(writer, where, host, point, count=1, phase='before',
-                timeout=30):
+                timeout=backend.WAIT_TIMEOUT):
     held = writer.hits.get((host, point))
     if held is not None and count == 1 and phase == 'before':
         writer.line('self.assertTrue(%s.started.wait(%s))' % (held, timeout))
@@ -189,7 +192,8 @@ def _wait_point(writer, where, host, point, count=1, phase='before',
                       'same phase) can be waited for')
 
 
-def _wait_queued(writer, where, host, method, expired=True, timeout=30):
+def _wait_queued(writer, where, host, method, expired=True,
+                 timeout=backend.WAIT_TIMEOUT):
     if not expired:
         raise Unsupported(where, 'the fake transport cannot be asked '
                           'whether a message waits in a queue; only '
@@ -250,7 +254,7 @@ def _release(writer, where, host, barrier=None):
         writer.line('%s.proceed.set()' % name)
 
 
-def _settle(writer, where, timeout=30):
+def _settle(writer, where, timeout=backend.WAIT_TIMEOUT):
     writer.use('settle')
     writer.line(call('self._settle', [writer.move_list()] + (
         ['timeout=%s' % timeout] if timeout != 30 else [])))

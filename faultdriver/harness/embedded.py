@@ -16,6 +16,7 @@ import nova.tests.functional  # noqa: F401  (must precede eventlet)
 import os  # noqa: E402
 import sys  # noqa: E402
 import threading  # noqa: E402
+import typing  # noqa: E402
 import urllib.parse  # noqa: E402
 
 import fixtures  # noqa: E402
@@ -39,6 +40,7 @@ from faultdriver import novacompat  # noqa: E402
 from faultdriver.novacompat import patchfixtures  # noqa: E402
 from faultdriver.scenario import backend  # noqa: E402
 from faultdriver.scenario import backend_base  # noqa: E402
+from faultdriver.scenario import backend_records as records  # noqa: E402
 from faultdriver.scenario import tiers  # noqa: E402
 from faultdriver import waiting  # noqa: E402
 
@@ -153,15 +155,17 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
 
     # -- actions ------------------------------------------------------------
 
-    def create_flavor(self, vcpus, extra_specs=None):
+    def create_flavor(
+            self, vcpus: int,
+            extra_specs: typing.Optional[dict[str, str]] = None) -> str:
         return self._create_flavor(vcpu=vcpus, extra_spec=extra_specs)
 
-    def guests(self, host):
+    def guests(self, host: str) -> typing.Optional[records.Guests]:
         """None: fakelibvirt is not a hypervisor to ask (the scenario
         backend contract; real guests are the libvirt tier's)."""
         return None
 
-    def tracked_tasks(self, host):
+    def tracked_tasks(self, host: str) -> list[records.TrackedTask]:
         return manager_tasks.in_progress(self.computes[host].manager)
 
     def end_pending_moves(self):
@@ -172,9 +176,10 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
             if self.compute_running(host):
                 manager_tasks.end_pending_moves(self.computes[host].manager)
 
-    def create_server(self, host, flavor_id=None,
-                      timeout=backend.SERVER_TIMEOUT, status='ACTIVE',
-                      volume=False, port=False):
+    def create_server(self, host: str, flavor_id: typing.Optional[str] = None,
+                      timeout: float = backend.SERVER_TIMEOUT,
+                      status: str = 'ACTIVE', volume: bool = False,
+                      port: bool = False) -> records.Server:
         """Boot a server on ``host`` and wait for ``status``; waiting for
         ACTIVE fails at once, with the fault, on ERROR.  ``volume``: from
         a volume of its own (Nova's CinderFixture fakes any volume id it
@@ -269,7 +274,7 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
                 ephemeral=0, extra_spec=specs or None)
         return cache[flavor_id]
 
-    def server_volumes(self, server):
+    def server_volumes(self, server: records.Server) -> records.VolumeViews:
         """From Nova's CinderFixture (attachments per volume, each with
         its connector) and the API's volume attachments (2.89: the
         attachment id each block device mapping names)."""
@@ -287,26 +292,19 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
                 'bdm'] = bdm['attachment_id']
         return found
 
-    def attach_volume(self, server, timeout=backend.WAIT_TIMEOUT):
+    def request_volume_attach(self, server: records.Server) -> str:
         """A new volume (Nova's CinderFixture fakes any id it is asked
         for), attached through the API."""
         volume_id = uuidutils.generate_uuid()
         self.api.post_server_volume(server['id'], {
             'volumeAttachment': {'volumeId': volume_id}})
-        self.wait(lambda: volume_id in self._attached_ids(server),
-                  'volume %s attached to server %s' % (volume_id,
-                                                       server['id']),
-                  timeout)
         return volume_id
 
-    def detach_volume(self, server, volume_id, timeout=backend.WAIT_TIMEOUT):
+    def request_volume_detach(self, server: records.Server,
+                              volume_id: str) -> None:
         self.api.delete_server_volume(server['id'], volume_id)
-        self.wait(lambda: volume_id not in self._attached_ids(server),
-                  'volume %s detached from server %s' % (volume_id,
-                                                         server['id']),
-                  timeout)
 
-    def _attached_ids(self, server):
+    def mapped_volumes(self, server: records.Server) -> set[str]:
         return {bdm['volumeId']
                 for bdm in self._api_volume_attachments(server)}
 
@@ -325,7 +323,7 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
         finally:
             api.microversion = previous
 
-    def refusal_status(self, error):
+    def refusal_status(self, error: BaseException) -> typing.Optional[int]:
         """Nova's functional API client raises OpenStackApiException
         with the response."""
         from nova.tests.functional.api import client as api_client
@@ -335,7 +333,7 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
                 return status
         return None
 
-    def server_ports(self, server):
+    def server_ports(self, server: records.Server) -> records.PortBindings:
         """From Nova's NeutronFixture: its ports of the server and the
         bindings it holds for each, per host."""
         return {port['id']: {
@@ -373,12 +371,12 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
             params['destination_xml'], 'fake-createXML-doesnt-care')
         domain.complete_job()
 
-    def stop_compute(self, host):
+    def stop_compute(self, host: str) -> None:
         """Stop ``host``'s nova-compute as ``systemctl stop`` does: Nova's
         graceful shutdown, which waits for operations in progress."""
         self.faults.stop_host(host)
 
-    def run_periodic(self, host):
+    def run_periodic(self, host: str) -> bool:
         """The periodic runs in a thread of its own: a crash of ``host``
         during it (a call the host took meanwhile hit a crash rule) blocks
         that thread as a dead process's, and the step goes on."""
@@ -407,24 +405,25 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
     # costs as much CPU as the work waited for) with the API's derivations;
     # the shared waits (backend_base) poll them and return the API's view.
 
-    def server_fields(self, server):
+    def server_fields(self, server: records.Server) -> records.ServerFields:
         return self.observe.server_fields(server['id'])
 
-    def server_exists(self, server):
+    def server_exists(self, server: records.Server) -> bool:
         return not self.observe.server_gone(server['id'])
 
-    def migration_statuses(self, server):
+    def migration_statuses(
+            self, server: records.Server) -> list[records.MigrationStatus]:
         return self.observe.migration_statuses(server['id'])
 
-    def service_state(self, host):
+    def service_state(self, host: str) -> str:
         return self.observe.service_state(host)
 
-    def migrations(self, server):
+    def migrations(self, server: records.Server) -> list[records.Migration]:
         return self.api.api_get(
             '/os-migrations?instance_uuid=%s' % server['id']
         ).body['migrations']
 
-    def log_text(self):
+    def log_text(self) -> str:
         """What the loggers of ``CAPTURED_LOGS`` recorded."""
         return ''.join(capture.output for capture in self._captured_logs)
 
@@ -458,14 +457,14 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
         return objects.MigrationContext.get_by_instance_uuid(
             context.get_admin_context(), server['id'])
 
-    def pinned_cpus(self, host):
+    def pinned_cpus(self, host: str) -> list[int]:
         """The pCPUs the host's compute node records as pinned."""
         node = objects.ComputeNode.get_by_nodename(
             context.get_admin_context(), host)
         numa = objects.NUMATopology.obj_from_db_obj(node.numa_topology)
         return sorted(cpu for cell in numa.cells for cpu in cell.pinned_cpus)
 
-    def instance_pinning(self, server):
+    def instance_pinning(self, server: records.Server) -> list[int]:
         """The pCPUs the instance's NUMA topology says it is pinned to."""
         try:
             numa = objects.InstanceNUMATopology.get_by_instance_uuid(
@@ -477,14 +476,14 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
         return sorted(cpu for cell in numa.cells
                       for cpu in cell.cpu_pinning.values())
 
-    def provider_allocations(self, host):
+    def provider_allocations(self, host: str) -> records.Allocations:
         found = self.placement.get(
             '/resource_providers/%s/allocations' %
             self.compute_rp_uuids[host]).body['allocations']
         return {consumer: allocation['resources']
                 for consumer, allocation in found.items()}
 
-    def placement_pcpus(self, host):
+    def placement_pcpus(self, host: str) -> int:
         """PCPU usage placement records for ``host``'s provider."""
         usages = self._get_provider_usages(self.compute_rp_uuids[host])
         return usages.get('PCPU', 0)

@@ -39,6 +39,7 @@ silently never happened.
 
 import os
 import time
+import typing
 
 import fixtures
 
@@ -53,6 +54,8 @@ from faultdriver.harness import shutdown as shutdown_module
 from faultdriver import novacompat
 from faultdriver.novacompat import patchfixtures
 from faultdriver import points
+from faultdriver.scenario import backend
+from faultdriver.scenario import backend_records as records
 from faultdriver.scenario import tiers
 from faultdriver import waiting
 
@@ -179,19 +182,19 @@ class FaultInjection(fixtures.Fixture):
                         ' or '.join(tiers.providing(missing))))
         return rule
 
-    def set_rules(self, host, rules):
+    def set_rules(self, host: str, rules: typing.Sequence[str]) -> None:
         """Rules (texts) for ``host``'s next start (and now, if it
         runs)."""
         self._rules[host] = [self.parse(t) for t in rules]
         if host in self.drivers:
             self.engine(host).set_rules(self._rules[host])
 
-    def add_rule(self, host, rule):
+    def add_rule(self, host: str, rule: str) -> int:
         """Add a rule (text) to the running ``host``; returns its
         index."""
         return self.engine(host).add_rule(self.parse(rule))
 
-    def remove_rule(self, host, index):
+    def remove_rule(self, host: str, index: int) -> bool:
         """Remove rule ``index`` (as add_rule returned it) from the running
         ``host``; False if it has no such rule."""
         return self.engine(host).remove_rule(index)
@@ -218,17 +221,18 @@ class FaultInjection(fixtures.Fixture):
                                'control sockets')
         return control_client.Client(self.control_socket(host))
 
-    def wait_for_hit(self, host, point, count=1, timeout=30.0,
-                     phase='before'):
+    def wait_for_hit(self, host: str, point: str, count: int = 1,
+                     timeout: float = backend.WAIT_TIMEOUT,
+                     phase: str = 'before') -> object:
         """Block until ``point`` was hit ``count`` times on ``host``."""
         return self.engine(host).wait_for_hit(point, count, timeout, phase)
 
-    def release(self, host, barrier=None):
+    def release(self, host: str, barrier: typing.Optional[str] = None) -> int:
         """Release threads held by ``hang`` on ``host`` (one barrier, or
         all); returns how many."""
         return self.engine(host).release(barrier)
 
-    def held(self, host):
+    def held(self, host: str) -> records.Held:
         """``{barrier: threads held}`` on ``host``."""
         return self.engine(host).held()
 
@@ -238,14 +242,15 @@ class FaultInjection(fixtures.Fixture):
         return [entry for h in hosts
                 for entry in self.engine(h).journal.entries()]
 
-    def history(self):
+    def history(self) -> list[records.JournalEntry]:
         """Every journal entry of the test, including those of services
         since restarted or crashed, oldest first."""
         entries = [entry for driver in self._adopted
                    for entry in driver.engine.journal.entries()]
         return sorted(entries, key=lambda e: e.get('time', 0))
 
-    def wait_for_journal(self, host, predicate, count=1, timeout=30.0):
+    def wait_for_journal(self, host, predicate, count=1,
+                         timeout=backend.WAIT_TIMEOUT):
         """Block until ``count`` journal entries of ``host`` satisfy
         ``predicate`` (e.g. a periodic's report); returns them."""
         def found():
@@ -275,7 +280,7 @@ class FaultInjection(fixtures.Fixture):
         self.crash.crash(host, block_current_thread=False)
         engine.mark_crashed(self.crash.blocker(host), points.catalogue())
 
-    def crash_host(self, host):
+    def crash_host(self, host: str) -> None:
         """Crash ``host`` now, from the test's thread."""
         self._mark_crashed(host)
 
@@ -323,7 +328,7 @@ class FaultInjection(fixtures.Fixture):
         thread of the host the stop did not wait for with it."""
         self._mark_crashed(host)
 
-    def stop_host(self, host):
+    def stop_host(self, host: str) -> None:
         """Stop ``host``'s nova-compute as ``systemctl stop`` does
         (Nova's graceful shutdown, which waits for the operations in
         progress); returns once it stopped."""
@@ -332,7 +337,7 @@ class FaultInjection(fixtures.Fixture):
             raise AssertionError('the graceful stop of %s did not end in '
                                  '%ss' % (host, tiers.SHUTDOWN_BOUND))
 
-    def is_stopped(self, host):
+    def is_stopped(self, host: str) -> bool:
         """Whether ``host``'s nova-compute was stopped gracefully (by a
         rule or a step) and not started again."""
         return self.stops.is_stopped(host)
@@ -342,7 +347,8 @@ class FaultInjection(fixtures.Fixture):
         'call'|'cast', expired)]``."""
         return self.crash.queued(host)
 
-    def wait_for_queued(self, host, method, expired=True, timeout=30.0):
+    def wait_for_queued(self, host: str, method: str, expired: bool = True,
+                        timeout: float = backend.WAIT_TIMEOUT) -> object:
         """Block until a message for ``method`` waits for crashed ``host``
         (and, by default, its caller has given up on it)."""
         waiting.until(
@@ -352,7 +358,8 @@ class FaultInjection(fixtures.Fixture):
                 'expired ' if expired else '', method, host,
                 self.queued(host)), interval=0.1)
 
-    def wait_callers_gave_up(self, host, timeout=30.0):
+    def wait_callers_gave_up(self, host: str,
+                             timeout: float = backend.WAIT_TIMEOUT) -> object:
         """Wait (bounded, never failing) until no caller still waits for
         crashed ``host``: for one whole RPC timeout, no call queued for it
         that has not expired.  The whole timeout, because a caller may
@@ -376,14 +383,14 @@ class FaultInjection(fixtures.Fixture):
         """Seconds a caller waits for an RPC reply in this Nova."""
         return CONF.rpc_response_timeout
 
-    def is_crashed(self, host):
+    def is_crashed(self, host: str) -> bool:
         """Whether ``host``'s nova-compute is dead: crashed, or its start
         failed (what recover restarts)."""
         return host in self._failed_starts or (
             self.crash is not None and self.crash.is_crashed(host) and
             not self.stops.is_stopped(host))
 
-    def restart(self, host, rules=()):
+    def restart(self, host: str, rules: typing.Sequence[str] = ()) -> None:
         """Restart ``host`` (crashed, failed to start or running) on the
         same fake hypervisor.
 

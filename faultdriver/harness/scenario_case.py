@@ -6,7 +6,7 @@ hosts, shapes, rules and fixes, and runs it through unittest, outside
 any test discovery, playing the scenario
 (:func:`faultdriver.scenario.play.play`) as its test.  Import it only
 once ``OS_NOVA_DISABLE_EVENTLET_PATCHING`` is set
-(:func:`faultdriver.scenario.runner.run` does).
+(:func:`faultdriver.harness.runner.run` does).
 """
 
 import logging

@@ -4,7 +4,7 @@ Both run as children of the runner with their data in the run's temp
 directory; nothing is installed as a system service and no port listens
 on anything but loopback (Erlang's port mapper and distribution port
 included).  Where their programs are, and whether they are there at
-all, is :mod:`faultdriver.process.prereqs`'s.
+all, is :mod:`faultdriver.scenario.prereqs`'s.
 
 ``stop`` is safe whatever ``start`` got to: it stops what was started.
 """
@@ -12,8 +12,8 @@ all, is :mod:`faultdriver.process.prereqs`'s.
 import os
 import shutil
 
-from faultdriver.process import prereqs
 from faultdriver.process import procs
+from faultdriver.scenario import prereqs
 
 
 class MariaDB:

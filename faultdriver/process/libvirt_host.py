@@ -33,8 +33,8 @@ import signal
 import socket
 import uuid
 
-from faultdriver.process import prereqs
 from faultdriver.process import procs
+from faultdriver.scenario import prereqs
 from faultdriver import waiting
 
 LIBVIRT_PORT = 16509

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import time
+import typing
 
 from faultdriver.control import client as control_client
 from faultdriver.control import protocol
@@ -20,11 +21,12 @@ from faultdriver import journal as journal_module
 from faultdriver.process import client as client_module
 from faultdriver.process import config
 from faultdriver.process import network_standin
-from faultdriver.process import prereqs
 from faultdriver.process import procs
 from faultdriver.process import standins
 from faultdriver.scenario import backend
 from faultdriver.scenario import backend_base
+from faultdriver.scenario import backend_records as records
+from faultdriver.scenario import prereqs
 from faultdriver.scenario import tiers
 
 
@@ -66,11 +68,11 @@ class Faults:
     def control(self, host):
         return control_client.Client(self.nova.stack.control_socket(host))
 
-    def add_rule(self, host, rule):
+    def add_rule(self, host: str, rule: str) -> int:
         """Returns the rule's index, as the embedded tier's does."""
         return self.control(host).add(rule)['index']
 
-    def remove_rule(self, host, index):
+    def remove_rule(self, host: str, index: int) -> bool:
         """False if ``host`` has no rule ``index`` (as the embedded
         tier's engine answers)."""
         try:
@@ -79,23 +81,26 @@ class Faults:
             return False
         return True
 
-    def set_rules(self, host, rules):
+    def set_rules(self, host: str, rules: typing.Sequence[str]) -> None:
         control = self.control(host)
         control.clear()
         for rule in rules:
             control.add(rule)
 
-    def release(self, host, barrier=None):
+    def release(self, host: str, barrier: typing.Optional[str] = None) -> int:
         return self.control(host).release(barrier)
 
-    def held(self, host):
+    def held(self, host: str) -> records.Held:
         """``{barrier: threads held}`` on ``host``."""
         return self.control(host).status()['held']
 
-    def wait_for_hit(self, host, point, count=1, timeout=30, phase='before'):
+    def wait_for_hit(self, host: str, point: str, count: int = 1,
+                     timeout: float = backend.WAIT_TIMEOUT,
+                     phase: str = 'before') -> object:
         return self.control(host).wait(point, count, timeout, phase)
 
-    def wait_for_queued(self, host, method, expired=True, timeout=30):
+    def wait_for_queued(self, host: str, method: str, expired: bool = True,
+                        timeout: float = backend.WAIT_TIMEOUT) -> object:
         """Wait until an RPC message waits in ``host``'s queues (its
         service is down) and, with ``expired``, until a call sent then has
         outlived its timeout (the caller gave up).
@@ -111,14 +116,17 @@ class Faults:
                        'messages queued for %s' % host, timeout)
         if expired:
             time.sleep(config.TIMINGS['rpc_response_timeout'] + 1)
+        return None
 
-    def wait_callers_gave_up(self, host, timeout=30):
+    def wait_callers_gave_up(self, host: str,
+                             timeout: float = backend.WAIT_TIMEOUT) -> object:
         """One RPC timeout and a second: by then every call sent to the
         dead ``host`` expired (a caller's next call, sent after the
         first failed, too; the broker cannot be asked which calls wait,
         see wait_for_queued).  What an operator who restarts a dead
         compute minutes later gets."""
         time.sleep(min(timeout, config.TIMINGS['rpc_response_timeout'] + 1))
+        return None
 
     #: Seconds a caller waits for an RPC reply in this Nova.
     rpc_timeout = config.TIMINGS['rpc_response_timeout']
@@ -127,12 +135,12 @@ class Faults:
         process = self.nova.stack.computes.get(host)
         return process is not None and not process.alive()
 
-    def is_crashed(self, host):
+    def is_crashed(self, host: str) -> bool:
         """Whether the host's nova-compute process has exited other than
         by a graceful stop (a crash, a failed start, a kill_after)."""
         return self._exited(host) and not self.is_stopped(host)
 
-    def is_stopped(self, host):
+    def is_stopped(self, host: str) -> bool:
         """Whether the host's nova-compute exited after a graceful stop
         (a stop step, or the shutdown action's SIGTERM that no
         kill_after cut short) and was not started again.  A stop the
@@ -162,19 +170,19 @@ class Faults:
             self._started_at.get(host, 0):]
             if e.get('kind') == journal_module.SHUTDOWN]
 
-    def stop_host(self, host):
+    def stop_host(self, host: str) -> None:
         """SIGTERM the host's nova-compute, as ``systemctl stop`` does
         (Nova's graceful shutdown); returns once it exited, SIGKILLing it
         if it outlived ``tiers.SHUTDOWN_BOUND``."""
         self.nova.stack.computes[host].stop(grace=tiers.SHUTDOWN_BOUND)
         self._stopped.add(host)
 
-    def crash_host(self, host):
+    def crash_host(self, host: str) -> None:
         """Kill the host's nova-compute now (SIGKILL)."""
         process = self.nova.stack.computes[host]
         process.stop(grace=0)
 
-    def restart(self, host, rules=()):
+    def restart(self, host: str, rules: typing.Sequence[str] = ()) -> None:
         """Start ``host``'s nova-compute again (killing it if it runs)
         with ``rules``; returns once it started: its control socket
         answers and its RPC server consumes its queue (Nova starts that
@@ -222,7 +230,7 @@ class Faults:
         except protocol.ControlError:
             return False
 
-    def history(self):
+    def history(self) -> list[records.JournalEntry]:
         """Every host's journal, in time order (read from disk)."""
         entries = []
         for host in self.nova.stack.hosts:
@@ -239,36 +247,42 @@ class _AdminAPI:
     def __init__(self, client):
         self.client = client
 
-    def post_server_action(self, server_id, data):
+    def post_server_action(self, server_id: str,
+                           data: records.RequestBody) -> object:
         # confirmResize answers 204 No Content, the other actions 202 (a
         # few 200).
         return self.client.post('/servers/%s/action' % server_id, data,
                                 ok=(200, 202, 204))
 
-    def get_server(self, server_id):
+    def get_server(self, server_id: str) -> records.Server:
         return self.client.server(server_id)
 
-    def delete_server(self, server_id):
+    def delete_server(self, server_id: str) -> object:
         return self.client.request('DELETE', '/servers/%s' % server_id,
                                    ok=(204,))
 
-    def delete_migration(self, server_id, migration_id):
+    def delete_migration(self, server_id: str, migration_id: int) -> object:
         return self.client.request(
             'DELETE', '/servers/%s/migrations/%s' % (server_id, migration_id),
             ok=(202,))
 
-    def get_services(self, binary='nova-compute', host=None):
+    def get_services(
+            self, binary: typing.Optional[str] = 'nova-compute',
+            host: typing.Optional[str] = None) -> list[records.Service]:
         return self.client.services(binary, host)
 
-    def put_service_force_down(self, service_id, forced_down):
+    def put_service_force_down(self, service_id: typing.Union[int, str],
+                               forced_down: bool) -> object:
         return self.client.request('PUT', '/os-services/%s' % service_id,
                                    {'forced_down': forced_down})
 
-    def get_instance_actions(self, server_id):
+    def get_instance_actions(self,
+                             server_id: str) -> list[records.InstanceAction]:
         return self.client.get('/servers/%s/os-instance-actions'
                                % server_id)['instanceActions']
 
-    def get_instance_action_details(self, server_id, request_id):
+    def get_instance_action_details(self, server_id: str,
+                                    request_id: str) -> records.InstanceAction:
         return self.client.get('/servers/%s/os-instance-actions/%s' % (
             server_id, request_id))['instanceAction']
 
@@ -318,7 +332,9 @@ class ProcessNova(backend_base.BackendBase):
 
     # -- servers ----------------------------------------------------------
 
-    def create_flavor(self, vcpus=2, extra_specs=None):
+    def create_flavor(
+            self, vcpus: int = 2,
+            extra_specs: typing.Optional[dict[str, str]] = None) -> str:
         key = (vcpus, json.dumps(extra_specs, sort_keys=True))
         if key not in self._flavors:
             self._flavors[key] = self.client.create_flavor(
@@ -326,9 +342,10 @@ class ProcessNova(backend_base.BackendBase):
                 extra_specs=extra_specs)
         return self._flavors[key]
 
-    def create_server(self, host, flavor_id=None,
-                      timeout=backend.SERVER_TIMEOUT, status='ACTIVE',
-                      volume=False, port=False):
+    def create_server(self, host: str, flavor_id: typing.Optional[str] = None,
+                      timeout: float = backend.SERVER_TIMEOUT,
+                      status: str = 'ACTIVE', volume: bool = False,
+                      port: bool = False) -> records.Server:
         """``volume``: from a new volume of the block-storage stand-in;
         ``port``: on the network stand-in's network (Nova creates the
         port); neither: no network, the image."""
@@ -342,16 +359,17 @@ class ProcessNova(backend_base.BackendBase):
         return self.wait_for_server({'id': server_id}, timeout,
                                     status=status)
 
-    def server_volumes(self, server):
+    def server_volumes(self, server: records.Server) -> records.VolumeViews:
         """From the block-storage stand-in (the server's attachments, each
         with its connector's host) and the API's block device mappings
         (the attachment id each names)."""
-        found = {volume_id: {'attachments': [
+        found: records.VolumeViews = {volume_id: {'attachments': [
             {'id': a['id'], 'host': a['host']} for a in attachments],
             'bdm': None} for volume_id, attachments in
             self.stack.block_storage.attachments(server['id']).items()}
         for bdm in self._volume_attachments(server):
-            found.setdefault(bdm['volumeId'], {'attachments': []})[
+            found.setdefault(bdm['volumeId'], {'attachments': [],
+                                               'bdm': None})[
                 'bdm'] = bdm['attachment_id']
         if not found or not self.stack.libvirt:
             return found
@@ -374,48 +392,41 @@ class ProcessNova(backend_base.BackendBase):
                 return []
             raise
 
-    def refusal_status(self, error):
+    def refusal_status(self, error: BaseException) -> typing.Optional[int]:
         """The process client raises APIError with the status."""
         if isinstance(error, client_module.APIError) and \
                 400 <= error.status < 500:
             return error.status
         return None
 
-    def server_ports(self, server):
+    def server_ports(self, server: records.Server) -> records.PortBindings:
         """From the network stand-in: the server's ports and the bindings
         it holds for each, per host."""
         return self.stack.network.bindings(server['id'])
 
-    def attach_volume(self, server, timeout=backend.WAIT_TIMEOUT):
+    def request_volume_attach(self, server: records.Server) -> str:
         """A new volume of the block-storage stand-in, attached through
         the API."""
         volume_id = self.stack.block_storage.create_volume()
         self.client.attach_volume(server['id'], volume_id)
-        self.wait(lambda: volume_id in self._attached_ids(server),
-                  'volume %s attached to server %s' % (volume_id,
-                                                       server['id']),
-                  timeout)
         return volume_id
 
-    def detach_volume(self, server, volume_id, timeout=backend.WAIT_TIMEOUT):
+    def request_volume_detach(self, server: records.Server,
+                              volume_id: str) -> None:
         self.client.detach_volume(server['id'], volume_id)
-        self.wait(lambda: volume_id not in self._attached_ids(server),
-                  'volume %s detached from server %s' % (volume_id,
-                                                         server['id']),
-                  timeout)
 
-    def _attached_ids(self, server):
+    def mapped_volumes(self, server: records.Server) -> set[str]:
         return {bdm['volumeId'] for bdm in self._volume_attachments(server)}
 
     # -- primitive reads (the API's, as an operator's) ----------------------
 
-    def server_fields(self, server):
+    def server_fields(self, server: records.Server) -> records.ServerFields:
         found = self.client.server(server['id'])
         return {'status': found['status'],
                 'host': found['OS-EXT-SRV-ATTR:host'],
                 'task_state': found['OS-EXT-STS:task_state']}
 
-    def server_exists(self, server):
+    def server_exists(self, server: records.Server) -> bool:
         try:
             self.client.server(server['id'])
             return True
@@ -424,23 +435,24 @@ class ProcessNova(backend_base.BackendBase):
                 return False
             raise
 
-    def migrations(self, server):
+    def migrations(self, server: records.Server) -> list[records.Migration]:
         return self.client.migrations(server['id'])
 
-    def migration_statuses(self, server):
+    def migration_statuses(
+            self, server: records.Server) -> list[records.MigrationStatus]:
         return [(m['id'], m['status']) for m in self.migrations(server)]
 
     # -- services and periodics -------------------------------------------
 
-    def service_state(self, host):
+    def service_state(self, host: str) -> str:
         return self.client.services('nova-compute', host)[0]['state']
 
-    def stop_compute(self, host):
+    def stop_compute(self, host: str) -> None:
         """Stop ``host``'s nova-compute as ``systemctl stop`` does
         (SIGTERM: Nova's graceful shutdown)."""
         self.faults.stop_host(host)
 
-    def run_periodic(self, host):
+    def run_periodic(self, host: str) -> bool:
         """Run one whole resource-tracker periodic on ``host`` now, as the
         embedded Nova does: the compute runs it when its control socket
         asks (``faultdriver ctl periodic``), beside the timer's runs
@@ -456,44 +468,44 @@ class ProcessNova(backend_base.BackendBase):
 
     # -- accounting -------------------------------------------------------
 
-    def pinned_cpus(self, host):
+    def pinned_cpus(self, host: str) -> list[int]:
         rows = self.stack.db.query(
             'nova_cell1', 'SELECT numa_topology FROM compute_nodes WHERE '
             'host = %s AND deleted = 0', host)
         return host_pinned_cpus(rows[0]['numa_topology'] if rows else None)
 
-    def instance_pinning(self, server):
+    def instance_pinning(self, server: records.Server) -> list[int]:
         rows = self.stack.db.query(
             'nova_cell1', 'SELECT numa_topology FROM instance_extra WHERE '
             'instance_uuid = %s', server['id'])
         return instance_pinned_cpus(rows[0]['numa_topology'] if rows
                                     else None)
 
-    def provider_allocations(self, host):
+    def provider_allocations(self, host: str) -> records.Allocations:
         found = self.client.get('/resource_providers/%s/allocations'
                                 % self.client.provider(host),
                                 placement=True)['allocations']
         return {consumer: allocation['resources']
                 for consumer, allocation in found.items()}
 
-    def placement_pcpus(self, host):
+    def placement_pcpus(self, host: str) -> int:
         return self.client.usages(host).get('PCPU', 0)
 
     # -- the hypervisor's view -------------------------------------------
 
-    def guests(self, host):
+    def guests(self, host: str) -> typing.Optional[records.Guests]:
         """``{instance uuid: state}`` of the guests ``host``'s hypervisor
         has (running, paused, shutoff, ...), asked of libvirt itself, not
         of Nova; None where the hypervisor is faultdriver's fake."""
         hypervisor = self.stack.libvirt.get(host)
         return hypervisor.guests() if hypervisor else None
 
-    def tracked_tasks(self, host):
+    def tracked_tasks(self, host: str) -> list[records.TrackedTask]:
         return self.faults.control(host).tasks()
 
     # -- logs -------------------------------------------------------------
 
-    def log_text(self, host=None):
+    def log_text(self, host=None) -> str:
         """``host``'s compute log, or every compute's (restarts append to
         the same file)."""
         text = []

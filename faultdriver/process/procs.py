@@ -5,23 +5,15 @@ signalled) and ``PR_SET_PDEATHSIG`` (so it is killed by the kernel if the
 runner itself dies without cleaning up).
 """
 
-import ctypes
 import os
 import random
 import signal
 import socket
 import subprocess
 
+from faultdriver import lifeline
 from faultdriver.process import netns_relay
 from faultdriver import waiting
-
-PR_SET_PDEATHSIG = 1
-
-
-def die_with_parent():
-    """Have the kernel SIGKILL this process when its parent exits."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def free_port():
@@ -56,7 +48,7 @@ def free_port():
 
 # Below this are the ports of services a machine may run (and X11's).
 _LOWEST_PORT = 10000
-_handed_out = set()
+_handed_out: set[int] = set()
 
 
 def _ephemeral_range():
@@ -158,7 +150,7 @@ class Process:
             self.popen = subprocess.Popen(
                 self.argv, stdin=subprocess.DEVNULL, stdout=out,
                 stderr=subprocess.STDOUT, env=env, cwd=self.cwd,
-                start_new_session=True, preexec_fn=die_with_parent)
+                start_new_session=True, preexec_fn=lifeline.die_with_parent)
         _register_session(env, self.popen.pid)
         #: The stack's marker it carries (None: not a stack's).
         self.marker = env.get(MARKER)

@@ -1,6 +1,6 @@
 """Run one variant of a scenario on real processes (the process tier).
 
-Same command line and report as :mod:`faultdriver.scenario.runner`
+Same command line and report as :mod:`faultdriver.harness.runner`
 (``python -m faultdriver.process.runner [--hypervisor libvirt] FILE
 VARIANT MODE OUT``, :mod:`faultdriver.scenario.worker`'s protocol) and
 the same steps and expectations (:mod:`faultdriver.scenario.play`);

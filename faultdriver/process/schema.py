@@ -14,7 +14,7 @@ import json
 import os
 import shutil
 
-from faultdriver.process import prereqs
+from faultdriver.scenario import prereqs
 
 DATABASES = ('nova_api', 'nova_cell0', 'nova_cell1', 'placement')
 

@@ -4,7 +4,7 @@ Order matters: databases and broker, schema, placement and nova-api
 (gunicorn), conductor and scheduler, then the computes (a compute that
 starts before the conductor waits on it), then host discovery.  Nothing
 starts unless every prerequisite is there
-(:mod:`faultdriver.process.prereqs`).  A part that does not start raises
+(:mod:`faultdriver.scenario.prereqs`).  A part that does not start raises
 :class:`PartFailed` naming it, without waiting for what depends on it.
 ``stop`` always runs (context manager), whatever ``start`` got to: it
 kills what is left of every process group and removes the temp directory
@@ -26,12 +26,12 @@ from faultdriver.process import guardian
 from faultdriver.process import libvirt_host
 from faultdriver.process import netns_relay
 from faultdriver.process import network_standin
-from faultdriver.process import prereqs
 from faultdriver.process import procs
 from faultdriver.process import schema
 from faultdriver.process import standins
 from faultdriver.process import tap_agent
 from faultdriver.process import volume_standin
+from faultdriver.scenario import prereqs
 from faultdriver.scenario import tiers
 
 LOG = logging.getLogger(__name__)

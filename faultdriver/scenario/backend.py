@@ -9,18 +9,24 @@ the process tier (:class:`faultdriver.process.nova.ProcessNova`, on
 A tier implements the *primitive reads and actions* of
 :class:`NovaBackend` (each reads its Nova the cheapest faithful way: the
 embedded one its database, the process tier the API); everything built
-on them -- the waits, ``boot``, ``move_state``, ``force_down`` -- is
-written once, in :class:`faultdriver.scenario.backend_base.BackendBase`,
-which both inherit, so the tiers cannot drift.  ``check`` runs before a
-scenario's first step and a unit test holds both implementations to it:
-a member one lacks, or a shared member a tier overrides, fails there,
-naming it, instead of in the middle of a run.
+on them -- the waits, ``boot``, ``move_state``, ``force_down``, the
+volume attach and detach -- is written once, in
+:class:`faultdriver.scenario.backend_base.BackendBase`, which every tier
+inherits, so the tiers cannot drift.  :func:`faultdriver.scenario.
+conformance.check` runs before a scenario's first step and a unit test
+holds every implementation to it: a member one lacks, a parameter or an
+annotation that differs, or a shared member a tier overrides, fails
+there, naming it, instead of in the middle of a run.
 
-Servers are the compute API's dicts; hosts are the scenario's host names.
+Servers are the compute API's dicts; hosts are the scenario's host names;
+the shapes crossing here are :mod:`faultdriver.scenario.backend_records`.
+The wait timeouts below are the contract's: a step, an exported test's
+helper and a tier's own wait use these names, not their values.
 """
 
-import inspect
 import typing
+
+from faultdriver.scenario import backend_records as records
 
 #: Seconds a step waits for a state by default (a migration status, a
 #: server field, a service state, an instance action's event).
@@ -37,28 +43,35 @@ class ComputeAPI(typing.Protocol):
     """The compute API calls steps make (Nova's functional API client
     has them; the process tier's client offers the same)."""
 
-    def get_server(self, server_id):
+    def get_server(self, server_id: str) -> records.Server:
         """The server's API dict."""
 
-    def post_server_action(self, server_id, data):
+    def post_server_action(self, server_id: str,
+                           data: records.RequestBody) -> object:
         """``POST /servers/{id}/action``."""
 
-    def delete_server(self, server_id):
+    def delete_server(self, server_id: str) -> object:
         """``DELETE /servers/{id}`` (returns at once)."""
 
-    def delete_migration(self, server_id, migration_id):
+    def delete_migration(self, server_id: str,
+                         migration_id: int) -> object:
         """Abort a live migration."""
 
-    def get_services(self, binary=None, host=None):
+    def get_services(
+            self, binary: typing.Optional[str] = None,
+            host: typing.Optional[str] = None) -> list[records.Service]:
         """``GET /os-services`` filtered."""
 
-    def put_service_force_down(self, service_id, forced_down):
+    def put_service_force_down(self, service_id: typing.Union[int, str],
+                               forced_down: bool) -> object:
         """Set a service forced down or not."""
 
-    def get_instance_actions(self, server_id):
+    def get_instance_actions(
+            self, server_id: str) -> list[records.InstanceAction]:
         """The server's instance actions, newest first."""
 
-    def get_instance_action_details(self, server_id, request_id):
+    def get_instance_action_details(
+            self, server_id: str, request_id: str) -> records.InstanceAction:
         """One instance action with its events."""
 
 
@@ -71,56 +84,59 @@ class FaultControl(typing.Protocol):
     #: Seconds a caller waits for an RPC reply in this Nova.
     rpc_timeout: float
 
-    def add_rule(self, host, rule):
+    def add_rule(self, host: str, rule: str) -> int:
         """Add a rule to running ``host``; returns its index."""
 
-    def remove_rule(self, host, index):
+    def remove_rule(self, host: str, index: int) -> bool:
         """Remove rule ``index``; False if ``host`` has no such rule."""
 
-    def set_rules(self, host, rules):
+    def set_rules(self, host: str, rules: typing.Sequence[str]) -> None:
         """Replace ``host``'s rules."""
 
-    def release(self, host, barrier=None):
+    def release(self, host: str,
+                barrier: typing.Optional[str] = None) -> int:
         """Release threads held on ``host`` (one barrier or all);
         returns how many."""
 
-    def held(self, host):
+    def held(self, host: str) -> records.Held:
         """``{barrier: threads held}`` on ``host``."""
 
-    def wait_for_hit(self, host, point, count=1, timeout=WAIT_TIMEOUT,
-                     phase='before'):
+    def wait_for_hit(self, host: str, point: str, count: int = 1,
+                     timeout: float = WAIT_TIMEOUT,
+                     phase: str = 'before') -> object:
         """Until ``point`` was hit ``count`` times on ``host``."""
 
-    def wait_for_queued(self, host, method, expired=True,
-                        timeout=WAIT_TIMEOUT):
+    def wait_for_queued(self, host: str, method: str, expired: bool = True,
+                        timeout: float = WAIT_TIMEOUT) -> object:
         """Until an RPC message waits for down ``host`` (and, with
         ``expired``, its caller gave up).  ``method`` is checked where the
         tier can tell (the embedded Nova can; a broker cannot)."""
 
-    def wait_callers_gave_up(self, host, timeout=WAIT_TIMEOUT):
+    def wait_callers_gave_up(self, host: str,
+                             timeout: float = WAIT_TIMEOUT) -> object:
         """Wait (bounded, never failing) until no caller still waits for
         dead ``host``."""
 
-    def crash_host(self, host):
+    def crash_host(self, host: str) -> None:
         """Crash ``host``'s nova-compute now."""
 
-    def is_crashed(self, host):
+    def is_crashed(self, host: str) -> bool:
         """Whether ``host``'s nova-compute is dead (crashed, or its start
         failed)."""
 
-    def stop_host(self, host):
+    def stop_host(self, host: str) -> None:
         """Stop ``host``'s nova-compute gracefully, as ``systemctl stop``
         does; returns once it stopped."""
 
-    def is_stopped(self, host):
+    def is_stopped(self, host: str) -> bool:
         """Whether ``host``'s nova-compute was stopped gracefully (the
         ``shutdown`` action or a stop step) and not started again."""
 
-    def restart(self, host, rules=()):
+    def restart(self, host: str, rules: typing.Sequence[str] = ()) -> None:
         """Start ``host``'s nova-compute again with ``rules``; raises
         StartFailed when a fault of them ends the start."""
 
-    def history(self):
+    def history(self) -> list[records.JournalEntry]:
         """Every host's journal entries, oldest first."""
 
 
@@ -137,17 +153,21 @@ class NovaBackend(typing.Protocol):
     #: vCPUs of a server booted without a flavor.
     default_vcpus: int
 
-    def create_flavor(self, vcpus, extra_specs=None):
+    def create_flavor(
+            self, vcpus: int,
+            extra_specs: typing.Optional[dict[str, str]] = None) -> str:
         """A flavor id (the same arguments may return the same one)."""
 
-    def create_server(self, host, flavor_id=None, timeout=SERVER_TIMEOUT,
-                      status='ACTIVE', volume=False, port=False):
+    def create_server(self, host: str, flavor_id: typing.Optional[str] = None,
+                      timeout: float = SERVER_TIMEOUT, status: str = 'ACTIVE',
+                      volume: bool = False,
+                      port: bool = False) -> records.Server:
         """Boot with ``flavor_id`` on ``host``, wait for ``status``; fail
         at once, with the fault, on an ERROR not asked for.  ``volume``:
         from a volume; ``port``: on the network with one port (a tier
         without those stand-ins refuses them)."""
 
-    def server_volumes(self, server):
+    def server_volumes(self, server: records.Server) -> records.VolumeViews:
         """``{volume id: {'attachments': [{'id', 'host'}], 'bdm':
         attachment id or None}}`` of the server's volumes: the block
         storage's attachments of the server (``host``: the connector's,
@@ -157,155 +177,77 @@ class NovaBackend(typing.Protocol):
         server has the volume's device as a disk.  ``{}`` for a server
         without volumes, or deleted."""
 
-    def attach_volume(self, server, timeout=WAIT_TIMEOUT):
-        """Attach a new data volume to ``server``; returns its id once
-        the server's block device mapping has it (a tier without a
-        block-storage stand-in refuses)."""
+    def request_volume_attach(self, server: records.Server) -> str:
+        """Ask the API to attach a new data volume of the tier's block
+        storage to ``server``; returns its id at once (a tier without a
+        block-storage stand-in refuses).  ``attach_volume`` waits."""
 
-    def detach_volume(self, server, volume_id, timeout=WAIT_TIMEOUT):
-        """Detach ``volume_id`` from ``server``; returns once the block
-        device mapping no longer has it."""
+    def request_volume_detach(self, server: records.Server,
+                              volume_id: str) -> None:
+        """Ask the API to detach ``volume_id`` from ``server``; returns
+        at once (``detach_volume`` waits)."""
 
-    def server_ports(self, server):
+    def mapped_volumes(self, server: records.Server) -> set[str]:
+        """Ids of the volumes the server's block device mappings name, as
+        the API says; an empty set once the server is deleted."""
+
+    def server_ports(self, server: records.Server) -> records.PortBindings:
         """``{port id: {host: 'ACTIVE' or 'INACTIVE'}}``: the bindings
         the network holds for each of the server's ports.  ``{}`` for a
         server without ports, or deleted."""
 
-    def refusal_status(self, error):
+    def refusal_status(self, error: BaseException) -> typing.Optional[int]:
         """The HTTP status of ``error`` when it is the API refusing a
         request (4xx) as this tier's API client raises it; None for
         anything else."""
 
-    def server_fields(self, server):
+    def server_fields(self, server: records.Server) -> records.ServerFields:
         """``{'status', 'host', 'task_state'}`` as the API shows them,
         read cheaply enough to poll."""
 
-    def server_exists(self, server):
+    def server_exists(self, server: records.Server) -> bool:
         """False once the server is deleted."""
 
-    def migration_statuses(self, server):
+    def migration_statuses(
+            self, server: records.Server) -> list[records.MigrationStatus]:
         """``[(id, status)]`` of the server's migrations, oldest first,
         read cheaply enough to poll."""
 
-    def migrations(self, server):
+    def migrations(self, server: records.Server) -> list[records.Migration]:
         """The server's migrations (API dicts)."""
 
-    def service_state(self, host):
+    def service_state(self, host: str) -> str:
         """'up' or 'down', as the API says."""
 
-    def stop_compute(self, host):
+    def stop_compute(self, host: str) -> None:
         """Stop the host's nova-compute as ``systemctl stop`` would."""
 
-    def run_periodic(self, host):
+    def run_periodic(self, host: str) -> bool:
         """One whole resource-tracker periodic on ``host``; False if the
         host's nova-compute died during it (a crash rule of ``recover``'s
         restart fired in a call the host took meanwhile), True when it
         ended."""
 
-    def pinned_cpus(self, host):
+    def pinned_cpus(self, host: str) -> list[int]:
         """pCPUs the host's compute node records as pinned."""
 
-    def instance_pinning(self, server):
+    def instance_pinning(self, server: records.Server) -> list[int]:
         """pCPUs the server's vCPUs are pinned to (Nova's record)."""
 
-    def placement_pcpus(self, host):
+    def placement_pcpus(self, host: str) -> int:
         """PCPU placement has allocated on the host."""
 
-    def provider_allocations(self, host):
+    def provider_allocations(self, host: str) -> records.Allocations:
         """``{consumer uuid: {resource class: amount}}`` placement holds
         on the host's resource provider."""
 
-    def guests(self, host):
+    def guests(self, host: str) -> typing.Optional[records.Guests]:
         """``{instance uuid: state}`` the host's hypervisor itself has,
         or None when the backend cannot ask a real one."""
 
-    def tracked_tasks(self, host):
+    def tracked_tasks(self, host: str) -> list[records.TrackedTask]:
         """``[{name, instance_uuid}]`` the compute manager of running
         ``host`` tracks for a graceful stop (faultdriver.manager_tasks)."""
 
-    def log_text(self):
+    def log_text(self) -> str:
         """What the computes logged (the records scenarios count)."""
-
-
-def _members(protocol):
-    return [name for name, value in vars(protocol).items()
-            if not name.startswith('_') and callable(value)]
-
-
-MEMBERS = _members(NovaBackend)
-ATTRIBUTES = list(NovaBackend.__annotations__)
-FAULT_MEMBERS = _members(FaultControl)
-API_MEMBERS = _members(ComputeAPI)
-
-
-def _signature_problems(protocol, name, member, where=''):
-    found = []
-    wanted = inspect.signature(vars(protocol)[name]).parameters
-    have = inspect.signature(member).parameters
-    takes_any = any(p.kind is p.VAR_KEYWORD for p in have.values())
-    for param in wanted.values():
-        if param.name == 'self' or param.kind is param.VAR_KEYWORD:
-            continue
-        if param.name not in have and not takes_any:
-            found.append('%s%s: takes no %r' % (where, name, param.name))
-    return found
-
-
-def _protocol_problems(protocol, names, obj, where=''):
-    found = []
-    for name in names:
-        member = getattr(obj, name, None)
-        if not callable(member):
-            found.append('%s%s: missing method' % (where, name))
-            continue
-        found += _signature_problems(protocol, name, member, where)
-    return found
-
-
-def fault_control_problems(faults, where=''):
-    """What ``faults`` (a class or an instance) lacks of FaultControl."""
-    found = _protocol_problems(FaultControl, FAULT_MEMBERS, faults, where)
-    if not isinstance(faults, type) and not isinstance(
-            getattr(faults, 'rpc_timeout', None), (int, float)):
-        found.append('%srpc_timeout: not a number' % where)
-    return found
-
-
-def api_problems(api, where=''):
-    """What ``api`` (a class or an instance) lacks of ComputeAPI."""
-    return _protocol_problems(ComputeAPI, API_MEMBERS, api, where)
-
-
-def problems(backend):
-    """What ``backend`` (a class or an instance) lacks of the contract:
-    missing members, parameters of the contract it does not take, shared
-    members it overrides; for an instance also its ``faults`` and APIs."""
-    from faultdriver.scenario import backend_base
-    found = []
-    cls = backend if isinstance(backend, type) else type(backend)
-    if not issubclass(cls, backend_base.BackendBase):
-        found.append('not a backend_base.BackendBase')
-    else:
-        for name in backend_base.SHARED:
-            if getattr(cls, name) is not getattr(backend_base.BackendBase,
-                                                 name):
-                found.append('%s: overrides the shared member' % name)
-    found += _protocol_problems(NovaBackend, MEMBERS, backend)
-    if not isinstance(backend, type):
-        for name in ATTRIBUTES:
-            if not hasattr(backend, name):
-                found.append('%s: missing attribute' % name)
-        if getattr(backend, 'faults', None) is not None:
-            found += fault_control_problems(backend.faults, 'faults.')
-        for api in ('api', 'admin_api'):
-            if getattr(backend, api, None) is not None:
-                found += api_problems(getattr(backend, api), api + '.')
-    return found
-
-
-def check(backend):
-    """Refuse a backend that does not keep the contract, naming why."""
-    found = problems(backend)
-    if found:
-        raise TypeError('%s is not a scenario backend: %s' % (
-            type(backend).__name__, '; '.join(found)))

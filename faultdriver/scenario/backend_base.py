@@ -7,19 +7,29 @@ them and may not override them (``backend.problems`` says so), so a wait
 cannot behave one way on one tier and another way on the other -- as
 they did when each tier had its copy (one waited out its timeout on a
 server in ERROR, the other failed at once).
+
+Which members are shared is not listed anywhere: it is every public
+method this class defines (:data:`SHARED`, derived below).  For mypy the
+class implements :class:`~faultdriver.scenario.backend.NovaBackend` (so
+the shared half is checked against the primitives' annotations); at
+run time it is a plain mixin, as it always was.
 """
 
+import typing
+
 from faultdriver.scenario import backend
+from faultdriver.scenario import backend_records as records
 from faultdriver import waiting
 
-#: Members written here that a tier must not override.
-SHARED = ('wait', 'boot', 'delete_server', 'move_state',
-          'wait_newest_migration', 'wait_for_server', 'wait_action_event',
-          'wait_service_state', 'force_down', 'compute_running',
-          'tasks_in_progress')
+T = typing.TypeVar('T')
+
+if typing.TYPE_CHECKING:
+    _Contract = backend.NovaBackend
+else:
+    _Contract = object
 
 
-class BackendBase:
+class BackendBase(_Contract):
     """The shared half of a scenario backend (a mixin: put it first)."""
 
     #: Seconds between two looks at the state a wait waits for (a tier
@@ -28,14 +38,16 @@ class BackendBase:
     #: Extra specs of the flavor a pinned scenario boots with.
     PINNED_SPECS = {'hw:cpu_policy': 'dedicated'}
 
-    def wait(self, check, what, timeout):
+    def wait(self, check: typing.Callable[[], typing.Optional[T]],
+             what: waiting.What, timeout: float) -> T:
         """Poll ``check`` until it answers; a timeout fails the step (or
         test) with ``what`` (a string or a callable giving one)."""
         return waiting.until(check, timeout, what, interval=self.POLL,
                              error=AssertionError)
 
-    def boot(self, host='src', vcpus=None, status='ACTIVE', volume=False,
-             port=False):
+    def boot(self, host: str = 'src', vcpus: typing.Optional[int] = None,
+             status: str = 'ACTIVE', volume: bool = False,
+             port: bool = False) -> records.Server:
         """Boot a server on ``host`` with the tier's default flavor
         (pinned when the scenario is), wait for ``status``."""
         flavor = None
@@ -47,13 +59,14 @@ class BackendBase:
         return self.create_server(host, flavor, status=status, volume=volume,
                                   port=port)
 
-    def delete_server(self, server, timeout=backend.SERVER_TIMEOUT):
+    def delete_server(self, server: records.Server,
+                      timeout: float = backend.SERVER_TIMEOUT) -> None:
         """Delete and wait until the server is gone."""
         self.api.delete_server(server['id'])
         self.wait(lambda: not self.server_exists(server),
                   'server %s deleted' % server['id'], timeout)
 
-    def move_state(self, server):
+    def move_state(self, server: records.Server) -> records.MoveState:
         """``(migration statuses oldest first, status, task_state,
         host)``: what shows a move's progress, cheap enough to poll."""
         fields = self.server_fields(server)
@@ -61,18 +74,21 @@ class BackendBase:
                       self.migration_statuses(server)),
                 fields['status'], fields['task_state'], fields['host'])
 
-    def _migration(self, server, migration_id):
+    def _migration(self, server: records.Server,
+                   migration_id: int) -> records.Migration:
         [found] = [m for m in self.migrations(server)
                    if m['id'] == migration_id]
         return found
 
-    def wait_newest_migration(self, server, status, count,
-                              timeout=backend.WAIT_TIMEOUT,
-                              fail_on=('error', 'failed')):
+    def wait_newest_migration(
+            self, server: records.Server, status: str, count: int,
+            timeout: float = backend.WAIT_TIMEOUT,
+            fail_on: typing.Collection[str] = ('error', 'failed'),
+    ) -> records.Migration:
         """Wait for the server's ``count``-th migration (oldest first) to
         reach ``status``; fail at once if it reaches one of ``fail_on``.
         Returns the migration (API dict)."""
-        def reached():
+        def reached() -> typing.Optional[records.Migration]:
             migrations = self.migration_statuses(server)
             if len(migrations) >= count:
                 migration_id, actual = migrations[count - 1]
@@ -83,18 +99,21 @@ class BackendBase:
                         'migration %d of %s is %s, not %s: %s' % (
                             count, server['id'], actual, status,
                             self._migration(server, migration_id)))
+            return None
         return self.wait(reached, lambda: 'migration %d of %s %s: %s' % (
             count, server['id'], status,
             self.migration_statuses(server)), timeout)
 
-    def wait_for_server(self, server, timeout=backend.WAIT_TIMEOUT,
-                        **expected):
+    def wait_for_server(self, server: records.Server,
+                        timeout: float = backend.WAIT_TIMEOUT,
+                        **expected: typing.Optional[str]) -> records.Server:
         """Wait until the server's fields (``status='ACTIVE'``,
         ``host='src'``, ``task_state=None``) match; returns the server.
         A server in ERROR when ERROR is not asked for fails at once, with
         its fault: nothing brings it back by itself."""
-        def reached():
-            fields = self.server_fields(server)
+        def reached() -> typing.Optional[records.Server]:
+            fields = typing.cast(typing.Mapping[str, typing.Optional[str]],
+                                 self.server_fields(server))
             if all(fields[k] == v for k, v in expected.items()):
                 return self.api.get_server(server['id'])
             if fields['status'] == 'ERROR' and \
@@ -103,14 +122,17 @@ class BackendBase:
                 raise AssertionError('server %s went to ERROR, not %s: %s'
                                      % (server['id'], expected,
                                         found.get('fault')))
+            return None
 
-        def what():
-            fields = self.server_fields(server)
+        def what() -> str:
+            fields = typing.cast(typing.Mapping[str, typing.Optional[str]],
+                                 self.server_fields(server))
             return 'server %s %s; it is %s' % (server['id'], expected, {
                 k: fields[k] for k in expected})
         return self.wait(reached, what, timeout)
 
-    def action_events(self, server, action):
+    def action_events(self, server: records.Server,
+                      action: str) -> list[records.ActionEvent]:
         """The events (``event``, ``finish_time``, ``result``) of the
         server's newest ``action`` (e.g. confirmResize); ``[]`` before
         the API recorded that action."""
@@ -121,40 +143,73 @@ class BackendBase:
         return self.admin_api.get_instance_action_details(
             server['id'], actions[0]['request_id']).get('events', [])
 
-    def wait_action_event(self, server, action, event,
-                          timeout=backend.WAIT_TIMEOUT):
+    def wait_action_event(self, server: records.Server, action: str,
+                          event: str, timeout: float = backend.WAIT_TIMEOUT,
+                          ) -> records.ActionEvent:
         """Wait until the newest ``action`` (e.g. live_migration_cancel)
         of the server has ``event`` (compute_live_migration_abort)
         finished; returns the event (``result``: Success or Error)."""
-        def finished():
+        def finished() -> typing.Optional[records.ActionEvent]:
             for found in self.action_events(server, action):
                 if found['event'] == event and found['finish_time']:
                     return found
+            return None
         return self.wait(finished, 'a finished %s event of %s of %s' % (
             event, action, server['id']), timeout)
 
-    def wait_service_state(self, host, state, timeout=backend.WAIT_TIMEOUT):
+    def wait_service_state(self, host: str, state: str,
+                           timeout: float = backend.WAIT_TIMEOUT) -> None:
         """Wait until the API would say ``state`` ('up'/'down')."""
         self.wait(lambda: self.service_state(host) == state,
                   lambda: 'nova-compute on %s %s (it is %s)' % (
                       host, state, self.service_state(host)), timeout)
 
-    def compute_running(self, host):
+    def attach_volume(self, server: records.Server,
+                      timeout: float = backend.WAIT_TIMEOUT) -> str:
+        """Attach a new data volume to ``server``; returns its id once
+        the server's block device mapping has it (a tier without a
+        block-storage stand-in refuses)."""
+        volume_id = self.request_volume_attach(server)
+        self.wait(lambda: volume_id in self.mapped_volumes(server),
+                  'volume %s attached to server %s' % (volume_id,
+                                                       server['id']),
+                  timeout)
+        return volume_id
+
+    def detach_volume(self, server: records.Server, volume_id: str,
+                      timeout: float = backend.WAIT_TIMEOUT) -> None:
+        """Detach ``volume_id`` from ``server``; returns once the block
+        device mapping no longer has it."""
+        self.request_volume_detach(server, volume_id)
+        self.wait(lambda: volume_id not in self.mapped_volumes(server),
+                  'volume %s detached from server %s' % (volume_id,
+                                                         server['id']),
+                  timeout)
+
+    def compute_running(self, host: str) -> bool:
         """Whether ``host``'s nova-compute runs: neither crashed (or its
         start failed) nor gracefully stopped and not started again."""
         faults = self.faults
         return not faults.is_crashed(host) and not faults.is_stopped(host)
 
-    def tasks_in_progress(self, host):
+    def tasks_in_progress(
+            self, host: str) -> typing.Optional[list[records.TrackedTask]]:
         """``[{name, instance_uuid}]`` the host's compute manager tracks
         for a graceful stop (faultdriver.manager_tasks), or None when its
         nova-compute is not running."""
         return self.tracked_tasks(host) if self.compute_running(host) \
             else None
 
-    def force_down(self, host, down=True):
+    def force_down(self, host: str, down: bool = True) -> None:
         """Mark ``host``'s nova-compute forced down (or up again) through
         the API, as an operator fencing a failed host before evacuating."""
         [service] = self.admin_api.get_services(host=host,
                                                 binary='nova-compute')
         self.admin_api.put_service_force_down(service['id'], down)
+
+
+#: Members written here that a tier must not override: every public
+#: method of the shared half, derived, so a member added to it is shared
+#: (and checked) without a list to keep.
+SHARED = tuple(name for name, value in vars(BackendBase).items()
+               if not name.startswith('_') and callable(value))

@@ -12,7 +12,7 @@ import time
 
 from faultdriver import exception
 from faultdriver import novaundertest
-from faultdriver.process import prereqs
+from faultdriver.scenario import prereqs
 from faultdriver.scenario import tiers
 from faultdriver.scenario import worker
 
@@ -212,6 +212,6 @@ class ForkedVariant:
 
     def kill(self):
         """Kill the runner; its children die with it (they asked the
-        kernel to: ``procs.die_with_parent``)."""
+        kernel to: ``lifeline.die_with_parent``)."""
         if self.runner.poll() is None:
             self.runner.kill()

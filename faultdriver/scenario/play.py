@@ -8,8 +8,8 @@ test, the process tier on its stack); only the backend differs.
 import sys
 import time
 
-from faultdriver.scenario import backend
 from faultdriver.scenario import collect
+from faultdriver.scenario import conformance
 from faultdriver.scenario import expect
 from faultdriver.scenario import steps as steps_module
 
@@ -38,7 +38,7 @@ def play(nova, scenario, variant, report):
     """Run ``scenario``'s steps on ``nova``, then check the expectations;
     fills ``report`` (a VariantReport: timeline, state, expectations,
     timings)."""
-    backend.check(nova)
+    conformance.check(nova)
     steps = steps_module.Steps(nova, scenario, variant)
     started = time.monotonic()
     # Wall clock of step 0: places journal times on the timeline.

@@ -11,6 +11,7 @@ import time
 
 from faultdriver import exception
 from faultdriver.novacompat import texts
+from faultdriver.scenario import backend
 from faultdriver.scenario import collect
 from faultdriver.scenario import expect
 from faultdriver.scenario import tiers
@@ -154,7 +155,7 @@ class Steps:
         self._move(server, {'evacuate': {'host': host} if host else {}},
                    api=self.nova.admin_api)
 
-    def do_abort(self, server, index=None, timeout=30):
+    def do_abort(self, server, index=None, timeout=backend.WAIT_TIMEOUT):
         index = index or self.moves.get(server, 1)
         migrations = sorted(self.nova.migrations(self.server(server)),
                             key=lambda m: m['id'])
@@ -196,25 +197,27 @@ class Steps:
         self.nova.admin_api.post_server_action(
             self.server(server)['id'], {'os-resetState': {'state': state}})
 
-    def do_wait_migration(self, server, status, index=None, timeout=30):
+    def do_wait_migration(self, server, status, index=None,
+                          timeout=backend.WAIT_TIMEOUT):
         index = index or self.moves.get(server, 1)
         migration = self.nova.wait_newest_migration(
             self.server(server), status, index, timeout=timeout)
         return 'migration %d (%s) %s' % (index, migration['uuid'][:8],
                                          status)
 
-    def do_wait_server(self, server, timeout=30, **fields):
+    def do_wait_server(self, server, timeout=backend.WAIT_TIMEOUT, **fields):
         self.servers[server] = self.nova.wait_for_server(
             self.server(server), timeout=timeout, **fields)
 
-    def do_wait_service(self, host, state, timeout=30):
+    def do_wait_service(self, host, state, timeout=backend.WAIT_TIMEOUT):
         self.nova.wait_service_state(host, state, timeout=timeout)
 
     def do_wait_point(self, host, point, count=1, phase='before',
-                      timeout=30):
+                      timeout=backend.WAIT_TIMEOUT):
         self.nova.faults.wait_for_hit(host, point, count, timeout, phase)
 
-    def do_wait_queued(self, host, method, expired=True, timeout=30):
+    def do_wait_queued(self, host, method, expired=True,
+                       timeout=backend.WAIT_TIMEOUT):
         self.nova.faults.wait_for_queued(host, method, expired, timeout)
 
     def do_crash(self, host):
@@ -464,7 +467,7 @@ class Steps:
             or event['result'] == 'Error')
             for event in self.nova.action_events(server, action))
 
-    def do_settle(self, timeout=30):
+    def do_settle(self, timeout=backend.WAIT_TIMEOUT):
         """Wait, at most ``timeout`` and without failing, until no
         migration of the scenario's servers is in progress."""
         self._settle(timeout)

@@ -131,7 +131,7 @@ class Tier:
     #: Seconds a Nova RPC caller waits for a reply there
     #: (``rpc_response_timeout``).
     rpc_timeout: int
-    #: The groups of ``faultdriver.process.prereqs.NEEDS`` it needs on
+    #: The groups of ``faultdriver.scenario.prereqs.NEEDS`` it needs on
     #: this machine, checked before it starts.
     prerequisites: tuple = ()
     #: The pip extra that installs its own Python packages.
@@ -147,6 +147,11 @@ class Tier:
     def lacks(self, wanted):
         """The provisions of ``wanted`` it does not provide."""
         return frozenset(wanted) - self.provides
+
+    #: Whether its runner takes ``--serve MODE``: one process runs a
+    #: sweep's cases one after another (a tier whose case needs a whole
+    #: stack of processes of its own runs each case as a scenario run).
+    serves: bool = False
 
     @property
     def delay(self):
@@ -185,7 +190,7 @@ TIERS = {tier.name: tier for tier in (
     Tier('embedded', 'embedded Nova',
          "in one process, Nova's functional-test services on fakelibvirt "
          '(the default)',
-         runner=('faultdriver.scenario.runner',), hypervisor=None,
+         runner=('faultdriver.harness.runner',), hypervisor=None,
          # On 2 cores the whole live-migration sweep took 1107 s with 2
          # workers, 836 s with 4; once the runners' idle burn fell
          # (harness/rpcwake.py), 617 s with 4 and 554 s with 5 (the
@@ -193,7 +198,7 @@ TIERS = {tier.name: tier for tier in (
          # cases wait on RPC timeouts and polls part of the time.
          workers=5,
          # faultdriver.harness.embedded.EmbeddedNova.RPC_TIMEOUT
-         rpc_timeout=2, forks=True,
+         rpc_timeout=2, forks=True, serves=True,
          # Nova's CinderFixture and NeutronFixture (harness/embedded.py
          # corrects them), every host in this one process.
          provides=frozenset({Provision.BLOCK_STORAGE, Provision.NETWORK})),
@@ -228,7 +233,7 @@ HYPERVISORS = tuple(tier.hypervisor for tier in TIERS.values()
                     if tier.hypervisor is not None)
 
 
-def get(name):
+def get(name: str) -> Tier:
     """The tier ``name``; ValueError naming the choices."""
     try:
         return TIERS[name]

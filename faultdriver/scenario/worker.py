@@ -2,7 +2,7 @@
 variant and write its report as JSON, or serve such runs one after the
 other (the sweep's workers).
 
-``python -m faultdriver.scenario.runner FILE VARIANT MODE OUT`` (the
+``python -m faultdriver.harness.runner FILE VARIANT MODE OUT`` (the
 embedded Nova) and ``python -m faultdriver.process.runner ...`` (the
 process and libvirt tiers) both end here with their own ``run_variant``.
 """
@@ -15,6 +15,7 @@ import traceback
 import warnings
 
 from faultdriver import exception
+from faultdriver import lifeline
 from faultdriver import novaundertest
 from faultdriver.scenario import model
 from faultdriver.scenario import play
@@ -168,8 +169,7 @@ def fork_each(argv, preload, run_variant, backend):
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
-            from faultdriver.process import procs
-            procs.die_with_parent()
+            lifeline.die_with_parent()
             try:
                 main([path, variant, mode, out], run_variant, backend)
             finally:

@@ -15,6 +15,7 @@ import yaml
 from faultdriver import exception
 from faultdriver.scenario import launch
 from faultdriver.scenario import model
+from faultdriver.scenario import tiers
 from faultdriver.sweep import cases as cases_module
 from faultdriver.sweep import trace
 
@@ -158,13 +159,14 @@ def run_cases(cases, scenario_of, folder, mode='threading',
     lock = threading.Lock()
     started = time.monotonic()
     counts = {'done': len(cases) - len(todo), 'total': len(cases)}
-    if backend == 'embedded' and todo:
+    serves = tiers.get(backend).serves
+    if serves and todo:
         pool.warm(min(workers, len(todo)))
 
     refused = threading.Event()
 
     def run(case, path, log):
-        if backend != 'embedded':       # a stack of processes per case
+        if not serves:       # a stack of processes per case
             try:
                 return run_scenario(path, 'case', mode, backend, log)
             except exception.ScenarioError as exc:

@@ -1,5 +1,5 @@
 """The sweep's embedded-Nova runner processes, each running one case
-after another (``python -m faultdriver.scenario.runner --serve MODE``):
+after another (``python -m faultdriver.harness.runner --serve MODE``):
 the imports and Nova's cached database schema are paid once per worker
 instead of once per case; every case still gets a fresh embedded Nova
 (a new database, new services, its own rules and log capture).  The
@@ -96,8 +96,8 @@ class Runner:
                    OS_NOVA_DISABLE_EVENTLET_PATCHING=worker.MODES[
                        self.mode])
         self.process = subprocess.Popen(
-            [sys.executable, '-m', 'faultdriver.scenario.runner', '--serve',
-             self.mode], env=env, stdin=subprocess.PIPE,
+            [sys.executable, '-m', *tiers.get(tiers.DEFAULT).runner,
+             '--serve', self.mode], env=env, stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         self.runs = 0
 

@@ -15,6 +15,7 @@ from faultdriver import points as points_module
 from faultdriver import rules
 from faultdriver.scenario import expect
 from faultdriver.scenario import model
+from faultdriver.scenario import tiers
 from faultdriver.sweep import cases as cases_module
 from faultdriver.sweep import causes
 from faultdriver.sweep import clean
@@ -90,7 +91,7 @@ def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
                      novaundertest.describe(nova.record), folder))
     # Embedded cases (and the trace) run in served runner processes.
     pool = served.Pool(mode, workers, nova.environ()) \
-        if backend == 'embedded' else None
+        if tiers.get(backend).serves else None
     pruning = None
     try:
         steps = traced_steps(workflow, folder, mode, backend, pool,

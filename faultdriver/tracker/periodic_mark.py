@@ -2,8 +2,9 @@
 
 A hit's ``in_periodic`` (the journal, the sweep's traces, and the
 ``periodic`` action, which starts no second periodic inside one: a real
-nova-compute runs one at a time) is read from a thread-local mark.  The
-mark is set by hooks on the compute manager FaultDriver runs under, put
+nova-compute runs one at a time) is read from a thread-local mark
+(:func:`faultdriver.hitcontext.in_periodic`, which owns it).  The mark
+is set by hooks on the compute manager FaultDriver runs under, put
 on that one manager instance when the tracker is hooked and taken off
 when the driver closes (another host of the same process is untouched):
 
@@ -22,33 +23,14 @@ What the hooks assume of Nova and oslo.service is declared in
 :mod:`faultdriver.novacompat.declared` and checked at every start.
 """
 
-import contextlib
 import functools
-import threading
 
+from faultdriver import hitcontext
 from faultdriver.novacompat import declared
 from faultdriver.novacompat import patching
 
-_local = threading.local()
-
 #: The manager's methods that mark the thread running them.
 MARKED = ('update_available_resource', '_update_available_resource_for_node')
-
-
-def inside():
-    """Whether the calling thread runs its host's resource periodic."""
-    return getattr(_local, 'inside', False)
-
-
-@contextlib.contextmanager
-def marked():
-    """Within: the calling thread runs its host's resource periodic."""
-    previous = inside()
-    _local.inside = True
-    try:
-        yield
-    finally:
-        _local.inside = previous
 
 
 def _marking(manager, name):
@@ -56,7 +38,7 @@ def _marking(manager, name):
     on the class at each call, so a test that patches it is reached."""
     @functools.wraps(getattr(type(manager), name))
     def method(*args, **kwargs):
-        with marked():
+        with hitcontext.periodic_marked():
             return getattr(type(manager), name)(manager, *args, **kwargs)
     return method
 
@@ -67,7 +49,7 @@ def _timer_task(task):
     are copied."""
     @functools.wraps(task)
     def run(self, context):
-        with marked():
+        with hitcontext.periodic_marked():
             return task(self, context)
     return run
 

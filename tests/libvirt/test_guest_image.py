@@ -10,8 +10,8 @@ import socket
 import subprocess
 
 from faultdriver.process import guest_image
-from faultdriver.process import prereqs
 from faultdriver.process import standins
+from faultdriver.scenario import prereqs
 from faultdriver import waiting
 
 START = 0x100000

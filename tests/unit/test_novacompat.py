@@ -445,7 +445,7 @@ class TestDoctor(test.NoDBTestCase):
     def test_a_missing_prerequisite_is_listed_not_broken(self):
         """One row per need of the process tiers; a missing one says how
         to install it, and only refuses its tier (exit 0 here)."""
-        from faultdriver.process import prereqs
+        from faultdriver.scenario import prereqs
         folder = self.useFixture(fixtures.TempDir()).path
         with open(folder + '/pymysql.py', 'w') as stream:
             stream.write('raise ImportError("blocked by the test")\n')

@@ -103,7 +103,7 @@ class TestPeriodicMark(test.NoDBTestCase):
         manager = self.hooked()
         manager.update_available_resource(None)
         self.assertMarked(manager, True)
-        self.assertFalse(periodic_mark.inside())
+        self.assertFalse(hitcontext.in_periodic())
 
     def test_timer_periodic_is_marked(self):
         manager = self.hooked()

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from faultdriver import exception
-from faultdriver.process import prereqs
+from faultdriver.scenario import prereqs
 
 NEEDS = {(n.tier, n.kind, n.name): n for n in prereqs.NEEDS}
 

@@ -11,9 +11,9 @@ import pytest
 
 from faultdriver import exception
 from faultdriver.process import config
-from faultdriver.process import prereqs
 from faultdriver.process import stack
 from faultdriver.scenario import model
+from faultdriver.scenario import prereqs
 from faultdriver.scenario import tiers
 from faultdriver.sweep import cases
 

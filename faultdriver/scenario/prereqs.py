@@ -19,12 +19,12 @@ taken from Debian's private directory: the wrappers on ``PATH`` switch
 to the ``rabbitmq`` user.
 """
 
-import collections
 import json
 import os
 import shutil
 import subprocess
 import sys
+import typing
 
 from faultdriver import exception
 from faultdriver.scenario import tiers as tiers_module
@@ -36,14 +36,27 @@ TIERS = tuple(tier.name for tier in tiers_module.TIERS.values()
 RABBIT_BIN = '/usr/lib/rabbitmq/bin'
 SBIN = ('/usr/local/sbin', '/usr/sbin', '/sbin')
 
-#: ``tier`` is the group of needs a tier's ``prerequisites`` name;
-#: ``kind`` is program (``source`` its Debian package), script (a console
-#: script beside the interpreter; ``source`` its distribution), module
-#: (``source`` its distribution) or root.
-Need = collections.namedtuple('Need', 'tier kind name source')
-#: ``found``: where the program or module is, or None; ``detail``: why
-#: it is missing (an import error's text), or None.
-Result = collections.namedtuple('Result', 'need found detail')
+
+class Need(typing.NamedTuple):
+    """``tier`` is the group of needs a tier's ``prerequisites`` name;
+    ``kind`` is program (``source`` its Debian package), script (a
+    console script beside the interpreter; ``source`` its distribution),
+    module (``source`` its distribution) or root."""
+
+    tier: str
+    kind: str
+    name: str
+    source: typing.Optional[str]
+
+
+class Result(typing.NamedTuple):
+    """``found``: where the program or module is, or None; ``detail``:
+    why it is missing (an import error's text), or None."""
+
+    need: Need
+    found: typing.Optional[str]
+    detail: typing.Optional[str]
+
 
 NEEDS = (
     Need('process', 'program', 'mariadbd', 'mariadb-server'),
@@ -83,17 +96,18 @@ BUILDS = {'libvirt-python': 'it builds against libvirt-dev, which '
 ROOT = 'run it as root'
 
 
-def needs(tier):
+def needs(tier: str) -> list[Need]:
     """What ``tier`` needs: the groups its ``prerequisites`` name (the
     libvirt tier runs the process tier's services too)."""
     if tier not in TIERS:
         raise ValueError('tier %r: expected one of %s'
                          % (tier, ', '.join(TIERS)))
-    groups = tiers_module.get(tier).prerequisites
+    groups: tuple[str, ...] = tiers_module.get(tier).prerequisites
     return [need for need in NEEDS if need.tier in groups]
 
 
-def find_program(name, path=None):
+def find_program(name: str, path: typing.Optional[typing.Iterable[str]] = None
+                 ) -> typing.Optional[str]:
     """Where program ``name`` is (``path``: the directories searched,
     default ``PATH`` then the sbin directories), or None."""
     if name in ONLY_IN:
@@ -106,13 +120,13 @@ def find_program(name, path=None):
     return shutil.which(name, path=os.pathsep.join(dirs))
 
 
-def program(name):
+def program(name: str) -> str:
     """The path the stack runs ``name`` from (as checked), or the bare
     name, for the error of starting it to name it."""
     return find_program(name) or name
 
 
-def script(name):
+def script(name: str) -> str:
     """A console script of the interpreter's environment (the stack runs
     Nova's, placement's and gunicorn's from there)."""
     return os.path.join(os.path.dirname(sys.executable), name)
@@ -130,7 +144,13 @@ print(json.dumps(found))
 """
 
 
-def import_modules(names, env=None):
+#: ``{module: [file or None, error or None]}`` (as JSON gives it).
+Imported = dict[str, list[typing.Optional[str]]]
+
+
+def import_modules(names: typing.Sequence[str],
+                   env: typing.Optional[typing.Mapping[str, str]] = None
+                   ) -> Imported:
     """``{name: (file or None, error or None)}``: each module imported in
     a fresh interpreter of this one's executable, with ``env`` (default
     this process's environment)."""
@@ -140,14 +160,17 @@ def import_modules(names, env=None):
                           list(names), capture_output=True, text=True,
                           env=env, timeout=120)
     try:
-        return json.loads(done.stdout.splitlines()[-1])
+        found: Imported = json.loads(done.stdout.splitlines()[-1])
+        return found
     except (IndexError, ValueError):
         why = (done.stderr.strip().splitlines() or ['no output'])[-1]
         return {name: [None, 'the import check failed: %s' % why]
                 for name in names}
 
 
-def check(tier, path=None, env=None):
+def check(tier: str, path: typing.Optional[typing.Iterable[str]] = None,
+          env: typing.Optional[typing.Mapping[str, str]] = None
+          ) -> list[Result]:
     """A :class:`Result` for each need of ``tier``: programs looked up
     in ``path`` (default: see find_program), modules imported with
     ``env``."""
@@ -163,7 +186,8 @@ def check(tier, path=None, env=None):
             results.append(Result(
                 need, found if os.access(found, os.X_OK) else None, None))
         elif need.kind == 'module':
-            results.append(Result(need, *modules[need.name]))
+            where, detail = modules[need.name]
+            results.append(Result(need, where, detail))
         else:
             root = os.geteuid() == 0
             results.append(Result(need, 'uid 0' if root else None, None
@@ -172,7 +196,7 @@ def check(tier, path=None, env=None):
     return results
 
 
-def describe(result):
+def describe(result: Result) -> str:
     """One missing need, as the refusal names it."""
     need = result.need
     if need.kind == 'program':
@@ -186,10 +210,10 @@ def describe(result):
     return 'root (%s)' % result.detail
 
 
-def install(missing):
+def install(missing: typing.Sequence[Result]) -> str:
     """The commands that install the ``missing`` results, in one line."""
     commands = []
-    packages = sorted({r.need.source for r in missing
+    packages = sorted({r.need.source or r.need.name for r in missing
                        if r.need.kind == 'program'})
     if packages:
         libvirt = any(r.need.tier == 'libvirt' for r in missing
@@ -197,24 +221,27 @@ def install(missing):
         commands.append(DEBIAN % (' libvirt' if libvirt else '',
                                   ' '.join(packages)))
     for tier in TIERS:
-        sources = sorted({r.need.source for r in missing if r.need.tier ==
-                          tier and r.need.kind in ('module', 'script')})
+        sources = sorted({r.need.source or r.need.name for r in missing
+                          if r.need.tier == tier
+                          and r.need.kind in ('module', 'script')})
         if sources:
             notes = [BUILDS[s] for s in sources if s in BUILDS]
-            commands.append(PIP % tiers_module.get(tier).extra + ''.join(
+            extra: str = tiers_module.get(tier).extra
+            commands.append(PIP % extra + ''.join(
                 ' (%s)' % note for note in notes))
     if any(r.need.kind == 'root' for r in missing):
         commands.append(ROOT)
     return '; '.join(commands)
 
 
-def message(tier, missing):
+def message(tier: str, missing: typing.Sequence[Result]) -> str:
     """The one line refusing ``tier`` for the ``missing`` results."""
     return '--backend %s cannot start, this machine lacks: %s. Install: %s' \
         % (tier, ', '.join(describe(r) for r in missing), install(missing))
 
 
-def refuse(tier, path=None, env=None):
+def refuse(tier: str, path: typing.Optional[typing.Iterable[str]] = None,
+           env: typing.Optional[typing.Mapping[str, str]] = None) -> None:
     """Raise MissingPrerequisite naming everything ``tier`` lacks here
     and how to install it; return None when nothing is missing."""
     missing = [r for r in check(tier, path, env) if r.found is None]

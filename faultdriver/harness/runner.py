@@ -2,7 +2,7 @@
 in this process.
 
 Started by :mod:`faultdriver.scenario.launch` as ``python -m
-faultdriver.scenario.runner FILE VARIANT MODE OUT``, as ``--fork MODE
+faultdriver.harness.runner FILE VARIANT MODE OUT``, as ``--fork MODE
 FILE VARIANT=OUT...`` when the variants run side by side on one Nova
 under test (one import of Nova, a forked process per variant), or as
 ``--serve MODE`` by the sweep: the mode decides
