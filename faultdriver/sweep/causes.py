@@ -17,7 +17,7 @@ import collections
 import dataclasses
 import typing
 
-from faultdriver.sweep import report
+from faultdriver.sweep import casetext
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,7 +56,7 @@ class BrokenCase:
 
     def to_json(self):
         data = dataclasses.asdict(self)
-        return dict(data, step=report.step_label(data), where=where(data))
+        return dict(data, step=casetext.step_label(data), where=where(data))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,7 +84,7 @@ def broken_cases(findings):
             by_case.setdefault(case_id, (finding, []))[1].append(
                 BrokenInvariant(finding['invariant'], finding.get('known'),
                                 finding.get('scenario'),
-                                report.confirmation(finding)))
+                                casetext.confirmation(finding)))
     return [BrokenCase(case_id, f['point'], f['host'], f['phase'],
                        f['action'], f.get('first'), tuple(invariants))
             for case_id, (f, invariants) in sorted(by_case.items())]
@@ -97,7 +97,7 @@ def _unrecognised_key(case):
 
 def where(case):
     """A case's step and action (JSON or record fields), in words."""
-    step = report.step_label(case)
+    step = casetext.step_label(case)
     return step if case['point'] is None else '%s (%s)' % (
         step, case['action'])
 

@@ -5,7 +5,7 @@ which cases it breaks that held before (regressions, listed first); and
 which cases could not be compared because one side did not run to its
 checks (never counted as removed)."""
 
-from faultdriver.sweep import report
+from faultdriver.sweep import casetext
 
 KEYS = ('invariant', 'point', 'host', 'phase', 'action', 'first')
 
@@ -114,6 +114,6 @@ def text(diff):
     for kind in ('removed', 'unchecked', 'kept', 'added'):
         for f in diff[kind]:
             lines.append('  %-9s %s at %s (%s)%s' % (
-                kind, f['invariant'], report.step_label(f), f['action'],
+                kind, f['invariant'], casetext.step_label(f), f['action'],
                 ' known: %s' % f['known'] if f['known'] else ''))
     return '\n'.join(lines) + '\n'

@@ -9,6 +9,7 @@ from html import escape
 import os
 
 from faultdriver.scenario import htmlreport as scenario_html
+from faultdriver.sweep import casetext
 from faultdriver.sweep import report
 
 
@@ -108,7 +109,7 @@ def render(doc, base=None):
                            kind, escape(f['invariant'] + (
                                ' (%s)' % f['known'] if f.get('known')
                                else '')),
-                           escape(report.step_label(f)),
+                           escape(casetext.step_label(f)),
                            escape(f['action']))
                        for kind in ('removed', 'unchecked', 'kept',
                                     'added')

@@ -4,17 +4,8 @@ the invariants broken) and the findings."""
 import prettytable
 
 from faultdriver import novaundertest
-
-
-CONFIRMED = {True: 'confirmed', False: 'harness-only', None: '-'}
-
-
-def confirmation(finding):
-    """What the process-tier replay said of a finding, in words."""
-    text = CONFIRMED[finding.get('confirmed')]
-    if finding.get('confirmed_on'):
-        text += ' on %s' % finding['confirmed_on']
-    return text
+from faultdriver.sweep import casetext
+from faultdriver.sweep import causes
 
 
 def outcome(result):
@@ -32,7 +23,6 @@ def causes_of(doc):
     none: made from its findings, as a sweep of today makes them."""
     if 'causes' in doc:
         return doc['causes']
-    from faultdriver.sweep import causes     # it reads this module
     return [cause.to_json() for cause in causes.group(doc['findings'])]
 
 
@@ -73,7 +63,7 @@ def text(doc):
     named = labels(doc)
     rows = {}
     for case in doc['cases']:
-        key = step_label(case)
+        key = casetext.step_label(case)
         rows.setdefault(key, {})[case['action']] = cell(
             case, named.get(case['id']))
     matrix = prettytable.PrettyTable(['Step'] + actions)
@@ -110,16 +100,6 @@ def clean_line(doc):
                     run['shared'], ', '.join(run['broken'])))
     return ('The clean run (no fault) broke %s: the workflow\'s own '
             'finding, under its cause below\n' % ', '.join(run['broken']))
-
-
-def step_label(case):
-    """A case's or a finding's step, after its first fault's case id
-    where it is a second fault; the clean run's has none."""
-    if case.get('point') is None:
-        return 'the clean run (no fault)'
-    step = '%s.%s@%s' % (case['point'], case['phase'], case['host'])
-    return '%s then %s' % (case['first'], step) if case.get('first') \
-        else step
 
 
 def recovery_line(doc):

@@ -8,9 +8,9 @@ import pytest
 from faultdriver import exception
 from faultdriver.scenario import model
 from faultdriver.sweep import cases
+from faultdriver.sweep import casetext
 from faultdriver.sweep import findings
 from faultdriver.sweep import recovery
-from faultdriver.sweep import report
 from faultdriver.sweep import trace
 
 FIRST = cases.Case('pre_live_migration', 'dest', 'before', 'crash')
@@ -156,7 +156,7 @@ def test_a_second_fault_is_a_finding_only_for_what_it_adds():
     assert [(f['invariant'], f['first'], f['cases']) for f in found] == [
         ('allocations-consistent', None, [FIRST.id]),
         ('migrations-terminal', FIRST.id, [second.id])]
-    assert report.step_label(found[1]) == (
+    assert casetext.step_label(found[1]) == (
         FIRST.id + ' then init_host.before@dest')
     name = findings._finding_name(found[1])
     assert name != findings._finding_name(dict(found[1], first=None))
