@@ -86,15 +86,15 @@ def _anchor(variant):
 
 
 def banner(report):
-    css, meaning = VERDICTS.get(report['verdict'], ('fail', ''))
+    css, meaning = VERDICTS.get(report.verdict, ('fail', ''))
     facts = '%s mode; fixes: %s; Nova under test: %s; %s s' % (
-        report.get('mode'), ', '.join(report.get('patches') or ()) or
-        'none (stock tracker)', novaundertest.describe(report.get('nova')),
-        report.get('wall_seconds', '?'))
+        report.mode, ', '.join(report.patches or ()) or
+        'none (stock tracker)', novaundertest.describe(report.nova),
+        '?' if report.wall_seconds is None else report.wall_seconds)
     return ('<div class="banner %s"><h2>Variant %s: %s</h2>'
             '<small>%s. %s</small></div>' % (
-                css, escape(report['variant']),
-                escape(report['verdict'].upper()), escape(meaning),
+                css, escape(report.variant),
+                escape(report.verdict.upper()), escape(meaning),
                 escape(facts)))
 
 
@@ -104,7 +104,7 @@ def legend():
 
 
 def variant(report):
-    parts = ['<section id="%s">' % _anchor(report['variant']),
+    parts = ['<section id="%s">' % _anchor(report.variant),
              banner(report)]
     if report_module.ran(report):
         parts.append('<h3>Sequence diagram</h3><div class="legend">%s</div>'
@@ -112,20 +112,21 @@ def variant(report):
                                                        svg.diagram(report)))
         parts.extend(table(columns, rows, title) for title, columns, rows
                      in report_module.variant_tables(report))
-    if report.get('internal_error'):
+    if report.internal_error:
         parts.append('<h3>Internal error</h3><pre>%s</pre>'
-                     % escape(report['internal_error']))
+                     % escape(report.internal_error))
     parts.append('</section>')
     return ''.join(parts)
 
 
 def render(doc):
-    """The page of a ``scenario run -f json`` document, as text."""
+    """The page of a run document (its ``variants`` VariantReports), as
+    text."""
     reports = doc['variants']
     chips = ''.join(
         '<a class="chip %s" href="#%s">%s: %s</a>' % (
-            VERDICTS.get(r['verdict'], ('fail',))[0], _anchor(name),
-            escape(name), escape(r['verdict']))
+            VERDICTS.get(r.verdict, ('fail',))[0], _anchor(name),
+            escape(name), escape(r.verdict))
         for name, r in reports.items())
     code = doc.get('exit_code')
     parts = [

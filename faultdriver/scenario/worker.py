@@ -55,7 +55,7 @@ def main(argv, run_variant, backend):
     return 0
 
 
-def _write(report, out):
+def _write(report: variant_report.VariantReport, out: str) -> None:
     # Whole or not at all: the launcher of forked variants takes a
     # report's existence for its variant's end.
     with open(out + '.part', 'w', encoding='utf-8') as stream:
@@ -63,24 +63,25 @@ def _write(report, out):
     os.replace(out + '.part', out)
 
 
-def read(path, variant, mode, backend, missing):
-    """The report a worker wrote to ``path``, checked (as JSON data); a
-    report that is missing or malformed becomes an internal error
-    (``missing`` says how the worker ended)."""
+def read(path: str, variant: str, mode: str, backend: str,
+         missing: str) -> variant_report.VariantReport:
+    """The report a worker wrote to ``path``, checked; a report that is
+    missing or malformed becomes an internal error (``missing`` says how
+    the worker ended)."""
     try:
         with open(path, encoding='utf-8') as source:
             data = json.load(source)
     except (OSError, ValueError):
         return variant_report.VariantReport.failed(
-            variant, mode, backend, internal_error=missing).to_json()
+            variant, mode, backend, internal_error=missing)
     try:
         return variant_report.VariantReport.from_json(
-            data, 'the report of variant %s' % variant).to_json()
+            data, 'the report of variant %s' % variant)
     except ValueError as exc:
         return variant_report.VariantReport.failed(
             variant, mode, backend,
             internal_error='the worker wrote a malformed report: %s'
-            % exc).to_json()
+            % exc)
 
 
 def unavailable(fixes):

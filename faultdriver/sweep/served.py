@@ -20,7 +20,6 @@ import sys
 import threading
 import time
 
-from faultdriver.scenario import launch
 from faultdriver.scenario import tiers
 from faultdriver.scenario import worker
 
@@ -56,6 +55,7 @@ class Runner:
             'path': path, 'variant': variant, 'out': out, 'log': log}) + '\n')
         self.process.stdin.flush()
         answered = self._answer(CASE_TIMEOUT)
+        # The sweep reads reports as JSON data (its own format).
         report = worker.read(
             out, variant, self.mode, tiers.DEFAULT, 'the runner process %s '
             'without a report' % {True: 'answered', False: 'died',
@@ -63,7 +63,7 @@ class Runner:
                                   'stuck)' % CASE_TIMEOUT}[answered])
         if os.path.exists(out):
             os.unlink(out)
-        report['verdict'] = launch.verdict(report)
+        report = report.to_json()
         with open(log, 'a', encoding='utf-8') as stream:
             stream.write('[%s] done in %.1fs: %s\n' % (
                 variant, time.monotonic() - began,
