@@ -108,14 +108,14 @@ def run(scenario: typing.Any, variants: typing.Sequence[str], mode: str,
     refuse_missing(backend)
     if backend in tiers.COMPARED:
         first, *others = tiers.COMPARED[backend]
-        reports = run(scenario, variants, mode, parallel, first, stream,
-                      nova_patches, nova_tree)
-        for other in others:
-            tier = run(scenario, variants, mode, parallel, other, stream,
+        compared = run(scenario, variants, mode, parallel, first, stream,
                        nova_patches, nova_tree)
-            reports.update((TIER_KEY % (v, other), report)
-                           for v, report in tier.items())
-        return reports
+        for other in others:
+            on_other = run(scenario, variants, mode, parallel, other,
+                           stream, nova_patches, nova_tree)
+            compared.update((TIER_KEY % (v, other), report)
+                            for v, report in on_other.items())
+        return compared
     tier = tiers.get(backend)
     # Stacks of processes are heavy: one at a time.
     parallel = parallel and tier.side_by_side

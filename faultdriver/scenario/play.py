@@ -20,8 +20,10 @@ from faultdriver.scenario import variant_report
 def progress(variant: str, text: str) -> None:
     """One line of a run's progress, on the real stderr (a test runner
     may have replaced sys.stderr)."""
-    sys.__stderr__.write('[%s] %s\n' % (variant, text))
-    sys.__stderr__.flush()
+    # None only where Python started without a stderr at all.
+    stream = sys.__stderr__ or sys.stderr
+    stream.write('[%s] %s\n' % (variant, text))
+    stream.flush()
 
 
 def progress_internal_error(variant: str, text: str) -> None:

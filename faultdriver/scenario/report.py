@@ -18,7 +18,8 @@ Report = variant_report.VariantReport
 #: A table's rows (cells of any printable value).
 Rows = typing.List[typing.Sequence[typing.Any]]
 #: ``(title, columns, rows)`` of one table.
-Table = typing.Tuple[str, typing.List[str], Rows]
+Table = typing.Tuple[str, typing.List[str],
+                     typing.Sequence[typing.Sequence[typing.Any]]]
 
 
 def table(columns: typing.Sequence[str],
@@ -80,7 +81,7 @@ def variant_tables(report: Report) -> typing.List[Table]:
         ('Graceful stop (what it logged)', ['Line'],
          [(line,) for line in report.shutdown_log])] \
         if report.shutdown_log else []
-    return [
+    tables: typing.List[Table] = [
         ('Timeline (%s up in %ss)' % (
             tier_description(report),
             report.setup_seconds),
@@ -115,7 +116,8 @@ def variant_tables(report: Report) -> typing.List[Table]:
          ['Verdict', 'Expectation', 'Actual'],
          [('met' if e.met else 'NOT MET', e.expectation, e.actual)
           for e in expectations]),
-    ] + shutdown
+    ]
+    return tables + shutdown
 
 
 def ran(report: Report) -> bool:

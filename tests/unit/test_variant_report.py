@@ -127,3 +127,18 @@ def test_a_saved_verdict_is_not_read_over_the_reports_own():
     data = _ran().to_json()
     data['verdict'] = 'bug reproduced'
     assert Report.from_json(data).verdict == 'ok'
+
+
+def test_a_run_read_back_is_written_byte_for_byte(tmp_path):
+    """``scenario report -f json`` of a run writes what ``scenario run -f
+    json`` wrote (the verdict last, as the launcher puts it)."""
+    from faultdriver.cmd import scenario as scenario_cmd
+
+    def written(path):
+        return json.dumps(scenario_cmd.as_json(rundoc.load(str(path))),
+                          indent=2, default=str)
+    first = tmp_path / 'first.json'
+    first.write_text(written(FIXTURE), encoding='utf-8')
+    assert written(first) == first.read_text(encoding='utf-8')
+    for report in json.loads(first.read_text())['variants'].values():
+        assert list(report)[-1] == 'verdict'
