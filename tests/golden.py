@@ -7,6 +7,18 @@ concurrency mode).
 Why: a refactoring of the records behind ``scenario run -f json`` must
 leave the document byte for byte the same shape; comparing a fresh run
 with a saved golden one, modulo these, shows it (issue 39, item 7).
+tests/functional/test_scenario_cli.py compares the seed scenario's run
+with tests/functional/data/seed-report.golden.json (taken before the
+run state became records; it holds in both concurrency modes).
+
+To take it again after a change of the document that is meant (say why
+in the commit)::
+
+    python -m faultdriver.cmd.main scenario run \
+        stale-error-migration-context -f json > run.json
+    python -c "import json, sys; from tests import golden; \
+        sys.stdout.write(golden.dumps(json.load(open('run.json'))))" \
+        > tests/functional/data/seed-report.golden.json
 """
 
 import json
