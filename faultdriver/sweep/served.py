@@ -55,7 +55,6 @@ class Runner:
             'path': path, 'variant': variant, 'out': out, 'log': log}) + '\n')
         self.process.stdin.flush()
         answered = self._answer(CASE_TIMEOUT)
-        # The sweep reads reports as JSON data (its own format).
         report = worker.read(
             out, variant, self.mode, tiers.DEFAULT, 'the runner process %s '
             'without a report' % {True: 'answered', False: 'died',
@@ -63,15 +62,15 @@ class Runner:
                                   'stuck)' % CASE_TIMEOUT}[answered])
         if os.path.exists(out):
             os.unlink(out)
-        report = report.to_json()
         with open(log, 'a', encoding='utf-8') as stream:
             stream.write('[%s] done in %.1fs: %s\n' % (
                 variant, time.monotonic() - began,
-                report['verdict'].upper()))
-        if not answered or report['verdict'] in ('internal error',
-                                                 'step failed'):
+                report.verdict.upper()))
+        if not answered or report.verdict in ('internal error',
+                                              'step failed'):
             self.close()
-        return report
+        # The sweep reads reports as JSON data (its own format).
+        return report.to_json()
 
     def _answer(self, timeout):
         """True once the runner said ``done``; False if it died first;
