@@ -108,7 +108,8 @@ class ExpectationResult:
     """What one expectation found: its kind, its text, met or not, the
     actual value (any JSON) and how long checking it took."""
 
-    kind: str
+    #: None only in runs saved before results named their kind.
+    kind: typing.Optional[str]
     expectation: str
     met: bool
     actual: JSON
@@ -116,8 +117,9 @@ class ExpectationResult:
     seconds: typing.Optional[float] = None
 
     def to_json(self) -> Mapping:
-        data: Mapping = {'kind': self.kind, 'expectation': self.expectation,
-                         'met': self.met, 'actual': self.actual}
+        data: Mapping = {} if self.kind is None else {'kind': self.kind}
+        data.update(expectation=self.expectation, met=self.met,
+                    actual=self.actual)
         if self.seconds is not None:
             data['seconds'] = self.seconds
         return data
@@ -125,7 +127,7 @@ class ExpectationResult:
     @classmethod
     def from_json(cls, data: JSON, where: str) -> 'ExpectationResult':
         data = _mapping(data, where)
-        return cls(kind=_need(data, 'kind', (str,), where, True) or '',
+        return cls(kind=_need(data, 'kind', (str,), where, True),
                    expectation=_need(data, 'expectation', (str,), where),
                    met=_need(data, 'met', (bool,), where),
                    actual=data.get('actual'),

@@ -66,3 +66,12 @@ def test_what_does_not_fit_is_refused_naming_the_key(change, message):
     change(state)
     with pytest.raises(ValueError, match=re.escape(message)):
         runstate.RunState.from_json(state)
+
+
+def test_a_result_saved_before_kinds_and_timings_writes_back_as_it_was():
+    old = {'expectation': 'faults == 1', 'met': True, 'actual': 1}
+    result = runstate.ExpectationResult.from_json(old, 'e')
+    assert result.kind is None and result.to_json() == old
+    step = {'index': 1, 'step': 'boot server=s1 host=src', 'start': 0.0,
+            'status': 'ok', 'seconds': 0.5, 'detail': ''}
+    assert runstate.TimelineEntry.from_json(step, 't').to_json() == step
