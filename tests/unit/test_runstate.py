@@ -75,3 +75,27 @@ def test_a_result_saved_before_kinds_and_timings_writes_back_as_it_was():
     step = {'index': 1, 'step': 'boot server=s1 host=src', 'start': 0.0,
             'status': 'ok', 'seconds': 0.5, 'detail': ''}
     assert runstate.TimelineEntry.from_json(step, 't').to_json() == step
+
+
+#: The modules that read a run (collect.py reads the backend's API
+#: views, the contract's, into the records).
+READERS = ('expect.py', 'report.py', 'timeline.py', 'variant_report.py',
+           'htmlreport.py', 'play.py', 'launch.py')
+#: A key read of a report, the run state or one of its records (the
+#: names these modules give them).
+KEYED = re.compile(r"""\b(?:state|report|entry|result|verdict|counted|
+                       fault|m|s|f|e|v|r)(?:\[['"]|\.get\(['"])""", re.X)
+
+
+def test_the_run_is_read_by_field_not_by_key():
+    """Issue 39 counted 36 string-keyed reads of the run state in these
+    modules; the records leave none (a dict slipping back in shows
+    here)."""
+    folder = os.path.join(os.path.dirname(runstate.__file__))
+    found = []
+    for name in READERS:
+        with open(os.path.join(folder, name), encoding='utf-8') as source:
+            for number, line in enumerate(source, 1):
+                if KEYED.search(line):
+                    found.append('%s:%d: %s' % (name, number, line.strip()))
+    assert found == []
