@@ -1,6 +1,7 @@
 """``faultdriver scenario list|show|run``."""
 
 import json
+import typing
 
 from cliff import command
 from cliff import lister
@@ -36,7 +37,8 @@ def document(scenario, mode, code, reports):
             'variants': reports}
 
 
-def as_json(doc):
+def as_json(doc: typing.Mapping[str, typing.Any]
+            ) -> typing.Dict[str, typing.Any]:
     """``doc`` with its reports as JSON data (the file boundary)."""
     return dict(doc, variants={v: r.to_json()
                                for v, r in doc['variants'].items()})

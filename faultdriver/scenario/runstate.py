@@ -10,6 +10,12 @@ the type checker knows.  JSON is only the file boundary: each record's
 ``to_json`` writes the keys in the order reports always had, and
 ``from_json`` reads them back (a saved run's, also one written before a
 key existed), raising ValueError naming the key and what was expected.
+
+Frozen means no field is reassigned; the lists and mappings a record
+holds (pinned pCPUs, allocations, a server's volumes) stay lists and
+mappings, as the expectations compare them with what a scenario wrote
+(a list in YAML is not equal to a tuple), and nothing changes them once
+collected.
 """
 
 import dataclasses
