@@ -19,6 +19,7 @@ import logging
 import os
 import stat
 import threading
+import typing
 
 from faultdriver import exception
 
@@ -96,7 +97,7 @@ class JournalEntry:
             SHUTDOWN: ('outcome', 'hold_seconds', 'kill_after_seconds',
                        'duration_seconds', 'error')}
 
-    def to_json(self):
+    def to_json(self) -> 'typing.Dict[str, typing.Any]':
         other = {name for kind, names in self._OWN.items()
                  if kind != self.kind
                  for name in names} - set(self._OWN[self.kind])
@@ -104,7 +105,8 @@ class JournalEntry:
             self).items() if name not in other}
 
     @classmethod
-    def from_json(cls, data):
+    def from_json(cls, data: 'typing.Dict[str, typing.Any]'
+                  ) -> 'JournalEntry':
         """From ``to_json``'s dict; unknown keys are refused by name.
         Reads the shape journals and reports had before ``kind`` too (a
         periodic's report said ``event: periodic``), so saved runs still

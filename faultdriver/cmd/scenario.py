@@ -1,6 +1,7 @@
 """``faultdriver scenario list|show|run``."""
 
 import json
+import typing
 
 from cliff import command
 from cliff import lister
@@ -26,13 +27,21 @@ def summary(description):
 
 
 def document(scenario, mode, code, reports):
-    """The machine output of a run: what ``-f json`` prints and
-    ``scenario report`` reads."""
+    """The run as a document: what ``-f json`` prints (through
+    :func:`as_json`) and ``scenario report`` reads; its ``variants`` are
+    the VariantReports."""
     return {'scenario': scenario.name, 'file': scenario.path,
             'description': scenario.description, 'mode': mode,
             'exit_code': code,
-            'verdicts': {v: r['verdict'] for v, r in reports.items()},
+            'verdicts': {v: r.verdict for v, r in reports.items()},
             'variants': reports}
+
+
+def as_json(doc: typing.Mapping[str, typing.Any]
+            ) -> typing.Dict[str, typing.Any]:
+    """``doc`` with its reports as JSON data (the file boundary)."""
+    return dict(doc, variants={v: r.to_json()
+                               for v, r in doc['variants'].items()})
 
 
 def add_output_arguments(parser):
@@ -69,11 +78,13 @@ def write_outputs(app, doc, parsed_args):
     from faultdriver.scenario import report
     fmt = parsed_args.output_format
     if fmt == 'json':
-        app.stdout.write(json.dumps(doc, indent=2, default=str) + '\n')
+        app.stdout.write(json.dumps(as_json(doc), indent=2, default=str) +
+                         '\n')
     elif fmt == 'yaml':
         import yaml
         app.stdout.write(yaml.safe_dump(json.loads(json.dumps(
-            doc, default=str)), sort_keys=False, allow_unicode=True))
+            as_json(doc), default=str)), sort_keys=False,
+            allow_unicode=True))
     elif fmt == 'value':
         app.stdout.write(''.join('%s %s\n' % item
                                  for item in doc['verdicts'].items()))
@@ -171,6 +182,7 @@ class ScenarioRun(command.Command):
         from faultdriver import rules
         from faultdriver.scenario import launch
         from faultdriver.scenario import model
+        from faultdriver.scenario import variant_report
         # Checked in full (model.check imports Nova) by each variant's
         # process, which imports Nova anyway: launch.run raises what it
         # finds.
@@ -202,10 +214,10 @@ class ScenarioRun(command.Command):
                              backend=parsed_args.backend,
                              nova_patches=parsed_args.nova_patch,
                              nova_tree=parsed_args.nova_tree)
-        verdicts = [r['verdict'] for r in reports.values()]
-        if 'internal error' in verdicts:
+        verdicts = [r.verdict for r in reports.values()]
+        if variant_report.INTERNAL_ERROR in verdicts:
             code = main_module.EXIT_INTERNAL
-        elif all(v in launch.VERDICT_EXIT for v in verdicts):
+        elif all(v in variant_report.PASSING for v in verdicts):
             code = main_module.EXIT_OK
         else:
             code = main_module.EXIT_EXPECTATION
@@ -229,7 +241,7 @@ class ScenarioReport(command.Command):
         from faultdriver.scenario import rundoc
         outputs.check_file('--html', parsed_args.html)
         doc = rundoc.load(parsed_args.run)
-        doc.setdefault('verdicts', {v: r.get('verdict') for v, r in
+        doc.setdefault('verdicts', {v: r.verdict for v, r in
                                     doc['variants'].items()})
         # Rendered once in memory first: a malformed report is exit 2
         # before anything is written.

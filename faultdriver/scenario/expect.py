@@ -3,11 +3,20 @@ what it found, met or not (see schema.yaml for the kinds)."""
 
 import re
 import time
+import typing
 
 from faultdriver.actions import error as error_action
 from faultdriver.novacompat import texts
+from faultdriver.scenario import runstate
 from faultdriver.scenario import tiers
 from faultdriver import waiting
+
+#: What a check returns: met, the expectation's text, the actual value.
+Checked = typing.Tuple[bool, str, typing.Any]
+State = runstate.RunState
+#: The run's steps (faultdriver.scenario.steps.Steps: what the checks
+#: that act on the cloud use).
+Steps = typing.Any
 
 PERIODIC_ERROR = texts.PERIODIC_ERROR
 #: The last line of a logged traceback, ``nova.exception.Name: message``
@@ -17,7 +26,8 @@ EXCEPTION_LINE = re.compile(
     r'NotFound|Failed|Timeout|Conflict)): ', re.M)
 
 
-def _counted(args, actual):
+def _counted(args: typing.Mapping[str, int],
+            actual: int) -> typing.Tuple[bool, str]:
     """(met, expected text) of a count/min/max expectation."""
     parts, met = [], True
     if 'count' in args:
@@ -35,70 +45,86 @@ def _counted(args, actual):
     return met, ' and '.join(parts)
 
 
-def _migrations(steps, state, server, statuses):
-    actual = [m['status'] for m in state['migrations']
-              if m['server'] == server]
+def _migrations(steps: Steps, state: State, server: str,
+                statuses: typing.List[str]) -> Checked:
+    actual = [m.status for m in state.migrations if m.server == server]
     return actual == statuses, '%s migrations %s' % (server, statuses), actual
 
 
-def _server(steps, state, server, **fields):
-    found = state['servers'].get(server, {})
-    actual = {k: found.get(k) for k in fields}
+def _server(steps: Steps, state: State, server: str,
+            **fields: typing.Any) -> Checked:
+    found = state.servers.get(server)
+    actual = {k: getattr(found, k, None) for k in fields}
     return actual == fields, '%s %s' % (server, fields), actual
 
 
-def _log(steps, state, text, **count):
+def _log(steps: Steps, state: State, text: str, **count: int) -> Checked:
     actual = steps.log_text().count(text)
     met, wanted = _counted(count, actual)
     return met, 'log %r count %s' % (text, wanted), actual
 
 
-def _periodic_errors(steps, state, host, **count):
+def _periodic_errors(steps: Steps, state: State, host: str,
+                     **count: int) -> Checked:
     actual = sum(1 for h, error in steps.periodics if h == host and error)
     met, wanted = _counted(count, actual)
     return met, 'periodic errors on %s %s' % (host, wanted), actual
 
 
-def _faults(steps, state, count=None, min=None, max=None, **filters):
-    actual = sum(1 for f in state['faults'] if f.get('action') and all(
-        f.get(k) == v for k, v in filters.items()))
+def _faults(steps: Steps, state: State, count: typing.Optional[int] = None,
+            min: typing.Optional[int] = None,
+            max: typing.Optional[int] = None,
+            **filters: typing.Any) -> Checked:
+    actual = sum(1 for f in state.faults if f.action and all(
+        getattr(f, k, None) == v for k, v in filters.items()))
     bounds = {k: v for k, v in (('count', count), ('min', min),
                                 ('max', max)) if v is not None}
     met, wanted = _counted(bounds, actual)
     return met, 'faults %s %s' % (filters, wanted), actual
 
 
-def _pinned(steps, state, host, cpus):
-    actual = state['hosts'][host]['pinned_cpus']
+def _pinned(steps: Steps, state: State, host: str,
+            cpus: typing.List[int]) -> Checked:
+    actual = state.hosts[host].pinned_cpus
     return actual == cpus, 'pinned pCPUs on %s %s' % (host, cpus), actual
 
 
-def _share(steps, state, servers, count):
+def _share(steps: Steps, state: State, servers: typing.List[str],
+           count: typing.Union[int, str]) -> Checked:
     """``count: all``: every pCPU number of the first server (tiers give
     servers different vCPU counts: real libvirt here has 2 pCPUs)."""
-    a, b = (set(state['servers'][s]['pinned_cpus']) for s in servers)
+    a, b = (set(state.servers[s].pinned_cpus) for s in servers)
     actual = len(a & b)
     if count == 'all':
         return (bool(a) and a <= b,
                 'every pCPU number of %s is one of %s\'s' % tuple(servers),
                 '%s of %s' % (sorted(a & b), sorted(a)))
     return (actual == count,
-            '%s and %s share %d pCPU numbers' % (*servers, count), actual)
+            '%s and %s share %d pCPU numbers' % (servers[0], servers[1],
+                                                 int(count)), actual)
 
 
-def _usage(steps, state, host, **wanted):
-    found = state['hosts'][host]
-    actual = {'pinned': len(found['pinned_cpus']),
-              'placement': found['placement_pcpu']}
+def _usage(steps: Steps, state: State, host: str,
+           **wanted: int) -> Checked:
+    found = state.hosts[host]
+    actual = {'pinned': len(found.pinned_cpus),
+              'placement': found.placement_pcpu}
     actual = {key: actual[key] for key in wanted}
     return actual == wanted, 'usage on %s %s' % (host, wanted), actual
 
 
 @tiers.needs(tiers.Provision.REAL_HYPERVISOR)
-def _guest(steps, seen, server, host, state):
+def _guest(steps: Steps, seen: State, server: str, host: str,
+           state: str) -> Checked:
     """The hypervisor's view (libvirt, not Nova's database); ``seen``
-    is the collected state (its ``state`` is the guest's)."""
-    actual = seen['servers'].get(server, {})['guests'].get(host, 'absent')
+    is the collected state (its ``state`` is the guest's).  A tier
+    without a real hypervisor is refused when the scenario loads."""
+    found = seen.servers.get(server)
+    if found is None or found.guests is None:
+        # Never met without the hypervisor's answer, even for 'absent'.
+        raise RuntimeError('the run state has no guests of %s: no real '
+                           'hypervisor was asked' % server)
+    actual = found.guests.get(host, 'absent')
     return (actual == state,
             'guest of %s on %s %s' % (server, host, state), actual)
 
@@ -112,31 +138,32 @@ WAITING = ('finished', 'done')
 SETTLED_SERVER = ('ACTIVE', 'SHUTOFF', 'ERROR')
 
 
-def _terminal(steps, state):
+def _terminal(steps: Steps, state: State) -> Checked:
     """Invariant: every migration ended (none left running, preparing or
     post-migrating after the cloud settled)."""
-    actual = ['%s#%s %s' % (m['server'], m['id'], m['status'])
-              for m in state['migrations'] if m['status'] not in TERMINAL]
+    actual = ['%s#%s %s' % (m.server, m.id, m.status)
+              for m in state.migrations if m.status not in TERMINAL]
     return not actual, 'every migration in a terminal status', \
         actual or 'all terminal'
 
 
-def _settled(steps, state):
+def _settled(steps: Steps, state: State) -> Checked:
     """Invariant: every server ACTIVE, SHUTOFF or ERROR with no task in
     progress (a task state left set needs an operator)."""
-    actual = ['%s %s/%s' % (alias, s['status'], s['task_state'])
-              for alias, s in state['servers'].items()
-              if s['status'] not in SETTLED_SERVER or s['task_state']]
+    actual = ['%s %s/%s' % (alias, s.status, s.task_state)
+              for alias, s in state.servers.items()
+              if s.status not in SETTLED_SERVER or s.task_state]
     return not actual, 'every server ACTIVE, SHUTOFF or ERROR, no task ' \
         'state', actual or 'all settled'
 
 
-def _not_shared(steps, state):
+def _not_shared(steps: Steps, state: State) -> Checked:
     """Invariant: no pCPU is pinned to two servers on the same host."""
-    owners = {}
-    for alias, server in state['servers'].items():
-        for cpu in server.get('pinned_cpus') or ():
-            owners.setdefault((server['host'], cpu), []).append(alias)
+    owners: typing.Dict[typing.Tuple[typing.Optional[str], int],
+                        typing.List[str]] = {}
+    for alias, server in state.servers.items():
+        for cpu in server.pinned_cpus:
+            owners.setdefault((server.host, cpu), []).append(alias)
     actual = ['%s pCPU %s: %s' % (host, cpu, ', '.join(sorted(names)))
               for (host, cpu), names in sorted(owners.items())
               if len(names) > 1]
@@ -151,7 +178,8 @@ def _not_shared(steps, state):
 WINDOW_RULE = 'live_migration.before: 1*periodic'
 
 
-def _moves_again(steps, state, timeout=60):
+def _moves_again(steps: Steps, state: State, timeout: float = 60
+                 ) -> Checked:
     """Invariant: the cloud is usable, not only consistent: every ACTIVE
     server the scenario moved (every ACTIVE server if it moved none)
     live-migrates away (the scheduler picks the host) and back, and each
@@ -160,10 +188,11 @@ def _moves_again(steps, state, timeout=60):
     failed = []
     moved = [alias for alias in steps.servers if steps.moves.get(alias)]
     for alias, server in steps.servers.items():
-        home = state['servers'].get(alias, {})
-        if home.get('status') != 'ACTIVE' or (moved and alias not in moved):
+        home = state.servers.get(alias)
+        if home is None or home.status != 'ACTIVE' or (
+                moved and alias not in moved):
             continue
-        for leg, target in (('away', None), ('back', home['host'])):
+        for leg, target in (('away', None), ('back', home.host)):
             try:
                 _live_migrate(steps, server, target, timeout)
             except Exception as exc:
@@ -173,7 +202,8 @@ def _moves_again(steps, state, timeout=60):
         failed or 'all moved'
 
 
-def _live_migrate(steps, server, host, timeout):
+def _live_migrate(steps: Steps, server: typing.Mapping[str, typing.Any],
+                  host: typing.Optional[str], timeout: float) -> None:
     nova = steps.nova
     source = nova.api.get_server(server['id'])['OS-EXT-SRV-ATTR:host']
     count = len(nova.migrations(server)) + 1
@@ -190,7 +220,7 @@ def _live_migrate(steps, server, host, timeout):
         nova.faults.remove_rule(source, index)
 
 
-def _periodics_clean(steps, state):
+def _periodics_clean(steps: Steps, state: State) -> Checked:
     """Invariant: no periodic failed since ``recover`` began (its own
     periodics, the accounting check's and those moves-again runs inside
     each follow-up move).  The actual value names the exceptions and, as
@@ -224,13 +254,15 @@ def _periodics_clean(steps, state):
         actual or 'none failed'
 
 
-def _logged_periodic_errors(text, marker, last):
+def _logged_periodic_errors(
+        text: str, marker: str, last: int
+) -> typing.List[typing.Tuple[typing.Optional[str], bool]]:
     """``(exception class name or None, injected)`` for each of the
     ``last`` occurrences of ``marker`` (a periodic's error line): the
     exception its traceback ends in, and whether that is faultdriver's
     injected one (its message starts with the raise action's prefix)."""
     starts = [m.start() for m in re.finditer(re.escape(marker), text)]
-    errors = []
+    errors: typing.List[typing.Tuple[typing.Optional[str], bool]] = []
     for start in starts[-last:]:
         found = EXCEPTION_LINE.search(text, start, start + 20000)
         if not found:
@@ -242,7 +274,9 @@ def _logged_periodic_errors(text, marker, last):
     return errors
 
 
-def _accounting(steps, state, hosts=None):
+def _accounting(steps: Steps, state: State,
+                hosts: typing.Optional[typing.List[str]] = None
+                ) -> Checked:
     hosts = hosts or steps.scenario.hosts
     actual = {}
     for host in hosts:
@@ -256,11 +290,14 @@ def _accounting(steps, state, hosts=None):
         actual
 
 
-def misplaced_allocations(servers, migrations, allocations):
+def misplaced_allocations(
+        servers: typing.Mapping[str, runstate.RunServer],
+        migrations: typing.Sequence[runstate.RunMigration],
+        allocations: typing.Mapping[str, typing.Mapping[
+            str, typing.Mapping[str, int]]]) -> typing.List[str]:
     """What placement holds that Nova's records do not account for, every
-    resource class: ``servers`` ``{alias: {'id', 'host'}}`` (the live
-    ones), ``migrations`` (state dicts), ``allocations`` ``{host:
-    {consumer: {class: amount}}}``.
+    resource class: ``servers`` by alias (the live ones), ``migrations``,
+    ``allocations`` ``{host: {consumer: {class: amount}}}``.
 
     A server's consumer belongs on its host, and on both ends of a move
     still in progress (an evacuation's source keeps it until it is back,
@@ -268,13 +305,13 @@ def misplaced_allocations(servers, migrations, allocations):
     its migration is in progress (``TERMINAL`` ones hold nothing); any
     other consumer (a deleted server's) holds nothing.  A live server
     with a host holds something there."""
-    by_uuid = {server['id']: alias for alias, server in servers.items()}
-    by_migration = {m['uuid']: m for m in migrations}
-    going = {}
+    by_uuid = {server.id: alias for alias, server in servers.items()}
+    by_migration = {m.uuid: m for m in migrations}
+    going: typing.Dict[str, typing.Set[typing.Optional[str]]] = {}
     for m in migrations:
-        if m['status'] not in TERMINAL:
-            going.setdefault(m['server'], set()).update(
-                (m['source_compute'], m['dest_compute']))
+        if m.status not in TERMINAL:
+            going.setdefault(m.server, set()).update(
+                (m.source_compute, m.dest_compute))
     found = []
     for host, consumers in sorted(allocations.items()):
         for consumer, resources in sorted(consumers.items()):
@@ -282,61 +319,69 @@ def misplaced_allocations(servers, migrations, allocations):
                              sorted(resources.items()))
             if consumer in by_uuid:
                 alias = by_uuid[consumer]
-                if host == servers[alias]['host'] or \
+                if host == servers[alias].host or \
                         host in going.get(alias, ()):
                     continue
                 found.append('%s holds %s for %s, which is on %s' % (
-                    host, what, alias, servers[alias]['host']))
+                    host, what, alias, servers[alias].host))
             elif consumer in by_migration:
                 m = by_migration[consumer]
-                if m['status'] not in TERMINAL and host in (
-                        m['source_compute'], m['dest_compute']):
+                if m.status not in TERMINAL and host in (
+                        m.source_compute, m.dest_compute):
                     continue
                 found.append('%s holds %s for migration %s#%s (%s)' % (
-                    host, what, m['server'], m['id'], m['status']))
+                    host, what, m.server, m.id, m.status))
             else:
                 found.append('%s holds %s for %s, no server or migration '
                              'of the scenario' % (host, what, consumer))
     for alias, server in sorted(servers.items()):
-        if server['host'] and server['host'] in allocations and \
-                server['id'] not in allocations[server['host']]:
+        if server.host and server.host in allocations and \
+                server.id not in allocations[server.host]:
             found.append('%s holds nothing for %s, which is on it' % (
-                server['host'], alias))
+                server.host, alias))
     return found
 
 
-def _allocations_consistent(steps, state):
+def _allocations_consistent(steps: Steps, state: State) -> Checked:
     """Invariant: placement's allocations are what Nova's servers and
     migrations account for, every resource class, pinned or not (see
     :func:`misplaced_allocations`); read in the state collected after
     ``recover``'s periodics."""
-    allocations = {host: info['allocations']
-                   for host, info in state['hosts'].items()
-                   if 'allocations' in info}
-    found = misplaced_allocations(state['servers'], state['migrations'],
+    allocations = {host: info.allocations
+                   for host, info in state.hosts.items()
+                   if info.allocations is not None}
+    found = misplaced_allocations(state.servers, state.migrations,
                                   allocations)
     return not found, 'placement holds what servers and migrations ' \
         'account for', found or 'all accounted for'
 
 
-def moves_ended(state):
+#: How one server's moves ended (:func:`moves_ended`): JSON, as the
+#: sweep saves the clean run's and a case's scenario names it.
+MoveEnd = typing.Dict[str, typing.Any]
+
+
+def moves_ended(state: State) -> typing.Dict[str, MoveEnd]:
     """How the moves ended: per server, its status, host and migration
     statuses (oldest first)."""
-    return {alias: {'status': server['status'], 'host': server['host'],
-                    'migrations': [m['status'] for m in state['migrations']
-                                   if m['server'] == alias]}
-            for alias, server in state['servers'].items()}
+    return {alias: {'status': server.status, 'host': server.host,
+                    'migrations': [m.status for m in state.migrations
+                                   if m.server == alias]}
+            for alias, server in state.servers.items()}
 
 
-def move_end_matches(state):
+def move_end_matches(state: State) -> typing.Dict[str, bool]:
     """``{host: bool}``: whether each host's pinned pCPUs matched
     placement when the moves ended, before recover's periodics (the
     state's ``move_end``; {} where it was not taken)."""
-    return {host: counted['matches']
-            for host, counted in (state.get('move_end') or {}).items()}
+    return {host: counted.matches
+            for host, counted in (state.move_end or {}).items()}
 
 
-def _as_clean(steps, state, outcome=None, accounting=None):
+def _as_clean(steps: Steps, state: State,
+              outcome: typing.Optional[typing.Dict[str, MoveEnd]] = None,
+              accounting: typing.Optional[typing.Dict[str, bool]] = None
+              ) -> Checked:
     """Invariant of the cases whose event changes timing only (a
     periodic at a step, this host's or another's): the moves end as in
     the workflow's clean run (``outcome``, what :func:`moves_ended` said
@@ -347,28 +392,30 @@ def _as_clean(steps, state, outcome=None, accounting=None):
     nothing claims back until the next one).  When the periodic runs is
     no fault: an outcome it changes is a race in Nova."""
     actual = moves_ended(state)
-    differ = {alias: actual.get(alias) for alias, wanted in
-              (outcome or {}).items() if actual.get(alias) != wanted}
-    move_end = state.get('move_end') or {}
+    differ: typing.Dict[str, typing.Any] = {
+        alias: actual.get(alias) for alias, wanted in
+        (outcome or {}).items() if actual.get(alias) != wanted}
+    move_end = state.move_end or {}
     for host, matched in sorted((accounting or {}).items()):
         counted = move_end.get(host)
-        if matched and counted and not counted['matches']:
+        if matched and counted and not counted.matches:
             differ['%s when the moves ended' % host] = (
                 '%d pinned / %d PCPU in placement' % (
-                    len(counted['pinned_cpus']), counted['placement_pcpu']))
+                    len(counted.pinned_cpus), counted.placement_pcpu))
     return (not differ, 'moves end as in the clean run',
             differ or 'as in the clean run')
 
 
-def misattached_volumes(servers):
-    """What breaks ``volume-attachments`` in ``state['servers']``: each
+def misattached_volumes(servers: typing.Mapping[str, runstate.RunServer]
+                        ) -> typing.List[str]:
+    """What breaks ``volume-attachments`` in the state's servers: each
     volume of a server has exactly one attachment, connected to the host
     the server is on, and it is the one its block device mapping names;
     where real guests are asked, the guest on the server's host has the
     volume's device as a disk."""
     found = []
     for alias, server in sorted(servers.items()):
-        for volume, info in sorted((server.get('volumes') or {}).items()):
+        for volume, info in sorted((server.volumes or {}).items()):
             attachments = info['attachments']
             hosts = [a['host'] for a in attachments]
             if len(attachments) != 1:
@@ -376,11 +423,11 @@ def misattached_volumes(servers):
                     volume[:8], alias, len(attachments),
                     ', '.join(h or 'not connected' for h in hosts) or
                     'none'))
-            elif hosts[0] != server['host']:
+            elif hosts[0] != server.host:
                 found.append('volume %s of %s is connected to %s, the '
                              'server is on %s' % (volume[:8], alias,
                                                   hosts[0] or 'no host',
-                                                  server['host']))
+                                                  server.host))
             if attachments and info.get('bdm') not in [
                     a['id'] for a in attachments]:
                 found.append('the block device mapping of %s names '
@@ -388,41 +435,42 @@ def misattached_volumes(servers):
                                  alias, info.get('bdm'), volume[:8]))
             # Real guests (libvirt tier): ``guest_disk`` {host: whether
             # that host's guest of the server has the volume's device}.
-            if (info.get('guest_disk') or {}).get(server['host']) is False:
+            if (info.get('guest_disk') or {}).get(server.host) is False:
                 found.append('the guest of %s on %s does not have volume '
-                             '%s as a disk' % (alias, server['host'],
+                             '%s as a disk' % (alias, server.host,
                                                volume[:8]))
     return found
 
 
-def _volume_attachments(steps, state):
+def _volume_attachments(steps: Steps, state: State) -> Checked:
     """Invariant: every volume of every server is attached once, on the
     server's host, as its block device mapping says."""
-    found = misattached_volumes(state['servers'])
+    found = misattached_volumes(state.servers)
     return (not found, 'each volume attached once, on its server\'s host',
             found or 'all attached where their servers are')
 
 
-def misbound_ports(servers):
+def misbound_ports(servers: typing.Mapping[str, runstate.RunServer]
+                   ) -> typing.List[str]:
     """What breaks ``port-bindings``: each port of a server has one
     binding, ACTIVE, on the host the server is on (no inactive binding
     left once the move ended)."""
     found = []
     for alias, server in sorted(servers.items()):
-        for port, bindings in sorted((server.get('ports') or {}).items()):
-            wanted = {server['host']: 'ACTIVE'}
+        for port, bindings in sorted((server.ports or {}).items()):
+            wanted = {server.host: 'ACTIVE'}
             if bindings != wanted:
                 found.append('port %s of %s (on %s) has bindings %s' % (
-                    port[:8], alias, server['host'], ', '.join(
+                    port[:8], alias, server.host, ', '.join(
                         '%s %s' % item for item in sorted(
                             bindings.items())) or 'none'))
     return found
 
 
-def _port_bindings(steps, state):
+def _port_bindings(steps: Steps, state: State) -> Checked:
     """Invariant: every port of every server is bound once, active, on
     the server's host."""
-    found = misbound_ports(state['servers'])
+    found = misbound_ports(state.servers)
     return (not found, 'each port bound once, active, on its server\'s '
             'host', found or 'all bound where their servers are')
 
@@ -433,19 +481,19 @@ def _port_bindings(steps, state):
 TASK_GRACE = 5
 
 
-def _tasks_ended(steps, state):
+def _tasks_ended(steps: Steps, state: State) -> Checked:
     """Invariant: once the steps ended, no running nova-compute tracks a
     task for Nova's graceful shutdown (faultdriver.manager_tasks).  A
     task tracked for good makes every later graceful stop of that host
     wait out the manager's whole wait for it (F19).  A task the state
     shows is given ``TASK_GRACE`` seconds to end; the actual names those
     left, per host, with the server each is for."""
-    alias_of = {server['id']: alias
-                for alias, server in state['servers'].items()}
-    hosts = [host for host, info in sorted(state['hosts'].items())
-             if info.get('tasks')]
+    alias_of = {server.id: alias
+                for alias, server in state.servers.items()}
+    hosts = [host for host, info in sorted(state.hosts.items())
+             if info.tasks]
 
-    def left():
+    def left() -> typing.Dict[str, typing.List[str]]:
         found = {}
         for host in hosts:
             tasks = steps.nova.tasks_in_progress(host)
@@ -455,9 +503,9 @@ def _tasks_ended(steps, state):
                                                task['instance_uuid']))
                     for task in tasks]
         return found
-    found = {}
+    found: typing.Dict[str, typing.List[str]] = {}
 
-    def ended():
+    def ended() -> bool:
         found.clear()
         found.update(left())
         return not found
@@ -471,8 +519,10 @@ def _tasks_ended(steps, state):
 ROLLED_BACK = ('failed', 'cancelled', 'reverted')
 
 
-def _after_shutdown(steps, state, outcome=None, origin=None,
-                    rollback=True):
+def _after_shutdown(steps: Steps, state: State,
+                    outcome: typing.Optional[typing.Dict[str, MoveEnd]] = None,
+                    origin: typing.Optional[typing.Dict[str, str]] = None,
+                    rollback: bool = True) -> Checked:
     """Invariant of the cases that stop a compute gracefully (no hold)
     and start it again: what Nova's graceful shutdown promises.  Each
     server ends as in the workflow's clean run (``outcome``,
@@ -500,7 +550,7 @@ def _after_shutdown(steps, state, outcome=None, origin=None,
             wrong or ended)
 
 
-KINDS = {
+KINDS: typing.Dict[str, typing.Callable[..., Checked]] = {
     'migrations': _migrations,
     'server': _server,
     'log': _log,
@@ -539,7 +589,8 @@ CASE_INVARIANTS = ('outcome-as-clean', 'outcome-after-shutdown')
 LAST = ('accounting-matches-placement', 'moves-again', 'periodics-clean')
 
 
-def evaluate(steps, expectations, state):
+def evaluate(steps: Steps, expectations: typing.Iterable[typing.Any],
+             state: State) -> typing.List[runstate.ExpectationResult]:
     """Check each ExpectationSpec on the run's ``state``: verdicts, the
     state-changing ones (``LAST``) last."""
     ordered = sorted(expectations, key=lambda e: LAST.index(e.kind) + 1
@@ -559,7 +610,7 @@ def evaluate(steps, expectations, state):
         except Exception as exc:
             met, text, actual = False, '%s %s' % (kind, args), \
                 'could not check: %s: %s' % (type(exc).__name__, exc)
-        verdicts.append({'kind': kind, 'expectation': text, 'met': met,
-                         'actual': actual,
-                         'seconds': round(time.monotonic() - began, 2)})
+        verdicts.append(runstate.ExpectationResult(
+            kind=kind, expectation=text, met=met, actual=actual,
+            seconds=round(time.monotonic() - began, 2)))
     return verdicts

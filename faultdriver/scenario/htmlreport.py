@@ -10,10 +10,14 @@ report or CI run as it is.  Every text from the run is escaped.
 
 import datetime
 from html import escape
+import typing
 
 from faultdriver import novaundertest
 from faultdriver.scenario import report as report_module
 from faultdriver.scenario import svg
+from faultdriver.scenario import variant_report
+
+Report = variant_report.VariantReport
 
 CSS = """
 body{font-family:Helvetica,Arial,sans-serif;color:#263238;margin:24px;
@@ -56,11 +60,12 @@ VERDICTS = {
     'step failed': ('fail', 'a step failed; later steps did not run'),
     'internal error': ('fail', 'faultdriver failed; see the error below'),
 }
-EXIT_CODES = {0: 'every variant as expected', 1: 'expectations not met',
-              2: 'bad input', 3: 'internal error'}
+EXIT_CODES: typing.Dict[typing.Optional[int], str] = {
+    0: 'every variant as expected', 1: 'expectations not met',
+    2: 'bad input', 3: 'internal error'}
 
 
-def _cell(value):
+def _cell(value: typing.Any) -> str:
     text = str(value)
     if text.startswith(('NOT MET', 'failed', 'FAILED')) or text in (
             'NO', 'down', 'bug not reproduced', 'expectations not met',
@@ -71,7 +76,9 @@ def _cell(value):
     return '<td>%s</td>' % escape(text)
 
 
-def table(columns, rows, title=None):
+def table(columns: typing.Sequence[str],
+          rows: typing.Sequence[typing.Sequence[typing.Any]],
+          title: typing.Optional[str] = None) -> str:
     head = ''.join('<th>%s</th>' % escape(str(c)) for c in columns)
     body = ''.join('<tr>%s</tr>' % ''.join(_cell(v) for v in row)
                    for row in rows)
@@ -81,30 +88,30 @@ def table(columns, rows, title=None):
     return '%s<table><tr>%s</tr>%s</table>' % (caption, head, body)
 
 
-def _anchor(variant):
+def _anchor(variant: str) -> str:
     return 'variant-%s' % ''.join(c if c.isalnum() else '-' for c in variant)
 
 
-def banner(report):
-    css, meaning = VERDICTS.get(report['verdict'], ('fail', ''))
+def banner(report: Report) -> str:
+    css, meaning = VERDICTS.get(report.verdict, ('fail', ''))
     facts = '%s mode; fixes: %s; Nova under test: %s; %s s' % (
-        report.get('mode'), ', '.join(report.get('patches') or ()) or
-        'none (stock tracker)', novaundertest.describe(report.get('nova')),
-        report.get('wall_seconds', '?'))
+        report.mode, ', '.join(report.patches or ()) or
+        'none (stock tracker)', novaundertest.describe(report.nova),
+        '?' if report.wall_seconds is None else report.wall_seconds)
     return ('<div class="banner %s"><h2>Variant %s: %s</h2>'
             '<small>%s. %s</small></div>' % (
-                css, escape(report['variant']),
-                escape(report['verdict'].upper()), escape(meaning),
+                css, escape(report.variant),
+                escape(report.verdict.upper()), escape(meaning),
                 escape(facts)))
 
 
-def legend():
+def legend() -> str:
     return ''.join('<span>%s%s</span>' % (icon, escape(text))
                    for icon, text in svg.legend())
 
 
-def variant(report):
-    parts = ['<section id="%s">' % _anchor(report['variant']),
+def variant(report: Report) -> str:
+    parts = ['<section id="%s">' % _anchor(report.variant),
              banner(report)]
     if report_module.ran(report):
         parts.append('<h3>Sequence diagram</h3><div class="legend">%s</div>'
@@ -112,20 +119,21 @@ def variant(report):
                                                        svg.diagram(report)))
         parts.extend(table(columns, rows, title) for title, columns, rows
                      in report_module.variant_tables(report))
-    if report.get('internal_error'):
+    if report.internal_error:
         parts.append('<h3>Internal error</h3><pre>%s</pre>'
-                     % escape(report['internal_error']))
+                     % escape(report.internal_error))
     parts.append('</section>')
     return ''.join(parts)
 
 
-def render(doc):
-    """The page of a ``scenario run -f json`` document, as text."""
+def render(doc: typing.Mapping[str, typing.Any]) -> str:
+    """The page of a run document (its ``variants`` VariantReports), as
+    text."""
     reports = doc['variants']
     chips = ''.join(
         '<a class="chip %s" href="#%s">%s: %s</a>' % (
-            VERDICTS.get(r['verdict'], ('fail',))[0], _anchor(name),
-            escape(name), escape(r['verdict']))
+            VERDICTS.get(r.verdict, ('fail',))[0], _anchor(name),
+            escape(name), escape(r.verdict))
         for name, r in reports.items())
     code = doc.get('exit_code')
     parts = [

@@ -9,43 +9,33 @@ import subprocess
 import sys
 import tempfile
 import time
+import typing
 
 from faultdriver import exception
 from faultdriver import novaundertest
 from faultdriver.scenario import prereqs
 from faultdriver.scenario import tiers
+from faultdriver.scenario import variant_report
 from faultdriver.scenario import worker
 
-VERDICT_EXIT = {'ok': 0, 'bug reproduced': 0}
+Report = variant_report.VariantReport
+#: What the launcher waits on: a runner process (subprocess.Popen) or
+#: a ForkedVariant.
+Process = typing.Any
+#: A started variant: its process, its report's path, when it began.
+Started = typing.Tuple[Process, str, float]
 
 
-def verdict(report):
-    """One of: ok, bug reproduced, bug not reproduced, expectations not
-    met, step failed, internal error.
-
-    Any internal error is one, also after the expectations were checked
-    (a failing cleanup, an error collecting state): a run that cannot be
-    trusted to the end is not ok.
-    """
-    if 'expectations' not in report or report.get('internal_error'):
-        return 'internal error'
-    if report.get('step_failed'):
-        return 'step failed'
-    met = all(e['met'] for e in report['expectations'])
-    if report.get('expect') == 'bug':
-        return 'bug reproduced' if met else 'bug not reproduced'
-    return 'ok' if met else 'expectations not met'
-
-
-def _collect(variant, mode, backend, process, out, began, stream=None):
+def _collect(variant: str, mode: str, backend: str, process: Process,
+             out: str, began: float,
+             stream: typing.Optional[typing.TextIO] = None) -> Report:
     code = process.wait()
     report = worker.read(out, variant, mode, backend,
                          'runner exited %d without a report' % code)
-    if report.get('scenario_error'):
+    if report.scenario_error:
         return report               # bad input: _refuse_if_bad
-    report['verdict'] = verdict(report)
     (stream or sys.stderr).write('[%s] done in %.1fs: %s\n' % (
-        variant, time.monotonic() - began, report['verdict'].upper()))
+        variant, time.monotonic() - began, report.verdict.upper()))
     return report
 
 
@@ -53,19 +43,20 @@ def _collect(variant, mode, backend, process, out, began, stream=None):
 TIER_KEY = '%s@%s'
 
 
-def _refuse_if_bad(report, started):
+def _refuse_if_bad(report: Report,
+                   started: typing.Mapping[str, Started]) -> Report:
     """A variant found the scenario bad (its runner does the checks that
     import Nova, model.check): stop the others, raise ScenarioError."""
-    if report.get('scenario_error'):
+    if report.scenario_error:
         for process, _out, _began in started.values():
             if process.poll() is None:
                 process.kill()
                 process.wait()
-        raise exception.ScenarioError(report['scenario_error'])
+        raise exception.ScenarioError(report.scenario_error)
     return report
 
 
-def refuse_missing(*backends):
+def refuse_missing(*backends: str) -> None:
     """Raise MissingPrerequisite if a process tier among ``backends``
     (or compared by them) lacks what it needs here."""
     for backend in backends:
@@ -74,7 +65,8 @@ def refuse_missing(*backends):
                 prereqs.refuse(name)
 
 
-def _tree(scenario, variant, given):
+def _tree(scenario: typing.Any, variant: str,
+          given: typing.Optional[str]) -> typing.Optional[str]:
     """The Nova source tree ``variant`` runs on: its own ``nova-tree``
     or the one ``given`` to the run; two different ones are refused (a
     run on one tree must never pass for a run on the other)."""
@@ -86,10 +78,15 @@ def _tree(scenario, variant, given):
     return own or given
 
 
-def run(scenario, variants, mode, parallel=True, backend=tiers.DEFAULT,
-        stream=None, nova_patches=(), nova_tree=None):
-    """Reports by variant, in the order asked.  Progress (one line per
-    step and expectation, prefixed with the variant) goes to stderr.
+def run(scenario: typing.Any, variants: typing.Sequence[str], mode: str,
+        parallel: bool = True, backend: str = tiers.DEFAULT,
+        stream: typing.Optional[typing.TextIO] = None,
+        nova_patches: typing.Sequence[str] = (),
+        nova_tree: typing.Optional[str] = None
+        ) -> typing.Dict[str, Report]:
+    """Reports by variant, in the order asked, each with its verdict.
+    Progress (one line per step and expectation, prefixed with the
+    variant) goes to stderr.
 
     ``scenario`` needs only to be read (model.read): each variant checks
     it in full, and a failed check raises ScenarioError here.
@@ -111,14 +108,14 @@ def run(scenario, variants, mode, parallel=True, backend=tiers.DEFAULT,
     refuse_missing(backend)
     if backend in tiers.COMPARED:
         first, *others = tiers.COMPARED[backend]
-        reports = run(scenario, variants, mode, parallel, first, stream,
-                      nova_patches, nova_tree)
-        for other in others:
-            tier = run(scenario, variants, mode, parallel, other, stream,
+        compared = run(scenario, variants, mode, parallel, first, stream,
                        nova_patches, nova_tree)
-            reports.update((TIER_KEY % (v, other), report)
-                           for v, report in tier.items())
-        return reports
+        for other in others:
+            on_other = run(scenario, variants, mode, parallel, other,
+                           stream, nova_patches, nova_tree)
+            compared.update((TIER_KEY % (v, other), report)
+                            for v, report in on_other.items())
+        return compared
     tier = tiers.get(backend)
     # Stacks of processes are heavy: one at a time.
     parallel = parallel and tier.side_by_side
@@ -137,7 +134,8 @@ def run(scenario, variants, mode, parallel=True, backend=tiers.DEFAULT,
         else ''))
     stream.flush()
     with tempfile.TemporaryDirectory(prefix='faultdriver-') as tmp:
-        started, reports = {}, {}
+        started: typing.Dict[str, Started] = {}
+        reports: typing.Dict[str, Report] = {}
         outs = {variant: os.path.join(tmp, variant + '.json')
                 for variant in variants}
         environs = {variant: novas[variant].environ(env)
@@ -169,7 +167,9 @@ def run(scenario, variants, mode, parallel=True, backend=tiers.DEFAULT,
     return {variant: reports[variant] for variant in variants}
 
 
-def _forked(tier, parallel, environs):
+def _forked(tier: tiers.Tier, parallel: bool,
+            environs: typing.Mapping[str, typing.Mapping[str, str]]
+            ) -> bool:
     """Whether the variants run forked from one runner: side by side, on
     a tier whose runner forks, all on the same Nova under test."""
     return (parallel and tier.forks and len(environs) > 1
@@ -177,7 +177,10 @@ def _forked(tier, parallel, environs):
                      for e in environs.values()}) == 1)
 
 
-def _start_forked(scenario, mode, tier, outs, environs, stream):
+def _start_forked(scenario: typing.Any, mode: str, tier: tiers.Tier,
+                  outs: typing.Mapping[str, str],
+                  environs: typing.Mapping[str, typing.Mapping[str, str]],
+                  stream: typing.TextIO) -> typing.Dict[str, Started]:
     """One runner that imports Nova once and forks a child per variant
     (``--fork``); each variant is tracked by its report's arrival."""
     runner = subprocess.Popen(
@@ -196,21 +199,21 @@ class ForkedVariant:
     (the worker writes it whole, then renames it) or once the runner has
     ended without it."""
 
-    def __init__(self, runner, out):
+    def __init__(self, runner: 'subprocess.Popen[bytes]', out: str) -> None:
         self.runner = runner
         self.out = out
 
-    def poll(self):
+    def poll(self) -> typing.Optional[int]:
         if os.path.exists(self.out):
             return 0
         return self.runner.poll()
 
-    def wait(self):
+    def wait(self) -> int:
         if os.path.exists(self.out):
             return 0
         return self.runner.wait()
 
-    def kill(self):
+    def kill(self) -> None:
         """Kill the runner; its children die with it (they asked the
         kernel to: ``lifeline.die_with_parent``)."""
         if self.runner.poll() is None:

@@ -7,21 +7,26 @@ test, the process tier on its stack); only the backend differs.
 
 import sys
 import time
+import typing
 
 from faultdriver.scenario import collect
 from faultdriver.scenario import conformance
 from faultdriver.scenario import expect
+from faultdriver.scenario import runstate
 from faultdriver.scenario import steps as steps_module
+from faultdriver.scenario import variant_report
 
 
-def progress(variant, text):
+def progress(variant: str, text: str) -> None:
     """One line of a run's progress, on the real stderr (a test runner
     may have replaced sys.stderr)."""
-    sys.__stderr__.write('[%s] %s\n' % (variant, text))
-    sys.__stderr__.flush()
+    # None only where Python started without a stderr at all.
+    stream = sys.__stderr__ or sys.stderr
+    stream.write('[%s] %s\n' % (variant, text))
+    stream.flush()
 
 
-def progress_internal_error(variant, text):
+def progress_internal_error(variant: str, text: str) -> None:
     """Say a run ended in an internal error: what went wrong first (the
     last exception's line and its notes), then the traceback.  A log cut
     to a few lines around the marker (CI's summaries are) still says
@@ -34,7 +39,8 @@ def progress_internal_error(variant, text):
     progress(variant, 'internal error: %s\n%s' % (' '.join(what), text))
 
 
-def play(nova, scenario, variant, report):
+def play(nova: typing.Any, scenario: typing.Any, variant: str,
+         report: variant_report.VariantReport) -> None:
     """Run ``scenario``'s steps on ``nova``, then check the expectations;
     fills ``report`` (a VariantReport: timeline, state, expectations,
     timings)."""
@@ -43,30 +49,32 @@ def play(nova, scenario, variant, report):
     started = time.monotonic()
     # Wall clock of step 0: places journal times on the timeline.
     report.steps_started_at = time.time()
+    assert report.started is not None, 'play() before report.begin()'
     report.setup_seconds = round(started - report.started, 2)
     mark_cpu(report, 'setup')
     progress(variant, 'Nova up in %.1fs (hosts %s)'
              % (report.setup_seconds, ', '.join(scenario.hosts)))
     total = len(scenario.steps)
     for i, step in enumerate(scenario.steps, 1):
-        entry = {'index': i, 'step': step.describe(),
-                 'kind': step.kind, 'args': step.args,
-                 'start': round(time.monotonic() - started, 2)}
-        report.timeline.append(entry)
+        text = step.describe()
+        start = round(time.monotonic() - started, 2)
         t = time.monotonic()
         try:
             detail = steps.run(step)
-            entry['status'] = 'ok'
+            status = 'ok'
         except Exception as exc:
             detail = '%s: %s' % (type(exc).__name__, exc)
-            entry['status'] = 'failed'
-            report.step_failed = entry['step']
-        entry['seconds'] = round(time.monotonic() - t, 2)
-        entry['detail'] = detail or ''
+            status = 'failed'
+            report.step_failed = text
+        entry = runstate.TimelineEntry(
+            index=i, step=text, kind=step.kind, args=step.args, start=start,
+            status=status, seconds=round(time.monotonic() - t, 2),
+            detail=detail or '')
+        report.timeline.append(entry)
         progress(variant, '%2d/%d %-60s %5.2fs %s %s'
-                 % (i, total, entry['step'][:60], entry['seconds'],
-                    entry['status'], entry['detail']))
-        if entry['status'] == 'failed':
+                 % (i, total, entry.step[:60], entry.seconds,
+                    entry.status, entry.detail))
+        if entry.status == 'failed':
             break
     report.steps_seconds = round(time.monotonic() - started, 2)
     mark_cpu(report, 'steps')
@@ -75,17 +83,16 @@ def play(nova, scenario, variant, report):
         steps, scenario.expectations(variant), report.state)
     mark_cpu(report, 'expectations')
     report.shutdown_log = collect.shutdown_lines(steps.log_text()) or None
-    if report.step_failed or not all(
-            e['met'] for e in report.expectations):
+    if report.step_failed or not all(e.met for e in report.expectations):
         # What the computes logged, to tell why.
         report.compute_log = steps.log_text()
-    for verdict in report.expectations:
+    for result in report.expectations:
         progress(variant, '%s %s (actual: %s)' % (
-            'met    ' if verdict['met'] else 'NOT MET',
-            verdict['expectation'], verdict['actual']))
+            'met    ' if result.met else 'NOT MET',
+            result.expectation, result.actual))
 
 
-def mark_cpu(report, phase):
+def mark_cpu(report: variant_report.VariantReport, phase: str) -> None:
     """Record the CPU seconds ``phase`` took in this whole process
     (every thread: the embedded Nova's services too): where a case's time
     goes when the sweep's workers share the cores and wall times stretch.
@@ -93,5 +100,6 @@ def mark_cpu(report, phase):
     processes)."""
     if report.cpu_started is not None:
         cpu = report.cpu_seconds
+        assert cpu is not None, 'begin(cpu=True) sets both'
         spent = time.process_time() - report.cpu_started
         cpu[phase] = round(spent - sum(cpu.values()), 2)

@@ -5,143 +5,164 @@ report's tables: the text report here and the HTML report
 (:mod:`faultdriver.scenario.htmlreport`) both render them.
 """
 
+import typing
+
 import prettytable
 
 from faultdriver import novaundertest
+from faultdriver.scenario import runstate
 from faultdriver.scenario import tiers
+from faultdriver.scenario import variant_report
+
+Report = variant_report.VariantReport
+#: A table's rows (cells of any printable value).
+Rows = typing.List[typing.Sequence[typing.Any]]
+#: ``(title, columns, rows)`` of one table.
+Table = typing.Tuple[str, typing.List[str],
+                     typing.Sequence[typing.Sequence[typing.Any]]]
 
 
-def table(columns, rows, title=None):
+def table(columns: typing.Sequence[str],
+          rows: typing.Iterable[typing.Sequence[typing.Any]],
+          title: typing.Optional[str] = None) -> str:
     t = prettytable.PrettyTable(columns)
     t.align = 'l'
     for row in rows:
-        t.add_row(row)
+        t.add_row(list(row))
     return ('%s\n%s\n' % (title, t)) if title else '%s\n' % t
 
 
-def headline(report):
+def headline(report: Report) -> str:
     return 'Variant %s (%s mode, fixes: %s, Nova under test: %s): %s' % (
-        report['variant'], report.get('mode'),
-        ', '.join(report.get('patches') or ()) or 'none',
-        novaundertest.describe(report.get('nova')),
-        report['verdict'].upper())
+        report.variant, report.mode,
+        ', '.join(report.patches or ()) or 'none',
+        novaundertest.describe(report.nova),
+        report.verdict.upper())
 
 
-def fault_origin(report):
+def fault_origin(report: Report) -> float:
     """The time fault offsets count from: step 0 if recorded, else the
     first fault."""
-    faults = report['state']['faults']
-    if report.get('steps_started_at'):
-        return report['steps_started_at']
-    return faults[0]['time'] if faults else 0
+    faults = report.state.faults if report.state else []
+    if report.steps_started_at:
+        return report.steps_started_at
+    return faults[0].time if faults else 0
 
 
-def tier_description(report):
-    """How the report's tier names its Nova (a report without a
-    ``backend`` is the embedded Nova's)."""
-    name = report.get('backend')
-    return tiers.TIERS.get(name, tiers.TIERS[tiers.DEFAULT]).description
+def tier_description(report: Report) -> str:
+    """How the report's tier names its Nova (a report of another
+    backend than the known ones is told as the embedded Nova's)."""
+    return tiers.TIERS.get(report.backend,
+                           tiers.TIERS[tiers.DEFAULT]).description
 
 
-def guests_text(server):
+def guests_text(server: runstate.RunServer) -> str:
     """Where the hypervisors have the server's guest ('-' when the
     backend's hypervisor is not asked, 'none' when no host has it)."""
-    if 'guests' not in server:
+    if server.guests is None:
         return '-'
     return ', '.join('%s on %s' % (state, host) for host, state in
-                     sorted(server['guests'].items())) or 'none'
+                     sorted(server.guests.items())) or 'none'
 
 
-def variant_tables(report):
+def _note(f: typing.Any) -> str:
+    """The journal table's note of a fault (a JournalEntry)."""
+    return (('waited for lock' if f.waited_for_lock else '') +
+            (f.outcome if f.outcome else '') +
+            (' error: %s' % f.error if f.error else ''))
+
+
+def variant_tables(report: Report) -> typing.List[Table]:
     """``[(title, columns, rows)]`` of one variant that ran its steps."""
-    state = report['state']
+    state, expectations = report.state, report.expectations
+    assert state is not None and expectations is not None, 'not ran()'
     t0 = fault_origin(report)
-    shutdown = [('Graceful stop (what it logged)', ['Line'],
-                 [(line,) for line in report['shutdown_log']])] \
-        if report.get('shutdown_log') else []
-    return [
+    shutdown: typing.List[Table] = [
+        ('Graceful stop (what it logged)', ['Line'],
+         [(line,) for line in report.shutdown_log])] \
+        if report.shutdown_log else []
+    tables: typing.List[Table] = [
         ('Timeline (%s up in %ss)' % (
             tier_description(report),
-            report.get('setup_seconds')),
+            report.setup_seconds),
          ['#', 'At (s)', 'Took (s)', 'Step', 'Result'],
-         [(e['index'], e['start'], e['seconds'], e['step'],
-           e['status'] + (' ' + e['detail'] if e['detail'] else ''))
-          for e in report['timeline']]),
+         [(e.index, e.start, e.seconds, e.step,
+           e.status + (' ' + e.detail if e.detail else ''))
+          for e in report.timeline]),
         ('Faults fired (journal)',
          ['At (s)', 'Host', 'Point', 'Phase', 'Hit', 'Action', 'Note'],
-         [('%.2f' % (f['time'] - t0), f['host'], f['point'],
-           f.get('phase', ''), f.get('hit', ''),
-           f.get('action') or f['kind'],
-           ('waited for lock' if f.get('waited_for_lock') else '') +
-           (f['outcome'] if f.get('outcome') else '') +
-           (' error: %s' % f['error'] if f.get('error') else ''))
-          for f in state['faults']]),
+         [('%.2f' % (f.time - t0), f.host, f.point,
+           f.phase, f.hit,
+           f.action or f.kind, _note(f))
+          for f in state.faults]),
         ('Migrations',
          ['Server', 'Id', 'UUID', 'Type', 'Source Compute', 'Dest Compute',
           'Status', 'Created At'],
-         [(m['server'], m['id'], m['uuid'], m['type'], m['source_compute'],
-           m['dest_compute'], m['status'], m['created_at'])
-          for m in state['migrations']]),
+         [(m.server, m.id, m.uuid, m.type, m.source_compute,
+           m.dest_compute, m.status, m.created_at)
+          for m in state.migrations]),
         ('Hosts at the end of the steps',
          ['Host', 'Service', 'Pinned pCPUs', 'Placement PCPU used', 'Match'],
-         [(h, v['service'], v['pinned_cpus'], v['placement_pcpu'],
-           'yes' if v['matches'] else 'NO')
-          for h, v in state['hosts'].items()]),
+         [(h, v.service, v.pinned_cpus, v.placement_pcpu,
+           'yes' if v.matches else 'NO')
+          for h, v in state.hosts.items()]),
         ('Servers at the end of the steps',
          ['Server', 'Status', 'Host', 'Task state', 'Pinned pCPUs',
           'Guest (hypervisor)', 'UUID'],
-         [(alias, s['status'], s['host'], s['task_state'] or '-',
-           s['pinned_cpus'], guests_text(s), s['id'])
-          for alias, s in state.get('servers', {}).items()]),
+         [(alias, s.status, s.host, s.task_state or '-',
+           s.pinned_cpus, guests_text(s), s.id)
+          for alias, s in state.servers.items()]),
         ('Expectations',
          ['Verdict', 'Expectation', 'Actual'],
-         [('met' if e['met'] else 'NOT MET', e['expectation'], e['actual'])
-          for e in report['expectations']]),
-    ] + shutdown
+         [('met' if e.met else 'NOT MET', e.expectation, e.actual)
+          for e in expectations]),
+    ]
+    return tables + shutdown
 
 
-def ran(report):
+def ran(report: Report) -> bool:
     """Whether the variant got as far as a state to report."""
-    return 'state' in report and 'expectations' in report
+    return report.ran
 
 
-def _facts(report):
-    state = report.get('state', {})
-    periodic_steps = [e for e in report.get('timeline', ())
-                      if e['step'].startswith('periodic')]
+def _facts(report: Report) -> typing.Dict[str, typing.Any]:
+    state = report.state
+    faults = state.faults if state else []
+    periodic_steps = [e for e in report.timeline
+                      if e.step.startswith('periodic')]
     return {
-        'fixes': ', '.join(report.get('patches') or ()) or 'none',
-        'Nova under test': novaundertest.describe(report.get('nova')),
-        'faults fired': len([f for f in state.get('faults', ())
-                             if f.get('action')]),
+        'fixes': ', '.join(report.patches or ()) or 'none',
+        'Nova under test': novaundertest.describe(report.nova),
+        'faults fired': len([f for f in faults if f.action]),
         'periodics run (errors)': '%d (%d)' % (
-            len(periodic_steps) + len([f for f in state.get('faults', ())
-                                       if f['kind'] == 'periodic']),
-            len([e for e in periodic_steps if 'ERROR' in e['detail']]) +
-            len([f for f in state.get('faults', ())
-                 if f['kind'] == 'periodic' and f.get('error')])),
+            len(periodic_steps) + len([f for f in faults
+                                       if f.kind == 'periodic']),
+            len([e for e in periodic_steps if 'ERROR' in e.detail]) +
+            len([f for f in faults
+                 if f.kind == 'periodic' and f.error])),
         'hosts pinned/placement': '; '.join(
-            '%s %d/%d' % (h, len(v['pinned_cpus']), v['placement_pcpu'])
-            for h, v in state.get('hosts', {}).items()),
-        'wall time (s)': report.get('wall_seconds'),
-        'VERDICT': report['verdict'],
+            '%s %d/%d' % (h, len(v.pinned_cpus), v.placement_pcpu)
+            for h, v in (state.hosts if state else {}).items()),
+        'wall time (s)': report.wall_seconds,
+        'VERDICT': report.verdict,
     }
 
 
-def comparison(reports):
+def comparison(reports: typing.Mapping[str, Report]
+               ) -> typing.Tuple[typing.List[str], Rows]:
     """``(columns, rows)``: each expectation and key fact, one column per
     variant."""
     variants = list(reports)
-    rows = {}
+    rows: typing.Dict[str, typing.Dict[str, str]] = {}
     for variant, report in reports.items():
-        for e in report.get('expectations', ()):
-            row = rows.setdefault(e['expectation'], {})
-            row[variant] = '%s (%s)' % ('met' if e['met'] else 'NOT MET',
-                                        e['actual'])
+        for e in report.expectations or ():
+            row = rows.setdefault(e.expectation, {})
+            row[variant] = '%s (%s)' % ('met' if e.met else 'NOT MET',
+                                        e.actual)
     facts = {v: _facts(r) for v, r in reports.items()}
     first = ('VERDICT', 'fixes')
 
-    def fact_rows(keys):
+    def fact_rows(keys: typing.Iterable[str]) -> Rows:
         return [[key] + [facts[v][key] for v in variants] for key in keys]
     return ['Expectation'] + variants, (
         fact_rows(first) +
@@ -150,22 +171,22 @@ def comparison(reports):
         fact_rows(k for k in facts[variants[0]] if k not in first))
 
 
-def variant_text(report):
+def variant_text(report: Report) -> str:
     out = ['=' * 72, headline(report), '=' * 72]
     out.extend('UNAVAILABLE on this Nova under test: %s: %s' % item
-               for item in sorted((report.get('unavailable') or {}).items()))
-    if report.get('internal_error') and not ran(report):
-        out.append(report['internal_error'])
+               for item in sorted((report.unavailable or {}).items()))
+    if report.internal_error and not ran(report):
+        out.append(report.internal_error)
         return '\n'.join(out)
     out.extend(table(columns, rows, title)
                for title, columns, rows in variant_tables(report))
-    if report.get('internal_error'):
+    if report.internal_error:
         out.append('Internal error (after the expectations above were '
-                   'checked):\n' + report['internal_error'])
+                   'checked):\n' + report.internal_error)
     return '\n'.join(out)
 
 
-def text(reports):
+def text(reports: typing.Mapping[str, Report]) -> str:
     parts = [variant_text(r) for r in reports.values()]
     if len(reports) > 1:
         columns, rows = comparison(reports)

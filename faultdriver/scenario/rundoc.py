@@ -10,6 +10,7 @@ ScenarioError` (exit 2) naming the file and the key, never a traceback.
 import json
 import os
 import stat
+import typing
 
 from faultdriver import exception
 from faultdriver.scenario import variant_report
@@ -21,11 +22,12 @@ HINT = ('expected the JSON of a scenario run (faultdriver scenario run '
         'NAME -f json > RUN.json)')
 
 
-def _fail(path, problem):
+def _fail(path: str, problem: str) -> typing.NoReturn:
     raise exception.ScenarioError('%s: %s; %s' % (path, problem, HINT))
 
 
-def _shape(path, where, value, kinds):
+def _shape(path: str, where: str, value: typing.Any,
+           kinds: typing.Tuple[type, ...]) -> typing.Any:
     """Fail unless ``value`` is one of ``kinds``."""
     if not isinstance(value, kinds) or isinstance(value, bool):
         _fail(path, '%s is %s, not %s' % (
@@ -34,13 +36,15 @@ def _shape(path, where, value, kinds):
     return value
 
 
-def _items(path, where, values):
+def _items(path: str, where: str, values: typing.Iterable[typing.Any]
+           ) -> None:
     for i, item in enumerate(values):
         _shape(path, '%s[%d]' % (where, i), item, (dict,))
 
 
-def check(path, doc):
-    """The parts of ``doc`` every report renders; ScenarioError if not."""
+def check(path: str, doc: typing.Any) -> None:
+    """The parts of ``doc`` every report renders; ScenarioError if not.
+    Its ``variants`` become VariantReports."""
     _shape(path, 'the document', doc, (dict,))
     if 'variants' not in doc:
         _fail(path, 'it has no "variants" mapping')
@@ -71,16 +75,17 @@ def check(path, doc):
             _items(path, '%s.state.%s' % (where, key), state.get(key, []))
     for name, report in list(variants.items()):
         try:
-            # Through the record: its fields' kinds, its journal entries
-            # in the one shape (a run saved before they had one too).
+            # Through the record: its fields' kinds, its run's records
+            # (a run saved before some of their keys existed too).
             variants[name] = variant_report.VariantReport.from_json(
-                report, 'variants.%s' % name).to_json()
+                report, 'variants.%s' % name)
         except ValueError as exc:
             _fail(path, str(exc))
 
 
-def load(path):
-    """The run document at ``path``, checked; ScenarioError if not."""
+def load(path: str) -> typing.Dict[str, typing.Any]:
+    """The run document at ``path``, checked, its ``variants``
+    VariantReports; ScenarioError if not."""
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             _fail(path, 'not a regular file')
@@ -99,10 +104,12 @@ def load(path):
     except ValueError as exc:
         _fail(path, 'not JSON: %s' % str(exc)[:200])
     check(path, doc)
-    return doc
+    return typing.cast(typing.Dict[str, typing.Any], doc)
 
 
-def rendered(path, doc, html=False):
+def rendered(path: str, doc: typing.Dict[str, typing.Any],
+             html: bool = False
+             ) -> typing.Tuple[str, typing.Optional[str]]:
     """Render the text report (and the HTML page) in memory, so that a
     field of the wrong kind deep in a report is ScenarioError naming the
     variant before any output is written.  Returns (text, html)."""

@@ -354,7 +354,7 @@ class Steps:
         mismatch a periodic made stays).  Where every host matches at
         once nothing is waited for."""
         seen = {'last': collect.accounting(self, hosts)}
-        if all(counted['matches'] for counted in seen['last'].values()):
+        if all(counted.matches for counted in seen['last'].values()):
             return seen['last']
 
         def agreed():

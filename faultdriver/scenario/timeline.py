@@ -11,8 +11,14 @@ timeline's ``At`` column uses.
 
 import dataclasses
 import datetime
+import typing
 
+from faultdriver import journal
 from faultdriver.scenario import model
+from faultdriver.scenario import runstate
+from faultdriver.scenario import variant_report
+
+Report = variant_report.VariantReport
 
 API = 'API'
 #: Migration statuses that mean it went wrong.
@@ -28,7 +34,7 @@ class Event:
     lane: str                 # where it starts (or sits)
     text: str                 # the sentence in the diagram's text column
     tag: str = ''             # short text on the arrow or marker
-    to: str = None            # lane an arrow goes to
+    to: typing.Optional[str] = None   # lane an arrow goes to
     group: str = ''           # ties a migration's creation to its status
     style: str = ''           # CSS class: ok, bad, hang, ...
     down: bool = False        # the host is dead from here ...
@@ -36,22 +42,23 @@ class Event:
     tip: str = ''             # hover text: everything known
 
 
-def lanes(report):
+def lanes(report: Report) -> typing.List[str]:
     """``API`` then every host: the scenario's, then any other named."""
-    state = report.get('state', {})
-    found = [API] + list(state.get('hosts', ()))
-    named = [f['host'] for f in state.get('faults', ())]
-    for m in state.get('migrations', ()):
-        named += [m['source_compute'], m['dest_compute']]
-    for entry in report.get('timeline', ()):
-        named.append((entry.get('args') or {}).get('host'))
+    state = report.state
+    found = [API] + list(state.hosts if state else ())
+    named: typing.List[typing.Optional[str]] = [
+        f.host for f in (state.faults if state else ())]
+    for m in state.migrations if state else ():
+        named += [m.source_compute, m.dest_compute]
+    for entry in report.timeline:
+        named.append((entry.args or {}).get('host'))
     for host in named:
         if host and host not in found:
             found.append(host)
     return found
 
 
-def _epoch(stamp):
+def _epoch(stamp: typing.Optional[str]) -> typing.Optional[float]:
     """Seconds since the epoch of an API timestamp (UTC, ISO 8601)."""
     if not stamp:
         return None
@@ -61,18 +68,19 @@ def _epoch(stamp):
     return when.timestamp()
 
 
-def _args(entry):
+def _args(entry: runstate.TimelineEntry
+          ) -> typing.Tuple[str, typing.Dict[str, typing.Any]]:
     """A step's kind and arguments (parsed from its text in reports
     written before the runner recorded them)."""
-    if 'kind' in entry:
-        return entry['kind'], dict(entry.get('args') or {})
-    kind, _, rest = entry['step'].partition(' ')
+    if entry.kind is not None:
+        return entry.kind, dict(entry.args or {})
+    kind, _, rest = entry.step.partition(' ')
     args = dict(part.split('=', 1) for part in rest.split(' ')
                 if '=' in part and part.split('=', 1)[0].isidentifier())
     return kind, args
 
 
-def _step(entry):
+def _step(entry: runstate.TimelineEntry) -> Event:
     kind, args = _args(entry)
     host = args.pop('host', None)
     words = [kind]
@@ -85,11 +93,11 @@ def _step(entry):
     if host and not arrow:
         words.append(('-> %s' if kind in model.MOVES else 'host=%s') % host)
     words += ['%s=%s' % item for item in args.items()]
-    detail = entry.get('detail') or ''
-    if (entry.get('seconds') or 0) >= 0.5:
-        detail = ('%s (%.1fs)' % (detail, entry['seconds'])).strip()
+    detail = entry.detail or ''
+    if (entry.seconds or 0) >= 0.5:
+        detail = ('%s (%.1fs)' % (detail, entry.seconds)).strip()
     style = 'step'
-    if entry.get('status') == 'failed':
+    if entry.status == 'failed':
         style = 'bad'
         detail = 'FAILED: ' + detail
     elif kind == 'periodic':
@@ -98,83 +106,85 @@ def _step(entry):
         style = 'ok'
     elif kind in model.MOVES:
         style = 'migration'
-    return Event(at=entry['start'], kind='step' if arrow else 'note',
+    return Event(at=entry.start, kind='step' if arrow else 'note',
                  lane=API, to=host if arrow else None,
                  tag=kind if arrow else '',
                  text=' '.join(words) + (DASH + detail if detail else ''),
                  style=style, down=kind in ('crash', 'stop'),
                  up=kind == 'restart',
                  tip='step %s: %s: %s %s' % (
-                     entry['index'], entry['step'], entry.get('status'),
-                     entry.get('detail') or ''))
+                     entry.index, entry.step, entry.status,
+                     entry.detail or ''))
 
 
-def _fault(fault, t0):
-    host = fault['host']
-    tip = ' '.join('%s=%s' % (k, v) for k, v in fault.items() if k != 'time')
-    where = '%s.%s' % (fault['point'], fault.get('phase', 'before'))
-    if fault['kind'] == 'periodic':
-        bad = bool(fault.get('error'))
+def _fault(fault: journal.JournalEntry, t0: float) -> Event:
+    host = fault.host
+    tip = ' '.join('%s=%s' % (k, v) for k, v in fault.to_json().items()
+                   if k != 'time')
+    where = '%s.%s' % (fault.point, fault.phase)
+    if fault.kind == 'periodic':
+        bad = bool(fault.error)
         text = 'periodic at %s on %s: %s' % (
-            where, host, ('error: %s' % fault['error']) if bad else
-            ('not run: %s' % fault['skipped']) if fault.get('skipped') else
+            where, host, ('error: %s' % fault.error) if bad else
+            ('not run: %s' % fault.skipped) if fault.skipped else
             'no error')
-        if fault.get('waited_for_lock'):
+        if fault.waited_for_lock:
             text += ', waited for the tracker lock'
-        return Event(at=fault['time'] - t0, kind='periodic', lane=host,
+        return Event(at=fault.time - t0, kind='periodic', lane=host,
                      tag='periodic', text=text, style='bad' if bad else 'ok',
                      tip=tip)
-    if fault['kind'] == 'shutdown':
+    if fault.kind == 'shutdown':
         text = 'graceful stop of nova-compute on %s (rule at %s): %s' % (
-            host, where, fault['outcome'])
-        if fault.get('duration_seconds') is not None:
-            text += ' in %ss' % fault['duration_seconds']
-        bad = bool(fault.get('error')) or fault['outcome'] == 'killed'
-        return Event(at=fault['time'] - t0, kind='shutdown', lane=host,
+            host, where, fault.outcome)
+        if fault.duration_seconds is not None:
+            text += ' in %ss' % fault.duration_seconds
+        bad = bool(fault.error) or fault.outcome == 'killed'
+        return Event(at=fault.time - t0, kind='shutdown', lane=host,
                      tag='shutdown', text=text, style='bad' if bad else 'ok',
-                     down=fault['outcome'] in ('finished', 'killed'),
+                     down=fault.outcome in ('finished', 'killed'),
                      tip=tip)
-    action = fault['action']
-    text = '%s on %s hit %s: %s' % (where, host, fault.get('hit', '?'),
-                                    action)
+    action = fault.action
+    text = '%s on %s hit %s: %s' % (where, host, fault.hit, action)
     crash = action == 'crash'
-    return Event(at=fault['time'] - t0, kind='crash' if crash else 'fault',
+    return Event(at=fault.time - t0, kind='crash' if crash else 'fault',
                  lane=host, tag='CRASH' if crash else action,
                  text=('%s%snova-compute on %s dies' % (text, DASH, host)
                        if crash else text),
-                 style='crash' if crash else 'fault-' + action, down=crash,
+                 style='crash' if crash else 'fault-%s' % action, down=crash,
                  tip=tip)
 
 
-def _migration(m, t0):
+def _migration(m: runstate.RunMigration, t0: float) -> typing.List[Event]:
     name = 'migration %s (%s of %s, %s -> %s)' % (
-        m['id'], m.get('type') or 'move', m['server'], m['source_compute'],
-        m['dest_compute'])
-    tip = ' '.join('%s=%s' % item for item in m.items())
-    common = dict(lane=m['source_compute'], to=m['dest_compute'], tip=tip,
-                  group='migration %s' % m['id'])
+        m.id, m.type or 'move', m.server, m.source_compute,
+        m.dest_compute)
+    tip = ' '.join('%s=%s' % item for item in m.to_json().items())
+    lane, to = str(m.source_compute), m.dest_compute
+    group = 'migration %s' % m.id
     events = []
-    created = _epoch(m.get('created_at'))
+    created = _epoch(m.created_at)
     if created is not None:
         events.append(Event(
-            at=created - t0, kind='migration', tag='migration %s' % m['id'],
-            text='%s created' % name, style='migration', **common))
-    updated = _epoch(m.get('updated_at'))
+            at=created - t0, kind='migration', tag='migration %s' % m.id,
+            text='%s created' % name, style='migration', lane=lane, to=to,
+            tip=tip, group=group))
+    updated = _epoch(m.updated_at)
     if updated is not None:
         events.append(Event(
-            at=updated - t0, kind='migration-status', tag=m['status'],
-            text='%s: %s' % (name, m['status']),
-            style='bad' if m['status'] in BAD_STATUSES else 'ok', **common))
+            at=updated - t0, kind='migration-status', tag=m.status,
+            text='%s: %s' % (name, m.status),
+            style='bad' if m.status in BAD_STATUSES else 'ok', lane=lane,
+            to=to, tip=tip, group=group))
     return events
 
 
-def events(report):
+def events(report: Report) -> typing.List[Event]:
     """Every event of the variant, in time order (steps first on ties)."""
-    state = report.get('state', {})
-    found = [_step(entry) for entry in report.get('timeline', ())]
-    t0 = report.get('steps_started_at')
-    if t0 is not None:
-        found += [_fault(f, t0) for f in state.get('faults', ())]
-        for m in state.get('migrations', ()):
+    state = report.state
+    found = [_step(entry) for entry in report.timeline]
+    t0 = report.steps_started_at
+    if t0 is not None and state is not None:
+        found += [_fault(f, t0) for f in state.faults]
+        for m in state.migrations:
             found += _migration(m, t0)
     return sorted(found, key=lambda e: e.at)

@@ -12,6 +12,7 @@ import os
 import sys
 import threading
 import traceback
+import typing
 import warnings
 
 from faultdriver import exception
@@ -25,8 +26,12 @@ from faultdriver.scenario import variant_report
 #: reads when first imported: set before a worker imports Nova.
 MODES = {'eventlet': 'False', 'threading': 'True'}
 
+#: A tier's ``run_variant(path, variant, mode)``: the variant's report.
+RunVariant = typing.Callable[[str, str, str], variant_report.VariantReport]
 
-def main(argv, run_variant, backend):
+
+def main(argv: typing.Sequence[str], run_variant: RunVariant,
+         backend: str) -> int:
     """``FILE VARIANT MODE OUT``: run, then write the report to OUT (an
     internal error becomes a report too)."""
     warnings.simplefilter('ignore')
@@ -48,15 +53,16 @@ def main(argv, run_variant, backend):
         report = variant_report.VariantReport.failed(
             variant, mode, backend, scenario_error=str(exc))
     except Exception:
+        error = traceback.format_exc()
         report = variant_report.VariantReport.failed(
-            variant, mode, backend, internal_error=traceback.format_exc())
-        play.progress_internal_error(variant, report.internal_error)
+            variant, mode, backend, internal_error=error)
+        play.progress_internal_error(variant, error)
     report.nova = nova
     _write(report, out)
     return 0
 
 
-def _write(report, out):
+def _write(report: variant_report.VariantReport, out: str) -> None:
     # Whole or not at all: the launcher of forked variants takes a
     # report's existence for its variant's end.
     with open(out + '.part', 'w', encoding='utf-8') as stream:
@@ -64,27 +70,28 @@ def _write(report, out):
     os.replace(out + '.part', out)
 
 
-def read(path, variant, mode, backend, missing):
-    """The report a worker wrote to ``path``, checked (as JSON data); a
-    report that is missing or malformed becomes an internal error
-    (``missing`` says how the worker ended)."""
+def read(path: str, variant: str, mode: str, backend: str,
+         missing: str) -> variant_report.VariantReport:
+    """The report a worker wrote to ``path``, checked; a report that is
+    missing or malformed becomes an internal error (``missing`` says how
+    the worker ended)."""
     try:
         with open(path, encoding='utf-8') as source:
             data = json.load(source)
     except (OSError, ValueError):
         return variant_report.VariantReport.failed(
-            variant, mode, backend, internal_error=missing).to_json()
+            variant, mode, backend, internal_error=missing)
     try:
         return variant_report.VariantReport.from_json(
-            data, 'the report of variant %s' % variant).to_json()
+            data, 'the report of variant %s' % variant)
     except ValueError as exc:
         return variant_report.VariantReport.failed(
             variant, mode, backend,
             internal_error='the worker wrote a malformed report: %s'
-            % exc).to_json()
+            % exc)
 
 
-def unavailable(fixes):
+def unavailable(fixes: typing.Iterable[str]) -> typing.Dict[str, str]:
     """``{feature or fix: why}``: what the changed Nova under test made
     unavailable (the run went on without it; the report says so)."""
     from faultdriver import novacompat
@@ -95,7 +102,7 @@ def unavailable(fixes):
     return found
 
 
-def serve(mode, run_variant, backend):
+def serve(mode: str, run_variant: RunVariant, backend: str) -> None:
     """``--serve MODE``: run one scenario variant after another in this
     process (the sweep's workers: Nova's imports and its cached database
     schema are paid once, each run still gets a fresh Nova).
@@ -121,7 +128,9 @@ def serve(mode, run_variant, backend):
         replies.flush()
 
 
-def fork_each(argv, preload, run_variant, backend):
+def fork_each(argv: typing.Sequence[str],
+              preload: typing.Callable[[str], None],
+              run_variant: RunVariant, backend: str) -> None:
     """``MODE FILE VARIANT=OUT...``: prepare once (``preload(mode)``:
     import Nova in that mode, check its assumptions), then fork a child
     per variant that runs it as :func:`main` does; wait for them all.
@@ -148,7 +157,7 @@ def fork_each(argv, preload, run_variant, backend):
     threads = [thread.name for thread in threading.enumerate()
                if thread is not threading.current_thread()]
 
-    def fail(variant, why):
+    def fail(variant: str, why: str) -> None:
         out = variants[variant]
         if not os.path.isdir(os.path.dirname(out) or '.'):
             # The launcher already ended the run (another variant's
@@ -184,7 +193,7 @@ def fork_each(argv, preload, run_variant, backend):
                      variant, os.waitstatus_to_exitcode(status)))
 
 
-def exit_now():
+def exit_now() -> typing.NoReturn:
     """End a worker once its reports are written: Nova's leftover
     threads and pools (whose shutdown logs after the test's logging
     fixtures are gone) need not be waited for."""

@@ -81,8 +81,9 @@ def run_scenario(path, variant, mode, backend, log):
     """One variant of the scenario file at ``path``; its report."""
     scenario = model.load(path)
     with open(log, 'a', encoding='utf-8') as stream:
+        # The sweep reads reports as JSON data (its own format).
         return launch.run(scenario, [variant], mode, parallel=False,
-                          backend=backend, stream=stream)[variant]
+                          backend=backend, stream=stream)[variant].to_json()
 
 
 def summarize(case, report, path, seconds):

@@ -20,7 +20,6 @@ import sys
 import threading
 import time
 
-from faultdriver.scenario import launch
 from faultdriver.scenario import tiers
 from faultdriver.scenario import worker
 
@@ -63,15 +62,15 @@ class Runner:
                                   'stuck)' % CASE_TIMEOUT}[answered])
         if os.path.exists(out):
             os.unlink(out)
-        report['verdict'] = launch.verdict(report)
         with open(log, 'a', encoding='utf-8') as stream:
             stream.write('[%s] done in %.1fs: %s\n' % (
                 variant, time.monotonic() - began,
-                report['verdict'].upper()))
-        if not answered or report['verdict'] in ('internal error',
-                                                 'step failed'):
+                report.verdict.upper()))
+        if not answered or report.verdict in ('internal error',
+                                              'step failed'):
             self.close()
-        return report
+        # The sweep reads reports as JSON data (its own format).
+        return report.to_json()
 
     def _answer(self, timeout):
         """True once the runner said ``done``; False if it died first;

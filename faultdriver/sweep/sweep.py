@@ -15,6 +15,7 @@ from faultdriver import points as points_module
 from faultdriver import rules
 from faultdriver.scenario import expect
 from faultdriver.scenario import model
+from faultdriver.scenario import runstate
 from faultdriver.scenario import tiers
 from faultdriver.sweep import cases as cases_module
 from faultdriver.sweep import causes
@@ -295,12 +296,13 @@ def traced_steps(workflow, folder, mode, backend, pool=None, warm=1,
                   encoding='utf-8') as out:
             json.dump(clean.record(report, log), out)
     steps = trace.steps_hit(report, workflow.data.get('operation'))
+    state = runstate.RunState.from_json(report['state'])
     with open(os.path.join(folder, 'trace', OUTCOME), 'w',
               encoding='utf-8') as out:
-        json.dump(expect.moves_ended(report['state']), out)
+        json.dump(expect.moves_ended(state), out)
     with open(os.path.join(folder, 'trace', MOVE_END), 'w',
               encoding='utf-8') as out:
-        json.dump(expect.move_end_matches(report['state']), out)
+        json.dump(expect.move_end_matches(state), out)
     with open(saved, 'w', encoding='utf-8') as out:
         json.dump(steps, out)
     return steps

@@ -4,12 +4,19 @@ Invariant: the bundled stale-context seed runs both variants on the
 embedded Nova and exits 0; the stock tracker's variant reports the bug
 reproduced (CPUPinningInvalid breaks dest's periodic) and the candidate
 fix's variant reports none of it, its accounting matching placement.
+Its JSON document is the golden one (data/seed-report.golden.json),
+modulo what differs per run (tests/golden.py).
 """
 
 import json
 import os
 import subprocess
 import sys
+
+from tests import golden
+
+GOLDEN = os.path.join(os.path.dirname(__file__), 'data',
+                      'seed-report.golden.json')
 
 
 def run_cli(*args, timeout=600):
@@ -30,6 +37,10 @@ def test_stale_context_seed_a_b():
     assert result['verdicts'] == {'stock': 'bug reproduced', 'fix': 'ok'}
     stock, fix = result['variants']['stock'], result['variants']['fix']
     assert '[stock] 22/22' in done.stderr        # progress was shown
+    # The document keeps its shape, key for key (issue 39).
+    with open(GOLDEN, encoding='utf-8') as saved:
+        diff = golden.differences(saved.read(), result)
+    assert not diff, '\n'.join(diff[:200])
 
     def actual(report, text):
         [found] = [e for e in report['expectations']

@@ -3,6 +3,7 @@ placement can hold what Nova does not account for is named, and a
 consistent state (a move in progress included) holds."""
 
 from faultdriver.scenario import expect
+from tests import runstates
 
 S1, S2, M1 = 'uuid-s1', 'uuid-s2', 'uuid-m1'
 CPU = {'VCPU': 2, 'MEMORY_MB': 512, 'DISK_GB': 1}
@@ -14,7 +15,9 @@ def _migration(status, source='src', dest='dest'):
 
 
 def _check(servers, migrations, allocations):
-    return expect.misplaced_allocations(servers, migrations, allocations)
+    state = runstates.state({'servers': servers, 'migrations': migrations})
+    return expect.misplaced_allocations(state.servers, state.migrations,
+                                        allocations)
 
 
 SERVERS = {'s1': {'id': S1, 'host': 'dest'}, 's2': {'id': S2, 'host': 'src'}}
@@ -64,7 +67,9 @@ def test_the_invariant_reads_the_collected_state():
     state = {'servers': SERVERS, 'migrations': [_migration('error')],
              'hosts': {'src': {'allocations': {S2: CPU, M1: CPU}},
                        'dest': {'allocations': {S1: CPU}}}}
-    met, text, actual = expect.KINDS['allocations-consistent'](None, state)
+    met, text, actual = expect.KINDS['allocations-consistent'](
+        None, runstates.state(state))
     assert not met and len(actual) == 1
     state['hosts']['src']['allocations'].pop(M1)
-    assert expect.KINDS['allocations-consistent'](None, state)[0]
+    assert expect.KINDS['allocations-consistent'](
+        None, runstates.state(state))[0]

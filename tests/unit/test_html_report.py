@@ -18,12 +18,24 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from faultdriver.scenario import htmlreport
+from faultdriver.scenario import rundoc
 from faultdriver.scenario import svg
 from faultdriver.scenario import timeline
+from faultdriver.scenario import variant_report
+from tests import runstates
+
+Report = variant_report.VariantReport
 
 FIXTURE = os.path.join(os.path.dirname(__file__), 'data',
                        'stale-context-run.json')
 HOSTILE = '<script>alert("x")</script>&'
+
+
+def records(doc):
+    """``doc`` (a run's JSON, as a test changed it) with its reports
+    read as the records the renderers take."""
+    rundoc.check(FIXTURE, doc)
+    return doc
 
 
 @pytest.fixture
@@ -72,7 +84,7 @@ def lane_x(diagram):
 
 
 def test_page_is_self_contained(run):
-    page = htmlreport.render(run)
+    page = htmlreport.render(records(run))
     tags = Page(page).tags
     names = {tag for tag, _ in tags}
     assert not names & {'script', 'link', 'img', 'iframe', 'object'}
@@ -84,7 +96,7 @@ def test_page_is_self_contained(run):
 
 
 def test_one_lane_per_host_and_the_crash_on_dest(run):
-    page = htmlreport.render(run)
+    page = htmlreport.render(records(run))
     stock, fix = diagrams(page)
     for diagram in (stock, fix):
         lanes = [g.get('data-lane') for g in diagram.iter('g')
@@ -99,7 +111,7 @@ def test_one_lane_per_host_and_the_crash_on_dest(run):
 
 
 def test_events_in_time_order_with_faults_and_migrations(run):
-    events = timeline.events(run['variants']['stock'])
+    events = timeline.events(Report.from_json(run['variants']['stock']))
     assert [e.at for e in events] == sorted(e.at for e in events)
     kinds = [e.kind for e in events]
     assert kinds.count('migration') == 3
@@ -115,7 +127,7 @@ def test_events_in_time_order_with_faults_and_migrations(run):
 
 
 def test_dest_is_down_from_the_crash_until_the_restart(run):
-    events = timeline.events(run['variants']['stock'])
+    events = timeline.events(Report.from_json(run['variants']['stock']))
     [(first, last)] = [(first, last) for lanes, first, last, kind
                        in svg._intervals(events) if kind == 'down']
     assert events[first].kind == 'crash'
@@ -128,7 +140,9 @@ def test_a_crash_step_marks_its_host_down():
          'args': {'host': 'b'}, 'start': 0.0, 'seconds': 0.1,
          'status': 'ok', 'detail': ''}],
         'state': {'hosts': {'a': {}, 'b': {}}}}
-    [event] = timeline.events(report)
+    [event] = timeline.events(Report.from_json(dict(
+        report, variant='v', mode='threading', state=runstates.state(
+            report['state']).to_json())))
     assert (event.lane, event.to, event.down) == ('API', 'b', True)
     [down] = svg._intervals([event])
     assert down == (('b',), 0, 0, 'down')
@@ -138,7 +152,7 @@ def test_reports_without_step_kinds_still_draw(run):
     stock = run['variants']['stock']
     for entry in stock['timeline']:
         del entry['kind'], entry['args']
-    [boot] = [e for e in timeline.events(stock)
+    [boot] = [e for e in timeline.events(Report.from_json(stock))
               if e.text.startswith('boot s1')]
     assert (boot.lane, boot.to) == ('API', 'src')
 
@@ -152,7 +166,7 @@ def test_hostile_text_is_escaped(run):
     fix = run['variants'].pop('fix')
     fix['variant'] = HOSTILE
     run['variants'][HOSTILE] = fix
-    page = htmlreport.render(run)
+    page = htmlreport.render(records(run))
     assert '<script>' not in page
     assert HOSTILE not in page
     assert 'alert(&quot;x&quot;)' in page
@@ -162,7 +176,7 @@ def test_hostile_text_is_escaped(run):
 
 
 def test_a_b_run_starts_with_the_side_by_side_table(run):
-    page = htmlreport.render(run)
+    page = htmlreport.render(records(run))
     first = Page(page).tables[0]
     assert first[0] == ['Expectation', 'stock', 'fix']
     rows = {row[0]: row[1:] for row in first[1:]}
@@ -174,7 +188,7 @@ def test_a_b_run_starts_with_the_side_by_side_table(run):
 
 def test_one_variant_has_no_side_by_side_table(run):
     del run['variants']['fix']
-    page = htmlreport.render(run)
+    page = htmlreport.render(records(run))
     assert 'Side by side' not in page
     assert len(diagrams(page)) == 1
 
@@ -183,7 +197,7 @@ def test_variant_that_did_not_run_shows_its_error(run):
     run['variants']['fix'] = {'variant': 'fix', 'mode': 'threading',
                               'internal_error': 'Traceback: <boom>',
                               'verdict': 'internal error'}
-    page = htmlreport.render(copy.deepcopy(run))
+    page = htmlreport.render(records(copy.deepcopy(run)))
     assert 'Variant fix: INTERNAL ERROR' in page
     assert 'Traceback: &lt;boom&gt;' in page
     assert len(diagrams(page)) == 1

@@ -50,10 +50,12 @@ REFUSED = [
      'variants.%s.timeline is dict, not list' % FIRST),
     (changed(['variants', FIRST, 'expectations'], [None]),
      'variants.%s.expectations[0] is NoneType, not dict' % FIRST),
+    # Read as the run's records: refused naming the key, before any
+    # renderer sees it.
     (changed(['variants', FIRST, 'state', 'hosts'], {'h': 3}),
-     'variants.%s cannot be rendered (TypeError' % FIRST),
+     'variants.%s.state.hosts.h is int, not a mapping' % FIRST),
     (changed(['variants', FIRST, 'timeline', 0], {'index': 1}),
-     "variants.%s cannot be rendered (KeyError: 'start')" % FIRST),
+     "variants.%s.timeline[0] has no 'step'" % FIRST),
 ]
 
 

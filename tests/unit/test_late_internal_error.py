@@ -15,6 +15,7 @@ from unittest import mock
 from faultdriver.cmd import main
 from faultdriver.scenario import launch
 from faultdriver.scenario import report as report_module
+from faultdriver.scenario import variant_report
 
 RUN = os.path.join(os.path.dirname(__file__), 'data',
                    'stale-context-run.json')
@@ -31,16 +32,15 @@ def recorded(late_error=None):
         variant.pop('verdict', None)
         if late_error and name == 'fix':
             variant['internal_error'] = late_error
-        variant['verdict'] = launch.verdict(variant)
-        reports[name] = variant
+        reports[name] = variant_report.VariantReport.from_json(variant)
     return reports
 
 
 def test_met_expectations_then_an_error_is_an_internal_error():
     reports = recorded(ERROR)
-    assert all(e['met'] for e in reports['fix']['expectations'])
-    assert reports['fix']['verdict'] == 'internal error'
-    assert reports['stock']['verdict'] == 'bug reproduced'
+    assert all(e.met for e in reports['fix'].expectations)
+    assert reports['fix'].verdict == 'internal error'
+    assert reports['stock'].verdict == 'bug reproduced'
 
 
 def test_text_report_shows_the_late_error_with_the_tables():

@@ -43,7 +43,7 @@ def _run(parallel=True):
 
 def test_variants_are_forked_from_one_preloaded_runner(marks):
     reports = _run()
-    assert {v: r['verdict'] for v, r in reports.items()} == VERDICTS
+    assert {v: r.verdict for v, r in reports.items()} == VERDICTS
     preloads = [m.name for m in marks.iterdir()
                 if m.name.startswith('preload-')]
     assert len(preloads) == 1
@@ -55,7 +55,7 @@ def test_variants_are_forked_from_one_preloaded_runner(marks):
 
 def test_one_after_the_other_each_variant_gets_its_own_runner(marks):
     reports = _run(parallel=False)
-    assert {v: r['verdict'] for v, r in reports.items()} == VERDICTS
+    assert {v: r.verdict for v, r in reports.items()} == VERDICTS
     assert not [m for m in marks.iterdir() if m.name.startswith('preload')]
 
 
@@ -63,9 +63,9 @@ def test_a_forked_variant_that_dies_gets_an_internal_error(
         marks, monkeypatch):
     monkeypatch.setenv('FORKING_RUNNER_DIE', 'fix')
     reports = _run()
-    assert reports['stock']['verdict'] == VERDICTS['stock']
-    assert reports['fix']['verdict'] == 'internal error'
-    assert reports['fix']['internal_error'] == (
+    assert reports['stock'].verdict == VERDICTS['stock']
+    assert reports['fix'].verdict == 'internal error'
+    assert reports['fix'].internal_error == (
         'the forked runner of variant fix ended with status 7 without a '
         'report')
 
@@ -76,8 +76,8 @@ def test_a_thread_left_by_the_preload_fails_every_variant(
     monkeypatch.setenv('FORKING_RUNNER_THREAD', '1')
     reports = _run()
     for report in reports.values():
-        assert report['verdict'] == 'internal error'
-        assert report['internal_error'] == (
+        assert report.verdict == 'internal error'
+        assert report.internal_error == (
             'cannot fork the variants: importing Nova left threads '
             'running (left-behind)')
     assert not [m for m in marks.iterdir() if m.name.startswith('ran-')]

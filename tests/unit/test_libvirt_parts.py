@@ -22,12 +22,14 @@ from faultdriver.process import standins
 from faultdriver.scenario import expect
 from faultdriver.scenario import model
 from faultdriver.scenario import specs
+from tests import runstates
 
 
 def _evaluate(steps, expectations, state):
     """expect.evaluate on expectations written as in a scenario file."""
-    return expect.evaluate(steps, [specs.ExpectationSpec.from_json(e)
-                                   for e in expectations], state)
+    return [result.to_json() for result in expect.evaluate(
+        steps, [specs.ExpectationSpec.from_json(e) for e in expectations],
+        runstates.state(state))]
 
 
 SHAPE = hostshape.PINNED_HOST.replace(memory_mb=16384)

@@ -20,8 +20,10 @@ from faultdriver import journal as journal_module
 from faultdriver import rules
 from faultdriver.scenario import expect
 from faultdriver.sweep import cases
+from tests import runstates
 from tests.unit import badinput
 from tests.unit import fakes
+
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -142,7 +144,8 @@ def after_shutdown(s1, rollback=True):
     state = {'servers': {'s1': {'status': s1[0], 'host': s1[1]}},
              'migrations': [{'server': 's1', 'status': s1[2]}]}
     return expect.KINDS['outcome-after-shutdown'](
-        None, state, outcome=CLEAN, origin={'s1': 'src'}, rollback=rollback)
+        None, runstates.state(state), outcome=CLEAN, origin={'s1': 'src'},
+        rollback=rollback)
 
 
 def test_after_shutdown_a_move_ends_as_clean_or_rolls_back_cleanly():

@@ -11,12 +11,14 @@ from faultdriver.scenario import specs
 from faultdriver.sweep import cases
 from faultdriver.sweep import findings
 from faultdriver.sweep import trace
+from tests import runstates
 
 
 def _evaluate(steps, expectations, state):
     """expect.evaluate on expectations written as in a scenario file."""
-    return expect.evaluate(steps, [specs.ExpectationSpec.from_json(e)
-                                   for e in expectations], state)
+    return [result.to_json() for result in expect.evaluate(
+        steps, [specs.ExpectationSpec.from_json(e) for e in expectations],
+        runstates.state(state))]
 
 
 GOOD = {
@@ -511,7 +513,7 @@ def _ended_state(status='ACTIVE', host='dest', migrations=('confirmed',)):
 
 
 def test_outcome_as_clean_breaks_where_a_move_ended_otherwise():
-    clean = expect.moves_ended(_ended_state())
+    clean = expect.moves_ended(runstates.state(_ended_state()))
     assert clean == {'s1': {'status': 'ACTIVE', 'host': 'dest',
                             'migrations': ['confirmed']}}
     [held] = _evaluate(None, [{'outcome-as-clean': {'outcome': clean}}],
@@ -642,8 +644,8 @@ def test_outcome_as_clean_breaks_where_a_host_lost_its_usage_at_move_end():
     frees the reverted server's pCPUs; the move ends as in the clean run
     (ACTIVE on src, reverted) but src's tracker holds 0 of placement's
     2 until recover's periodic repairs it."""
-    clean = expect.moves_ended(_ended_state(host='src',
-                                            migrations=('reverted',)))
+    clean = expect.moves_ended(runstates.state(_ended_state(
+        host='src', migrations=('reverted',))))
     args = {'outcome': clean, 'accounting': {'src': True, 'dest': True}}
     ended = _ended_state(host='src', migrations=('reverted',))
     [held] = _evaluate(None, [{'outcome-as-clean': args}],
@@ -691,12 +693,12 @@ def test_the_move_end_accounting_waits_out_a_call_still_under_way(
     migration's allocation: a read in between is not the move's end."""
     from faultdriver.scenario import steps as steps_module
     monkeypatch.setattr(steps_module, 'ACCOUNTING_QUIET', 0.01)
-    assert _accounting_at_rest([4, 2])['src']['matches']
+    assert _accounting_at_rest([4, 2])['src'].matches
     # A mismatch that stays (a periodic freed what placement holds) is
     # what the moves left.
     lasting = _accounting_at_rest([4])['src']
-    assert not lasting['matches']
-    assert (len(lasting['pinned_cpus']), lasting['placement_pcpu']) == (2, 4)
+    assert not lasting.matches
+    assert (len(lasting.pinned_cpus), lasting.placement_pcpu) == (2, 4)
 
 
 def _cause(key, *case_ids):

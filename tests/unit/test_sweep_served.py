@@ -49,6 +49,28 @@ def test_a_stuck_case_becomes_an_internal_error(tmp_path, monkeypatch):
     assert 'INTERNAL ERROR' in log.read_text()
 
 
+def test_a_refused_case_comes_back_with_its_scenario_error(tmp_path,
+                                                           monkeypatch):
+    """A runner that found the case's scenario bad answers with a report
+    that has no verdict of its own: the sweep gets its scenario error."""
+    runner = runner_with(
+        'import json, sys\n'
+        'request = json.loads(sys.stdin.readline())\n'
+        'json.dump({"variant": "case", "mode": "threading",\n'
+        '           "scenario_error": "bad"}, open(request["out"], "w"))\n'
+        'print("done", flush=True)\n'
+        'sys.stdin.read()\n')
+    monkeypatch.setattr(runner, 'start', lambda: None)
+    runner.runs = 1
+    log = tmp_path / 'case.log'
+    try:
+        report = runner.run(str(tmp_path / 'case.yaml'), 'case', str(log))
+    finally:
+        runner.close()
+    assert report['scenario_error'] == 'bad' and 'verdict' not in report
+    assert 'INTERNAL ERROR' in log.read_text()
+
+
 def sleeping_runners(monkeypatch):
     """Runners whose processes wait for the end of their input (as a
     served runner does when closed) instead of importing Nova."""

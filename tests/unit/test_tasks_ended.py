@@ -25,6 +25,7 @@ from faultdriver.control import server as server_module
 from faultdriver import engine as engine_module
 from faultdriver import manager_tasks
 from faultdriver.scenario import expect
+from tests import runstates
 from tests.unit import fakes
 
 UUID = 'd035e049-9339-4716-9921-55124a7dcd61'
@@ -117,7 +118,8 @@ LEAKED = [{'name': 'live_migration_at_dest', 'instance_uuid': UUID}]
 class TestTasksEndedInvariant(test.NoDBTestCase):
 
     def check(self, state, answers):
-        return expect.KINDS['tasks-ended'](_steps(answers), state)
+        return expect.KINDS['tasks-ended'](_steps(answers),
+                                           runstates.state(state))
 
     def test_a_task_tracked_for_good_breaks_it_naming_host_and_server(self):
         met, _text, actual = self.check(

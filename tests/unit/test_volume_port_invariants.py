@@ -10,6 +10,7 @@ import pytest
 from faultdriver import exception
 from faultdriver.scenario import expect
 from faultdriver.scenario import model
+from tests import runstates
 
 VOLUME, PORT = 'vol-1234567', 'port-1234567'
 
@@ -26,11 +27,13 @@ def attached(*hosts, bdm='a0'):
 
 
 def volume_check(servers):
-    return expect.KINDS['volume-attachments'](None, {'servers': servers})
+    return expect.KINDS['volume-attachments'](
+        None, runstates.state({'servers': servers}))
 
 
 def port_check(servers):
-    return expect.KINDS['port-bindings'](None, {'servers': servers})
+    return expect.KINDS['port-bindings'](
+        None, runstates.state({'servers': servers}))
 
 
 def test_a_volume_attached_where_its_server_is_holds():
@@ -117,10 +120,10 @@ def test_a_real_guest_without_the_volume_disk_is_named():
     volumes = {VOLUME: {'attachments': [{'id': 'att-1', 'host': 'dest'}],
                         'bdm': 'att-1',
                         'guest_disk': {'src': True, 'dest': False}}}
-    found = expect.misattached_volumes({'s1': {'host': 'dest',
-                                               'volumes': volumes}})
+    found = expect.misattached_volumes(runstates.state({'servers': {
+        's1': {'host': 'dest', 'volumes': volumes}}}).servers)
     assert found == ['the guest of s1 on dest does not have volume '
                      '%s as a disk' % VOLUME[:8]]
     volumes[VOLUME]['guest_disk']['dest'] = True
-    assert expect.misattached_volumes({'s1': {'host': 'dest',
-                                              'volumes': volumes}}) == []
+    assert expect.misattached_volumes(runstates.state({'servers': {
+        's1': {'host': 'dest', 'volumes': volumes}}}).servers) == []
