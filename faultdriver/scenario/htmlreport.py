@@ -11,9 +11,9 @@ report or CI run as it is.  Every text from the run is escaped.
 import datetime
 from html import escape
 
-from faultdriver import novaundertest
 from faultdriver.scenario import report as report_module
 from faultdriver.scenario import svg
+from faultdriver.scenario import wording
 
 CSS = """
 body{font-family:Helvetica,Arial,sans-serif;color:#263238;margin:24px;
@@ -30,6 +30,7 @@ th,td{border:1px solid #cfd8dc;padding:3px 8px;text-align:left;
 th{background:#eceff1}
 td.good{background:#e8f5e9;color:#1b5e20}
 td.bad{background:#ffebee;color:#b71c1c;font-weight:bold}
+td.shown{background:#fff3e0;color:#e65100}
 section{margin:36px 0;border-top:2px solid #cfd8dc;padding-top:12px}
 .banner{padding:12px 16px;border-radius:6px;color:#fff;margin:8px 0}
 .banner small{display:block;font-size:13px;opacity:.9;margin-top:2px}
@@ -62,7 +63,10 @@ EXIT_CODES = {0: 'every variant as expected', 1: 'expectations not met',
 
 def _cell(value):
     text = str(value)
-    if text.startswith(('NOT MET', 'failed', 'FAILED')) or text in (
+    if text.startswith(wording.VERDICT[True, True]):
+        return '<td class="shown">%s</td>' % escape(text)
+    if text.startswith(('NOT MET', 'failed', 'FAILED',
+                        wording.VERDICT[True, False])) or text in (
             'NO', 'down', 'bug not reproduced', 'expectations not met',
             'step failed', 'internal error'):
         return '<td class="bad">%s</td>' % escape(text)
@@ -87,9 +91,8 @@ def _anchor(variant):
 
 def banner(report):
     css, meaning = VERDICTS.get(report['verdict'], ('fail', ''))
-    facts = '%s mode; fixes: %s; Nova under test: %s; %s s' % (
-        report.get('mode'), ', '.join(report.get('patches') or ()) or
-        'none (stock tracker)', novaundertest.describe(report.get('nova')),
+    facts = '%s; %s s' % (wording.variant_facts(
+        report.get('mode'), report.get('patches'), report.get('nova')),
         report.get('wall_seconds', '?'))
     return ('<div class="banner %s"><h2>Variant %s: %s</h2>'
             '<small>%s. %s</small></div>' % (

@@ -12,6 +12,7 @@ from faultdriver.scenario import backend
 from faultdriver.scenario import collect
 from faultdriver.scenario import expect
 from faultdriver.scenario import steps as steps_module
+from faultdriver.scenario import wording
 
 
 def progress(variant, text):
@@ -79,10 +80,15 @@ def play(nova, scenario, variant, report):
             e['met'] for e in report.expectations):
         # What the computes logged, to tell why.
         report.compute_log = steps.log_text()
+    expects_bug = report.expect == 'bug'
     for verdict in report.expectations:
-        progress(variant, '%s %s (actual: %s)' % (
-            'met    ' if verdict['met'] else 'NOT MET',
-            verdict['expectation'], verdict['actual']))
+        words = wording.shown(expects_bug, verdict['kind'],
+                              verdict['expectation'], verdict['met'],
+                              verdict['actual'])
+        progress(variant, '%s (expected: %s)' % (
+            words, verdict['expectation']) if expects_bug and verdict['met']
+            else '%-7s %s (actual: %s)' % (words, verdict['expectation'],
+                                           verdict['actual']))
 
 
 def mark_cpu(report, phase):

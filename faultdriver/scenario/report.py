@@ -9,6 +9,7 @@ import prettytable
 
 from faultdriver import novaundertest
 from faultdriver.scenario import tiers
+from faultdriver.scenario import wording
 
 
 def table(columns, rows, title=None):
@@ -20,10 +21,9 @@ def table(columns, rows, title=None):
 
 
 def headline(report):
-    return 'Variant %s (%s mode, fixes: %s, Nova under test: %s): %s' % (
-        report['variant'], report.get('mode'),
-        ', '.join(report.get('patches') or ()) or 'none',
-        novaundertest.describe(report.get('nova')),
+    return 'Variant %s (%s): %s' % (
+        report['variant'], wording.variant_facts(
+            report.get('mode'), report.get('patches'), report.get('nova')),
         report['verdict'].upper())
 
 
@@ -95,7 +95,9 @@ def variant_tables(report):
           for alias, s in state.get('servers', {}).items()]),
         ('Expectations',
          ['Verdict', 'Expectation', 'Actual'],
-         [('met' if e['met'] else 'NOT MET', e['expectation'], e['actual'])
+         [(wording.shown(report.get('expect') == 'bug', e.get('kind'),
+                         e['expectation'], e['met'], e['actual']),
+           e['expectation'], e['actual'])
           for e in report['expectations']]),
     ] + shutdown
 
@@ -110,7 +112,7 @@ def _facts(report):
     periodic_steps = [e for e in report.get('timeline', ())
                       if e['step'].startswith('periodic')]
     return {
-        'fixes': ', '.join(report.get('patches') or ()) or 'none',
+        'tracker fixes': wording.tracker_fixes(report.get('patches')),
         'Nova under test': novaundertest.describe(report.get('nova')),
         'faults fired': len([f for f in state.get('faults', ())
                              if f.get('action')]),
@@ -136,10 +138,11 @@ def comparison(reports):
     for variant, report in reports.items():
         for e in report.get('expectations', ()):
             row = rows.setdefault(e['expectation'], {})
-            row[variant] = '%s (%s)' % ('met' if e['met'] else 'NOT MET',
-                                        e['actual'])
+            row[variant] = wording.result(
+                report.get('expect') == 'bug', e.get('kind'), e['expectation'],
+                e['met'], e['actual'])
     facts = {v: _facts(r) for v, r in reports.items()}
-    first = ('VERDICT', 'fixes')
+    first = ('VERDICT', 'tracker fixes', 'Nova under test')
 
     def fact_rows(keys):
         return [[key] + [facts[v][key] for v in variants] for key in keys]

@@ -8,6 +8,7 @@ fix's variant reports none of it, its accounting matching placement.
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -30,6 +31,13 @@ def test_stale_context_seed_a_b():
     assert result['verdicts'] == {'stock': 'bug reproduced', 'fix': 'ok'}
     stock, fix = result['variants']['stock'], result['variants']['fix']
     assert '[stock] 22/22' in done.stderr        # progress was shown
+    # What the stock variant shows is worded as the bug, and each
+    # variant names the Nova it runs.
+    assert "[stock] shows the bug: 'CPUPinningInvalid' logged" in \
+        done.stderr
+    assert re.search(r'\[fix\] starting embedded Nova \(\w+ mode, tracker '
+                     r'fixes: stale_migration_context, Nova under test: '
+                     r'nova \S+ \(stock\)\)', done.stderr), done.stderr
 
     def actual(report, text):
         [found] = [e for e in report['expectations']
