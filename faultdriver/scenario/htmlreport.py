@@ -106,7 +106,7 @@ def legend():
                    for icon, text in svg.legend())
 
 
-def variant(report):
+def variant(report, setup=frozenset()):
     parts = ['<section id="%s">' % _anchor(report['variant']),
              banner(report)]
     if report_module.ran(report):
@@ -114,7 +114,7 @@ def variant(report):
                      '<div class="diagram">%s</div>' % (legend(),
                                                        svg.diagram(report)))
         parts.extend(table(columns, rows, title) for title, columns, rows
-                     in report_module.variant_tables(report))
+                     in report_module.variant_tables(report, setup))
     if report.get('internal_error'):
         parts.append('<h3>Internal error</h3><pre>%s</pre>'
                      % escape(report['internal_error']))
@@ -150,6 +150,7 @@ def render(doc):
     if len(reports) > 1:
         columns, rows = report_module.comparison(reports)
         parts.append(table(columns, rows, 'Side by side'))
-    parts.extend(variant(r) for r in reports.values())
+    setup = report_module.shared(reports)
+    parts.extend(variant(r, setup) for r in reports.values())
     parts.append('</body></html>\n')
     return '\n'.join(parts)

@@ -5,6 +5,7 @@ The same body runs on every tier (the embedded Nova calls it as its one
 test, the process tier on its stack); only the backend differs.
 """
 
+import itertools
 import sys
 import time
 
@@ -80,15 +81,30 @@ def play(nova, scenario, variant, report):
             e['met'] for e in report.expectations):
         # What the computes logged, to tell why.
         report.compute_log = steps.log_text()
-    expects_bug = report.expect == 'bug'
-    for verdict in report.expectations:
-        words = wording.shown(expects_bug, verdict['kind'],
+    symptoms = _own(scenario, variant) if report.expect == 'bug' else ()
+    for verdict, symptom in itertools.zip_longest(report.expectations,
+                                                  symptoms):
+        words = wording.shown(symptom, verdict['kind'],
                               verdict['expectation'], verdict['met'],
                               verdict['actual'])
-        progress(variant, '%s (expected: %s)' % (
-            words, verdict['expectation']) if expects_bug and verdict['met']
-            else '%-7s %s (actual: %s)' % (words, verdict['expectation'],
-                                           verdict['actual']))
+        if symptom and verdict['met']:
+            progress(variant, words)
+        else:
+            progress(variant, '%-7s %s (actual: %s)' % (
+                words, verdict['expectation'], verdict['actual']))
+
+
+def _own(scenario, variant):
+    """Per verdict of :func:`expect.evaluate`, in its order (its
+    ``LAST`` kinds last, the others as written): whether it checks one
+    of the variant's own expectations, what shows its bug, rather than
+    one every variant checks."""
+    specs = scenario.expectations(variant)
+    common = len(scenario.common_expectations())
+    rank = [expect.LAST.index(s.kind) + 1 if s.kind in expect.LAST else 0
+            for s in specs]
+    return [i >= common for i in sorted(range(len(specs)),
+                                        key=rank.__getitem__)]
 
 
 def mark_cpu(report, phase):

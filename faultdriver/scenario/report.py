@@ -52,8 +52,24 @@ def guests_text(server):
                      sorted(server['guests'].items())) or 'none'
 
 
-def variant_tables(report):
-    """``[(title, columns, rows)]`` of one variant that ran its steps."""
+def shared(reports):
+    """The expectations a variant that does not expect the bug meets
+    too: facts of the setup (the fault fired, the moves ended so), not
+    what shows the bug."""
+    return frozenset(e['expectation'] for r in reports.values()
+                     if r.get('expect') != 'bug'
+                     for e in r.get('expectations') or () if e['met'])
+
+
+def _shows_bug(report, e, setup):
+    """Whether ``e`` is worded as what shows the bug: its variant
+    expects the bug and no variant without it meets ``e`` too."""
+    return report.get('expect') == 'bug' and e['expectation'] not in setup
+
+
+def variant_tables(report, setup=frozenset()):
+    """``[(title, columns, rows)]`` of one variant that ran its steps
+    (``setup``: :func:`shared` of the run)."""
     state = report['state']
     t0 = fault_origin(report)
     shutdown = [('Graceful stop (what it logged)', ['Line'],
@@ -95,7 +111,7 @@ def variant_tables(report):
           for alias, s in state.get('servers', {}).items()]),
         ('Expectations',
          ['Verdict', 'Expectation', 'Actual'],
-         [(wording.shown(report.get('expect') == 'bug', e.get('kind'),
+         [(wording.shown(_shows_bug(report, e, setup), e.get('kind'),
                          e['expectation'], e['met'], e['actual']),
            e['expectation'], e['actual'])
           for e in report['expectations']]),
@@ -135,12 +151,13 @@ def comparison(reports):
     variant."""
     variants = list(reports)
     rows = {}
+    setup = shared(reports)
     for variant, report in reports.items():
         for e in report.get('expectations', ()):
             row = rows.setdefault(e['expectation'], {})
             row[variant] = wording.result(
-                report.get('expect') == 'bug', e.get('kind'), e['expectation'],
-                e['met'], e['actual'])
+                _shows_bug(report, e, setup), e.get('kind'),
+                e['expectation'], e['met'], e['actual'])
     facts = {v: _facts(r) for v, r in reports.items()}
     first = ('VERDICT', 'tracker fixes', 'Nova under test')
 
@@ -153,7 +170,7 @@ def comparison(reports):
         fact_rows(k for k in facts[variants[0]] if k not in first))
 
 
-def variant_text(report):
+def variant_text(report, setup=frozenset()):
     out = ['=' * 72, headline(report), '=' * 72]
     out.extend('UNAVAILABLE on this Nova under test: %s: %s' % item
                for item in sorted((report.get('unavailable') or {}).items()))
@@ -161,7 +178,7 @@ def variant_text(report):
         out.append(report['internal_error'])
         return '\n'.join(out)
     out.extend(table(columns, rows, title)
-               for title, columns, rows in variant_tables(report))
+               for title, columns, rows in variant_tables(report, setup))
     if report.get('internal_error'):
         out.append('Internal error (after the expectations above were '
                    'checked):\n' + report['internal_error'])
@@ -169,7 +186,8 @@ def variant_text(report):
 
 
 def text(reports):
-    parts = [variant_text(r) for r in reports.values()]
+    setup = shared(reports)
+    parts = [variant_text(r, setup) for r in reports.values()]
     if len(reports) > 1:
         columns, rows = comparison(reports)
         parts.append(table(columns, rows, 'Side by side'))

@@ -6,9 +6,13 @@ progress lines, the text report and the HTML page.
   *tracker* fixes (faultdriver's own, :mod:`faultdriver.tracker`), which
   are not changes to Nova: "fixes: none (stock)" beside a Nova diff read
   as if stock Nova ran.
-* A variant that expects the bug shows it: its met expectations read
-  "shows the bug: 'CPUPinningInvalid' logged 2 times", never "met",
-  which reads as "Nova behaved".
+* A variant that expects the bug shows it: the met expectations that
+  show the bug read "shows the bug: 'CPUPinningInvalid' logged 2 times",
+  never "met", which reads as "Nova behaved".  Which those are is the
+  caller's to say: the variant's own expectations (the progress lines,
+  :func:`faultdriver.scenario.play._own`), or those no variant without
+  the bug meets too (the reports, :func:`faultdriver.scenario.report.
+  shared`); a fact of the setup every variant meets reads "met".
 """
 
 import ast

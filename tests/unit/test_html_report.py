@@ -175,6 +175,11 @@ def test_a_b_run_starts_with_the_side_by_side_table(run):
     assert rows["log 'CPUPinningInvalid' count >= 1"] == [
         "shows the bug: 'CPUPinningInvalid' logged 2 times", '-']
     assert rows['periodic errors on dest == 0'] == ['-', 'met (0)']
+    # What the fix's variant meets too is the setup, not the bug.
+    assert rows["s1 migrations ['error', 'completed', 'completed']"] == [
+        "met (['error', 'completed', 'completed'])"] * 2
+    assert rows["log 'Migration status is error' count >= 2"] == [
+        'met (3)'] * 2
     assert page.index('Side by side') < page.index('Variant stock')
 
 

@@ -13,6 +13,8 @@ fails here.
 import pytest
 
 from faultdriver.scenario import expect
+from faultdriver.scenario import model
+from faultdriver.scenario import play
 from faultdriver.scenario import report
 from faultdriver.scenario import wording
 
@@ -78,3 +80,31 @@ def test_a_variant_is_announced_with_one_name_for_its_nova(nova, named):
                                 'verdict': 'ok'})
     assert headline == 'Variant stock (%s): OK' % facts
     assert 'fixes: none (stock)' not in headline
+
+
+def test_progress_words_a_variants_own_expectations_as_the_bug():
+    """The progress lines know which verdict is the variant's own (what
+    shows its bug) in expect.evaluate's order: the LAST kinds last."""
+    seed = model.load('stale-error-migration-context')
+    assert play._own(seed, 'stock') == [False] * 4 + [True] * 4
+    fix = seed.expectations('fix')
+    assert fix[-1].kind == 'accounting-matches-placement'
+    data = dict(seed.data, expectations=seed.data['expectations'] + [
+        {'accounting-matches-placement': {}}])
+    reordered = model.Scenario(seed.path, data)
+    # The common LAST kind goes after the variant's own.
+    assert play._own(reordered, 'stock') == [False] * 4 + [True] * 4 + [
+        False]
+
+
+def test_a_fact_every_variant_meets_is_not_the_bug():
+    e = {'kind': 'faults', 'expectation': 'faults {} == 1', 'met': True,
+         'actual': 1}
+    reports = {'stock': {'expect': 'bug', 'expectations': [e],
+                         'verdict': 'bug reproduced'},
+               'fix': {'expect': 'ok', 'expectations': [e],
+                       'verdict': 'ok'}}
+    assert report.shared(reports) == {'faults {} == 1'}
+    rows = dict((row[0], row[1:]) for row in report.comparison(reports)[1]
+                if row[0] == 'faults {} == 1')
+    assert rows == {'faults {} == 1': ['met (1)', 'met (1)']}
