@@ -47,7 +47,8 @@ class Doctor(lister.Lister):
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         parser.add_argument('--broken', action='store_true',
-                            help='only the rows that are not OK')
+                            help='only the rows that are not OK (broken, '
+                                 'missing, skipped or untested)')
         return parser
 
     def take_action(self, parsed_args):
@@ -87,7 +88,12 @@ class Doctor(lister.Lister):
             % ', '.join(novacompat.CHECKED_AGAINST),
             'everything', '-'))
         if parsed_args.broken:
-            rows = [row for row in rows if row[1].startswith('BROKEN')]
+            # Every row that needs the user's attention: a MISSING
+            # prerequisite is not broken, but it refuses its tier.
+            rows = [row for row in rows if not row[1].startswith('OK')]
+            if not rows:
+                self.app.stderr.write('faultdriver doctor: every row is '
+                                      'OK\n')
         return ('Assumption', 'Status', 'Feature', 'Checked by'), rows
 
     def run(self, parsed_args):

@@ -12,6 +12,7 @@ import warnings
 
 from cliff import app
 from cliff import commandmanager
+from cliff import help as cliff_help
 
 from faultdriver.control import protocol
 from faultdriver import exception
@@ -23,6 +24,30 @@ EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3
 
 
+class GroupHelp(cliff_help.HelpCommand):
+    """print detailed help for another command, or list a group's"""
+
+    def take_action(self, parsed_args):
+        group = ' '.join(parsed_args.cmd)
+        members = sorted(
+            (name, factory) for name, factory in self.app.command_manager
+            if name.startswith(group + ' ')) if group else []
+        if not members or group in dict(self.app.command_manager):
+            return super().take_action(parsed_args)
+        # ``faultdriver scenario --help``: cliff printed the names only.
+        self.app.stdout.write('faultdriver %s: one of these commands '
+                              '(faultdriver %s COMMAND --help for '
+                              'its options)\n' % (group, group))
+        width = max(len(name) for name, _ in members)
+        for name, entry in members:
+            text = ' '.join((entry.load().__doc__ or '').strip().split(
+                '\n\n')[0].split())
+            end = text.find('. ')
+            self.app.stdout.write('  %-*s  %s\n' % (
+                width, name, text if end < 0 else text[:end + 1]))
+        return 0
+
+
 class FaultDriverApp(app.App):
 
     def __init__(self):
@@ -31,6 +56,8 @@ class FaultDriverApp(app.App):
             version='faultdriver',
             command_manager=commandmanager.CommandManager('faultdriver.cli'),
             deferred_help=True)
+        # A group's --help lists its commands with what each does.
+        self.command_manager.add_command('help', GroupHelp)
 
     def clean_up(self, cmd, result, err):
         self.last_error = err

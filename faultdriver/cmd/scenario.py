@@ -1,6 +1,9 @@
 """``faultdriver scenario list|show|run``."""
 
 import json
+import os
+import tempfile
+import textwrap
 import typing
 
 from cliff import command
@@ -9,7 +12,9 @@ from cliff import show
 
 from faultdriver.cmd import main as main_module
 from faultdriver.cmd import outputs
+from faultdriver import exception
 from faultdriver.scenario import tiers
+from faultdriver.scenario import wording
 
 
 #: Formatters whose output is read by programs: give them data, not text.
@@ -73,8 +78,31 @@ def add_nova_arguments(parser):
                              'top)')
 
 
+def default_html(name, folder=None):
+    """Where ``scenario run`` writes its HTML page unless told: NAME.html
+    in the current directory, or in the temporary directory when the
+    current one cannot take it (a default must never refuse a run)."""
+    folder = folder or os.getcwd()
+    path = os.path.join(folder, '%s.html' % name)
+    try:
+        outputs.check_file('--html', path)
+    except exception.ScenarioError:
+        path = os.path.join(tempfile.gettempdir(), '%s.html' % name)
+    return path
+
+
+def description_text(doc):
+    """The head of the text report: the scenario and what it shows (its
+    description), so that a run says what its bug is."""
+    text = '\n'.join(textwrap.fill(' '.join(paragraph.split()), 72)
+                     for paragraph in (doc.get('description') or '').split(
+                         '\n\n') if paragraph.strip())
+    return 'Scenario %s\n\n%s\n\n' % (doc.get('scenario'), text)
+
+
 def write_outputs(app, doc, parsed_args):
-    """Print ``doc`` in the chosen format; write the HTML page if asked."""
+    """Print ``doc`` in the chosen format; write the HTML page if asked
+    (its path printed last, on stderr: machine formats keep stdout)."""
     from faultdriver.scenario import report
     fmt = parsed_args.output_format
     if fmt == 'json':
@@ -89,12 +117,14 @@ def write_outputs(app, doc, parsed_args):
         app.stdout.write(''.join('%s %s\n' % item
                                  for item in doc['verdicts'].items()))
     else:
-        app.stdout.write(report.text(doc['variants']))
+        app.stdout.write(description_text(doc) + report.text(doc['variants']))
     if parsed_args.html:
         from faultdriver.scenario import htmlreport
         with open(parsed_args.html, 'w', encoding='utf-8') as stream:
             stream.write(htmlreport.render(doc))
-        app.stderr.write('HTML report: %s\n' % parsed_args.html)
+        app.stdout.flush()
+        app.stderr.write('HTML report: %s\n' % os.path.abspath(
+            parsed_args.html))
 
 
 class ScenarioList(lister.Lister):
@@ -141,9 +171,10 @@ class ScenarioShow(show.ShowOne):
             if structured:
                 data['variant %s' % name] = spec
                 continue
-            data['variant %s' % name] = '%s\nfixes: %s; expect: %s\n%s' % (
+            data['variant %s' % name] = (
+                '%s\ntracker fixes: %s; expect: %s\n%s') % (
                 spec.get('description', ''),
-                ', '.join(spec.get('patches', ())) or 'none',
+                wording.tracker_fixes(spec.get('patches')),
                 spec.get('expect', 'ok'),
                 listing(s.own_expectations(name)))
         return tuple(zip(*data.items()))
@@ -171,6 +202,11 @@ class ScenarioRun(command.Command):
                             help=tiers.backend_help())
         add_nova_arguments(parser)
         add_output_arguments(parser)
+        parser.add_argument('--no-html', action='store_true',
+                            help='write no HTML page (by default the text '
+                                 'report comes with one, NAME.html in the '
+                                 'current directory, or --html FILE; the '
+                                 'machine formats only with --html)')
         parser.add_argument('--serial', action='store_true',
                             help='run variants one after the other '
                                  '(default: at the same time; always '
@@ -178,7 +214,6 @@ class ScenarioRun(command.Command):
         return parser
 
     def take_action(self, parsed_args):
-        from faultdriver import exception
         from faultdriver import rules
         from faultdriver.scenario import launch
         from faultdriver.scenario import model
@@ -186,8 +221,15 @@ class ScenarioRun(command.Command):
         # Checked in full (model.check imports Nova) by each variant's
         # process, which imports Nova anyway: launch.run raises what it
         # finds.
+        if parsed_args.no_html and parsed_args.html:
+            raise exception.ScenarioError('--no-html and --html %s: '
+                                          'expected one of them'
+                                          % parsed_args.html)
         outputs.check_file('--html', parsed_args.html)
         scenario = model.read(parsed_args.scenario)
+        if not (parsed_args.html or parsed_args.no_html) and \
+                parsed_args.output_format == 'table':
+            parsed_args.html = default_html(scenario.name)
         variants = parsed_args.variant or list(scenario.variants)
         for v in variants:
             if v not in scenario.variants:

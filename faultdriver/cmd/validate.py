@@ -1,4 +1,5 @@
-"""``faultdriver validate``: check rules or a nova.conf before deploying."""
+"""``faultdriver validate``: check rules or a nova.conf before deploying,
+or a scenario or sweep workflow before running it."""
 
 import difflib
 import os
@@ -75,15 +76,55 @@ def is_file_argument(source):
     return os.path.lexists(source) or ':' not in source
 
 
-class Validate(lister.Lister):
-    """Validate fault rules, or the [fault_injection] section of a file.
+#: Files ``validate`` reads as scenarios (or workflows), not nova.conf.
+SCENARIO_SUFFIXES = ('.yaml', '.yml')
 
-    Each argument is either a path to a nova.conf-style file or a rule
-    (a rule always has a ':').  A file is checked as FaultDriver checks
-    it at start: every option's value, the rules, the journal and
-    control socket paths, the inner driver and tracker fixes; also a
-    misspelt [fault_injection] section.  Exit code 2 and a message naming
-    the file, the option or the rule if anything is wrong.
+
+def is_scenario_argument(source):
+    """A scenario file (``.yaml``), or a bundled scenario's name."""
+    from faultdriver.scenario import model
+    return source.endswith(SCENARIO_SUFFIXES) or (
+        not os.path.lexists(source) and source in model.bundled())
+
+
+def scenario_kind(scenario):
+    """``sweep workflow`` for a scenario whose steps end in ``recover``
+    (what ``faultdriver sweep`` sweeps), else ``scenario``."""
+    steps = scenario.steps
+    return 'sweep workflow' if steps and steps[-1].kind == 'recover' \
+        else 'scenario'
+
+
+def scenario_rules(scenario):
+    """Every rule text of a scenario: its ``rules`` and its steps'."""
+    texts = [t for texts in scenario.data.get('rules', {}).values()
+             for t in texts]
+    for step in scenario.steps:
+        if 'rule' in step.args:
+            texts.append(step.args['rule'])
+        rules = step.args.get('rules') or ()
+        if isinstance(rules, dict):
+            texts += [t for each in rules.values() for t in each]
+        else:
+            texts += list(rules)
+    return texts
+
+
+class Validate(lister.Lister):
+    """Validate fault rules, a nova.conf, or a scenario or workflow file.
+
+    Each argument is a path to a nova.conf-style file, a scenario or
+    sweep workflow file (``.yaml``, or a bundled scenario's name), or a
+    rule (a rule always has a ':').  A nova.conf is checked as
+    FaultDriver checks it at start: every option's value, the rules, the
+    journal and control socket paths, the inner driver and tracker
+    fixes; also a misspelt [fault_injection] section.  A scenario or
+    workflow is checked as ``scenario run`` and ``sweep`` check it
+    before anything starts (keys, hosts, servers, rules, points, log
+    texts, CPU sets, each variant's Nova changes applying); the kind of
+    file it was is said on stderr.  Each rule is listed in its canonical
+    form.  Exit code 2 and a message naming the file, the key, the
+    option or the rule if anything is wrong.
     """
 
     def get_parser(self, prog_name):
@@ -96,11 +137,41 @@ class Validate(lister.Lister):
         rows = []
         rule_type = conf.RuleType()
         for source in parsed_args.sources:
-            if is_file_argument(source):
+            if is_file_argument(source) and is_scenario_argument(source):
+                rows.extend(self.check_scenario(source))
+            elif is_file_argument(source):
                 rows.extend(self.check_file(source))
             else:
                 rows.append(('argument', str(rule_type(source))))
         return ('Source', 'Rule (canonical form)'), rows
+
+    def check_scenario(self, source):
+        from faultdriver import novaundertest
+        from faultdriver.scenario import model
+        scenario = model.load(source)
+        # What scenario run does before any variant starts: each
+        # variant's changes to Nova must apply.
+        for variant in scenario.variants:
+            try:
+                novaundertest.prepare(scenario.nova_patches(variant),
+                                      scenario.nova_tree(variant))
+            except exception.ScenarioError as exc:
+                raise exception.ScenarioError('%s: variants.%s: %s' % (
+                    scenario.path, variant, exc)) from None
+        variants, steps = len(scenario.variants), len(scenario.steps)
+        self.app.stderr.write('%s: a valid %s (%s: %d variant%s, %d step%s)'
+                              '\n' % (source, scenario_kind(scenario),
+                                      scenario.name, variants,
+                                      's' * (variants != 1), steps,
+                                      's' * (steps != 1)))
+        rule_type = self._rule_type()
+        return [(source, str(rule_type(text)))
+                for text in scenario_rules(scenario)]
+
+    @staticmethod
+    def _rule_type():
+        from faultdriver import conf
+        return conf.RuleType()
 
     def check_file(self, source):
         from oslo_config import cfg

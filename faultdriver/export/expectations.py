@@ -186,7 +186,10 @@ def _symptom(lines_as_written, absent, count, min, max, what):
                      '%s should not happen.' % what if happens else None)
 
 
-def _log(writer, where, text, count=None, min=None, max=None):
+def _log(writer, where, text, count=None, min=None, max=None,
+         **elsewhere):
+    # ``logged-elsewhere`` says who logs the text; the test counts it
+    # alike.
     output = 'self.compute_log.output'
     actual = '%s.count(%r)' % (output, text)
     lines = _count_lines(actual, count, min, max, (text, output))

@@ -14,10 +14,12 @@ import unittest
 
 from faultdriver.harness import embedded
 from faultdriver.harness import heap
+from faultdriver import novaundertest
 from faultdriver.scenario import model
 from faultdriver.scenario import play
 from faultdriver.scenario import tiers
 from faultdriver.scenario import variant_report
+from faultdriver.scenario import wording
 
 #: Loggers whose records log expectations count, and their levels.
 #: Loggers whose records the scenario reads: Nova's compute, its service
@@ -35,8 +37,9 @@ def run(path, variant, mode):
         scenario, variant, mode, tiers.DEFAULT, topology={
             host: shape.as_dict()
             for host, shape in scenario.host_shapes().items()}, cpu=True)
-    play.progress(variant, 'starting embedded Nova (%s mode, fixes: %s)'
-                  % (mode, ', '.join(report.patches) or 'none (stock)'))
+    play.progress(variant, 'starting embedded Nova (%s)' % (
+        wording.variant_facts(mode, report.patches,
+                              novaundertest.recorded())))
 
     class ScenarioCase(embedded.EmbeddedNova):
         PINNED = scenario.pinned

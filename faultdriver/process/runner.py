@@ -17,12 +17,14 @@ import sys
 import traceback
 
 from faultdriver import novacompat
+from faultdriver import novaundertest
 from faultdriver.process import nova as process_nova
 from faultdriver.process import stack as stack_module
 from faultdriver.scenario import model
 from faultdriver.scenario import play
 from faultdriver.scenario import tiers
 from faultdriver.scenario import variant_report
+from faultdriver.scenario import wording
 from faultdriver.scenario import worker
 
 
@@ -99,10 +101,9 @@ def run(path, variant, mode, keep=False, hypervisor='fake_numa'):
     report = variant_report.VariantReport.begin(
         scenario, variant, mode,
         tiers.of_hypervisor(hypervisor).name)
-    play.progress(variant, 'starting Nova as processes on %s (%s mode, '
-                  'fixes: %s)' % (hypervisor, mode,
-                                  ', '.join(report.patches) or
-                                  'none (stock)'))
+    play.progress(variant, 'starting Nova as processes on %s (%s)' % (
+        hypervisor, wording.variant_facts(mode, report.patches,
+                                          novaundertest.recorded())))
     cpus = machine_cpus()
     faults = {host: host_faults(scenario, variant, host, hypervisor, cpus)
               for host in scenario.hosts}

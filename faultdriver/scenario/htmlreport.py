@@ -12,10 +12,10 @@ import datetime
 from html import escape
 import typing
 
-from faultdriver import novaundertest
 from faultdriver.scenario import report as report_module
 from faultdriver.scenario import svg
 from faultdriver.scenario import variant_report
+from faultdriver.scenario import wording
 
 Report = variant_report.VariantReport
 
@@ -34,6 +34,7 @@ th,td{border:1px solid #cfd8dc;padding:3px 8px;text-align:left;
 th{background:#eceff1}
 td.good{background:#e8f5e9;color:#1b5e20}
 td.bad{background:#ffebee;color:#b71c1c;font-weight:bold}
+td.shown{background:#fff3e0;color:#e65100}
 section{margin:36px 0;border-top:2px solid #cfd8dc;padding-top:12px}
 .banner{padding:12px 16px;border-radius:6px;color:#fff;margin:8px 0}
 .banner small{display:block;font-size:13px;opacity:.9;margin-top:2px}
@@ -67,7 +68,10 @@ EXIT_CODES: typing.Dict[typing.Optional[int], str] = {
 
 def _cell(value: typing.Any) -> str:
     text = str(value)
-    if text.startswith(('NOT MET', 'failed', 'FAILED')) or text in (
+    if text.startswith(wording.VERDICT[True, True]):
+        return '<td class="shown">%s</td>' % escape(text)
+    if text.startswith(('NOT MET', 'failed', 'FAILED',
+                        wording.VERDICT[True, False])) or text in (
             'NO', 'down', 'bug not reproduced', 'expectations not met',
             'step failed', 'internal error'):
         return '<td class="bad">%s</td>' % escape(text)
@@ -94,9 +98,8 @@ def _anchor(variant: str) -> str:
 
 def banner(report: Report) -> str:
     css, meaning = VERDICTS.get(report.verdict, ('fail', ''))
-    facts = '%s mode; fixes: %s; Nova under test: %s; %s s' % (
-        report.mode, ', '.join(report.patches or ()) or
-        'none (stock tracker)', novaundertest.describe(report.nova),
+    facts = '%s; %s s' % (wording.variant_facts(
+        report.mode, report.patches, report.nova),
         '?' if report.wall_seconds is None else report.wall_seconds)
     return ('<div class="banner %s"><h2>Variant %s: %s</h2>'
             '<small>%s. %s</small></div>' % (
@@ -110,7 +113,8 @@ def legend() -> str:
                    for icon, text in svg.legend())
 
 
-def variant(report: Report) -> str:
+def variant(report: Report,
+            setup: typing.AbstractSet[str] = frozenset()) -> str:
     parts = ['<section id="%s">' % _anchor(report.variant),
              banner(report)]
     if report_module.ran(report):
@@ -118,7 +122,7 @@ def variant(report: Report) -> str:
                      '<div class="diagram">%s</div>' % (legend(),
                                                        svg.diagram(report)))
         parts.extend(table(columns, rows, title) for title, columns, rows
-                     in report_module.variant_tables(report))
+                     in report_module.variant_tables(report, setup))
     if report.internal_error:
         parts.append('<h3>Internal error</h3><pre>%s</pre>'
                      % escape(report.internal_error))
@@ -155,6 +159,7 @@ def render(doc: typing.Mapping[str, typing.Any]) -> str:
     if len(reports) > 1:
         columns, rows = report_module.comparison(reports)
         parts.append(table(columns, rows, 'Side by side'))
-    parts.extend(variant(r) for r in reports.values())
+    setup = report_module.shared(reports)
+    parts.extend(variant(r, setup) for r in reports.values())
     parts.append('</body></html>\n')
     return '\n'.join(parts)

@@ -252,6 +252,7 @@ def check(scenario):
     _check_references(scenario)
     _check_expectations(scenario)
     _check_topology(scenario)
+    _check_log_texts(scenario)
     for name in scenario.backends:
         check_tier(scenario, name)
 
@@ -459,6 +460,33 @@ def _check_expectations(scenario):
                     (high is not None and count > high)):
                 _fail(scenario, where, 'count %d is outside min/max: no '
                       'count meets all' % count)
+
+
+def _check_log_texts(scenario):
+    """A ``log`` text the Nova under test never logs would let ``count:
+    0`` pass whatever Nova does: refused, unless the expectation says it
+    is ``logged-elsewhere`` (:mod:`faultdriver.novacompat.logtexts`).  A
+    variant's text may be one its own ``nova-patches`` add; a common
+    text must be one every variant's Nova logs."""
+    from faultdriver.novacompat import logtexts
+    from faultdriver import novaundertest
+    base = novaundertest.describe(novaundertest.recorded())
+    for prefix, block in _blocks(scenario):
+        variants = prefix[1:2] if prefix[0] == 'variants' else list(
+            scenario.variants)
+        for i, expectation in enumerate(block):
+            args = expectation.args
+            if expectation.kind != 'log' or args.get(logtexts.ELSEWHERE):
+                continue
+            problem = logtexts.unlogged(
+                args['text'],
+                [(scenario.nova_tree(v), scenario.nova_patches(v))
+                 for v in variants],
+                [' + '.join([scenario.nova_tree(v) or base] + [
+                    os.path.basename(p) for p in scenario.nova_patches(v)])
+                 for v in variants])
+            if problem:
+                _fail(scenario, prefix + [i, 'log', 'text'], problem)
 
 
 def _check_cpu_spec(scenario, where, spec, cpus, host, size):

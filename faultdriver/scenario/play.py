@@ -5,6 +5,7 @@ The same body runs on every tier (the embedded Nova calls it as its one
 test, the process tier on its stack); only the backend differs.
 """
 
+import itertools
 import sys
 import time
 import typing
@@ -15,6 +16,7 @@ from faultdriver.scenario import expect
 from faultdriver.scenario import runstate
 from faultdriver.scenario import steps as steps_module
 from faultdriver.scenario import variant_report
+from faultdriver.scenario import wording
 
 
 def progress(variant: str, text: str) -> None:
@@ -86,10 +88,30 @@ def play(nova: typing.Any, scenario: typing.Any, variant: str,
     if report.step_failed or not all(e.met for e in report.expectations):
         # What the computes logged, to tell why.
         report.compute_log = steps.log_text()
-    for result in report.expectations:
-        progress(variant, '%s %s (actual: %s)' % (
-            'met    ' if result.met else 'NOT MET',
-            result.expectation, result.actual))
+    symptoms = _own(scenario, variant) if report.expect == 'bug' else ()
+    for verdict, symptom in itertools.zip_longest(report.expectations,
+                                                  symptoms):
+        words = wording.shown(symptom, verdict.kind,
+                              verdict.expectation, verdict.met,
+                              verdict.actual)
+        if symptom and verdict.met:
+            progress(variant, words)
+        else:
+            progress(variant, '%-7s %s (actual: %s)' % (
+                words, verdict.expectation, verdict.actual))
+
+
+def _own(scenario: typing.Any, variant: str) -> typing.List[bool]:
+    """Per verdict of :func:`expect.evaluate`, in its order (its
+    ``LAST`` kinds last, the others as written): whether it checks one
+    of the variant's own expectations, what shows its bug, rather than
+    one every variant checks."""
+    specs = scenario.expectations(variant)
+    common = len(scenario.common_expectations())
+    rank = [expect.LAST.index(s.kind) + 1 if s.kind in expect.LAST else 0
+            for s in specs]
+    return [i >= common for i in sorted(range(len(specs)),
+                                        key=rank.__getitem__)]
 
 
 def mark_cpu(report: variant_report.VariantReport, phase: str) -> None:

@@ -13,6 +13,7 @@ from faultdriver import novaundertest
 from faultdriver.scenario import runstate
 from faultdriver.scenario import tiers
 from faultdriver.scenario import variant_report
+from faultdriver.scenario import wording
 
 Report = variant_report.VariantReport
 #: A table's rows (cells of any printable value).
@@ -33,10 +34,9 @@ def table(columns: typing.Sequence[str],
 
 
 def headline(report: Report) -> str:
-    return 'Variant %s (%s mode, fixes: %s, Nova under test: %s): %s' % (
-        report.variant, report.mode,
-        ', '.join(report.patches or ()) or 'none',
-        novaundertest.describe(report.nova),
+    return 'Variant %s (%s): %s' % (
+        report.variant, wording.variant_facts(
+            report.mode, report.patches, report.nova),
         report.verdict.upper())
 
 
@@ -72,8 +72,27 @@ def _note(f: typing.Any) -> str:
             (' error: %s' % f.error if f.error else ''))
 
 
-def variant_tables(report: Report) -> typing.List[Table]:
-    """``[(title, columns, rows)]`` of one variant that ran its steps."""
+def shared(reports: typing.Mapping[str, Report]) -> typing.FrozenSet[str]:
+    """The expectations a variant that does not expect the bug meets
+    too: facts of the setup (the fault fired, the moves ended so), not
+    what shows the bug."""
+    return frozenset(e.expectation for r in reports.values()
+                     if r.expect != 'bug'
+                     for e in r.expectations or () if e.met)
+
+
+def _shows_bug(report: Report, e: runstate.ExpectationResult,
+               setup: typing.AbstractSet[str]) -> bool:
+    """Whether ``e`` is worded as what shows the bug: its variant
+    expects the bug and no variant without it meets ``e`` too."""
+    return report.expect == 'bug' and e.expectation not in setup
+
+
+def variant_tables(report: Report,
+                   setup: typing.AbstractSet[str] = frozenset()
+                   ) -> typing.List[Table]:
+    """``[(title, columns, rows)]`` of one variant that ran its steps
+    (``setup``: :func:`shared` of the run)."""
     state, expectations = report.state, report.expectations
     assert state is not None and expectations is not None, 'not ran()'
     t0 = fault_origin(report)
@@ -114,7 +133,9 @@ def variant_tables(report: Report) -> typing.List[Table]:
           for alias, s in state.servers.items()]),
         ('Expectations',
          ['Verdict', 'Expectation', 'Actual'],
-         [('met' if e.met else 'NOT MET', e.expectation, e.actual)
+         [(wording.shown(_shows_bug(report, e, setup), e.kind,
+                         e.expectation, e.met, e.actual),
+           e.expectation, e.actual)
           for e in expectations]),
     ]
     return tables + shutdown
@@ -131,7 +152,7 @@ def _facts(report: Report) -> typing.Dict[str, typing.Any]:
     periodic_steps = [e for e in report.timeline
                       if e.step.startswith('periodic')]
     return {
-        'fixes': ', '.join(report.patches or ()) or 'none',
+        'tracker fixes': wording.tracker_fixes(report.patches),
         'Nova under test': novaundertest.describe(report.nova),
         'faults fired': len([f for f in faults if f.action]),
         'periodics run (errors)': '%d (%d)' % (
@@ -154,13 +175,15 @@ def comparison(reports: typing.Mapping[str, Report]
     variant."""
     variants = list(reports)
     rows: typing.Dict[str, typing.Dict[str, str]] = {}
+    setup = shared(reports)
     for variant, report in reports.items():
         for e in report.expectations or ():
             row = rows.setdefault(e.expectation, {})
-            row[variant] = '%s (%s)' % ('met' if e.met else 'NOT MET',
-                                        e.actual)
+            row[variant] = wording.result(
+                _shows_bug(report, e, setup), e.kind,
+                e.expectation, e.met, e.actual)
     facts = {v: _facts(r) for v, r in reports.items()}
-    first = ('VERDICT', 'fixes')
+    first = ('VERDICT', 'tracker fixes', 'Nova under test')
 
     def fact_rows(keys: typing.Iterable[str]) -> Rows:
         return [[key] + [facts[v][key] for v in variants] for key in keys]
@@ -171,7 +194,8 @@ def comparison(reports: typing.Mapping[str, Report]
         fact_rows(k for k in facts[variants[0]] if k not in first))
 
 
-def variant_text(report: Report) -> str:
+def variant_text(report: Report,
+                 setup: typing.AbstractSet[str] = frozenset()) -> str:
     out = ['=' * 72, headline(report), '=' * 72]
     out.extend('UNAVAILABLE on this Nova under test: %s: %s' % item
                for item in sorted((report.unavailable or {}).items()))
@@ -179,7 +203,7 @@ def variant_text(report: Report) -> str:
         out.append(report.internal_error)
         return '\n'.join(out)
     out.extend(table(columns, rows, title)
-               for title, columns, rows in variant_tables(report))
+               for title, columns, rows in variant_tables(report, setup))
     if report.internal_error:
         out.append('Internal error (after the expectations above were '
                    'checked):\n' + report.internal_error)
@@ -187,7 +211,8 @@ def variant_text(report: Report) -> str:
 
 
 def text(reports: typing.Mapping[str, Report]) -> str:
-    parts = [variant_text(r) for r in reports.values()]
+    setup = shared(reports)
+    parts = [variant_text(r, setup) for r in reports.values()]
     if len(reports) > 1:
         columns, rows = comparison(reports)
         parts.append(table(columns, rows, 'Side by side'))

@@ -187,9 +187,9 @@ def install(driver, patches):
         rt._fault_undo.append(periodic_scope.install(rt))
     if type(rt) is BASE:
         rt.__class__ = fault_tracker_class()
-    LOG.info('faultdriver: tracker of %s hooked; candidate fixes: %s',
-             driver.engine.host,
-             ', '.join(p.name for p in patches) or 'none (stock)')
+    LOG.info('faultdriver: tracker of %s hooked; candidate tracker '
+             'fixes: %s', driver.engine.host,
+             ', '.join(p.name for p in patches) or 'none')
     return rt
 
 

@@ -10,6 +10,7 @@ modulo what differs per run (tests/golden.py).
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -41,6 +42,13 @@ def test_stale_context_seed_a_b():
     with open(GOLDEN, encoding='utf-8') as saved:
         diff = golden.differences(saved.read(), result)
     assert not diff, '\n'.join(diff[:200])
+    # What the stock variant shows is worded as the bug, and each
+    # variant names the Nova it runs.
+    assert "[stock] shows the bug: 'CPUPinningInvalid' logged" in \
+        done.stderr
+    assert re.search(r'\[fix\] starting embedded Nova \(\w+ mode, tracker '
+                     r'fixes: stale_migration_context, Nova under test: '
+                     r'nova \S+ \(stock\)\)', done.stderr), done.stderr
 
     def actual(report, text):
         [found] = [e for e in report['expectations']

@@ -181,8 +181,19 @@ def test_a_b_run_starts_with_the_side_by_side_table(run):
     assert first[0] == ['Expectation', 'stock', 'fix']
     rows = {row[0]: row[1:] for row in first[1:]}
     assert rows['VERDICT'] == ['bug reproduced', 'ok']
-    assert rows['fixes'] == ['none', 'stale_migration_context']
-    assert rows['periodic errors on dest >= 1'] == ['met (1)', '-']
+    assert rows['tracker fixes'] == ['none', 'stale_migration_context']
+    assert rows['Nova under test'] == ['unknown', 'unknown']
+    # The variant that expects the bug says what it shows, not "met".
+    assert rows['periodic errors on dest >= 1'] == [
+        'shows the bug: 1 periodic error on dest', '-']
+    assert rows["log 'CPUPinningInvalid' count >= 1"] == [
+        "shows the bug: 'CPUPinningInvalid' logged 2 times", '-']
+    assert rows['periodic errors on dest == 0'] == ['-', 'met (0)']
+    # What the fix's variant meets too is the setup, not the bug.
+    assert rows["s1 migrations ['error', 'completed', 'completed']"] == [
+        "met (['error', 'completed', 'completed'])"] * 2
+    assert rows["log 'Migration status is error' count >= 2"] == [
+        'met (3)'] * 2
     assert page.index('Side by side') < page.index('Variant stock')
 
 

@@ -418,13 +418,13 @@ class TestScenarioLogTexts(test.NoDBTestCase):
 class TestDoctor(test.NoDBTestCase):
     """faultdriver doctor: the check's table, exit 1 naming what broke."""
 
-    def doctor(self):
+    def doctor(self, *args):
         from faultdriver.cmd import main
         app = main.FaultDriverApp()
         out = self.useFixture(fixtures.StringStream('stdout')).stream
         err = self.useFixture(fixtures.StringStream('stderr')).stream
         app.stdout, app.stderr = out, err
-        code = app.run(['doctor', '-f', 'json'])
+        code = app.run(['doctor', '-f', 'json'] + list(args))
         out.seek(0)
         err.seek(0)
         return code, json.loads(out.read()), err.read()
@@ -459,6 +459,20 @@ class TestDoctor(test.NoDBTestCase):
                  if r['Assumption'] == 'process tier: module pymysql']
         self.assertEqual("MISSING: pip install 'faultdriver[process]'",
                          row['Status'])
+
+    def test_broken_lists_a_missing_prerequisite(self):
+        """--broken lists every row that is not OK: a prerequisite
+        MISSING refuses its tier, so it is listed (it printed nothing)."""
+        folder = self.useFixture(fixtures.TempDir()).path
+        with open(folder + '/pymysql.py', 'w') as stream:
+            stream.write('raise ImportError("blocked by the test")\n')
+        self.useFixture(fixtures.EnvironmentVariable('PYTHONPATH', folder))
+        code, rows, err = self.doctor('--broken')
+        self.assertEqual(0, code, err)
+        self.assertIn('process tier: module pymysql',
+                      [r['Assumption'] for r in rows])
+        self.assertTrue(all(not r['Status'].startswith('OK') for r in rows),
+                        rows)
 
     def test_exit_1_naming_the_broken_symbol(self):
         symbol = declared.TRACKER + '.drop_move_claim_at_dest'

@@ -1,7 +1,5 @@
 """What faultdriver assumes about Nova's internals, by when it is checked."""
 
-import inspect
-
 from faultdriver_docs import rst
 
 #: When each group of assumptions is checked (see faultdriver.novacompat).
@@ -13,23 +11,19 @@ GROUPS = {
 }
 
 
-class Assumptions(rst.Directive):
+def assumptions():
     """One table per group: the Nova symbol, what is assumed of it, and
     the faultdriver feature that needs it."""
+    from faultdriver import novacompat
 
-    def run(self):
-        from faultdriver import novacompat
-        from faultdriver.novacompat import declared
-
-        lines = []
-        for group in novacompat.GROUPS:
-            rows = [[rst.literal(a.symbol), rst.escape(a.shape.what),
-                     rst.escape(a.feature)]
-                    for a in novacompat.assumptions((group,))]
-            if not rows:
-                continue
-            lines += rst.title('%s (%s)' % (GROUPS[group], group))
-            lines += rst.list_table(['Nova symbol', 'Assumed', 'Needed by'],
-                                    rows, widths=[35, 35, 30])
-        return self.parse(lines, [inspect.getsourcefile(declared),
-                                  inspect.getsourcefile(novacompat)])
+    lines = []
+    for group in novacompat.GROUPS:
+        rows = [[rst.literal(a.symbol), rst.escape(a.shape.what),
+                 rst.escape(a.feature)]
+                for a in novacompat.assumptions((group,))]
+        if not rows:
+            continue
+        lines += rst.title('%s (%s)' % (GROUPS[group], group))
+        lines += rst.list_table(['Nova symbol', 'Assumed', 'Needed by'],
+                                rows, widths=[35, 35, 30])
+    return lines

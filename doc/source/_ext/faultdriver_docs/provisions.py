@@ -56,27 +56,25 @@ def _users(provision):
     return found
 
 
-class Tiers(rst.Directive):
+def tiers():
     """A table of what each tier (and an exported test) provides, then
     what needs each provision."""
+    from faultdriver import export
+    from faultdriver.scenario import tiers as tiers_module
 
-    def run(self):
-        from faultdriver import export
-        from faultdriver.scenario import tiers
-
-        names = list(tiers.NAMES)
-        rows = [[rst.escape(p.text)] + [
-            'yes' if p in tiers.get(name).provides else ''
-            for name in names] + ['yes' if p in export.PROVIDES else '']
-            for p in tiers.Provision]
-        lines = rst.list_table(
-            ['Provision'] + [rst.literal(name) for name in names]
-            + ['exported test'], rows)
-        for provision in tiers.Provision:
-            lines += rst.title(provision.text[0].upper() + provision.text[1:])
-            why = provision.why[0].upper() + provision.why[1:]
-            lines += [rst.inline(why.replace('``', '`')) + '.', '']
-            users = _users(provision)
-            lines += ['Needed by: %s.' % ('; '.join(users) or 'nothing yet'),
-                      '']
-        return self.parse(lines, [inspect.getsourcefile(tiers)])
+    names = list(tiers_module.NAMES)
+    rows = [[rst.escape(p.text)] + [
+        'yes' if p in tiers_module.get(name).provides else ''
+        for name in names] + ['yes' if p in export.PROVIDES else '']
+        for p in tiers_module.Provision]
+    lines = rst.list_table(
+        ['Provision'] + [rst.literal(name) for name in names]
+        + ['exported test'], rows)
+    for provision in tiers_module.Provision:
+        lines += rst.title(provision.text[0].upper() + provision.text[1:])
+        why = provision.why[0].upper() + provision.why[1:]
+        lines += [rst.inline(why.replace('``', '`')) + '.', '']
+        users = _users(provision)
+        lines += ['Needed by: %s.' % ('; '.join(users) or 'nothing yet'),
+                  '']
+    return lines

@@ -1,14 +1,12 @@
 """The scenario reference, from ``faultdriver/scenario/schema.yaml``.
 
-The directive takes one argument, the part to show:
+One part of it at a time:
 
 * ``scenario``: the top-level keys, then one section for each key whose
   value has keys of its own (topology, flavors, variants, ...);
 * ``host-shape``: the keys of a host's shape;
 * ``steps`` / ``expectations``: one section per kind, with its arguments.
 """
-
-import importlib.resources
 
 from faultdriver_docs import rst
 
@@ -21,10 +19,6 @@ NAMED = {'host-shape': 'a host shape (below)', 'step': 'a step',
          'expectation': 'an expectation',
          'expectations': 'list of expectations',
          'rule': 'a rule (:doc:`rules`)'}
-
-
-def _schema_file():
-    return importlib.resources.files('faultdriver') / 'scenario/schema.yaml'
 
 
 class Schema:
@@ -152,53 +146,52 @@ def _plural(words):
     return word + 's' + head[len(word):] + space + rest
 
 
-class ScenarioSchema(rst.Directive):
+def part(name):
+    """The reStructuredText lines of one part of the reference (one of
+    ``PARTS``), from the schema as the model loads it (the tier names
+    filled in from faultdriver.scenario.tiers)."""
+    from faultdriver.scenario import model
+    if name not in PARTS:
+        raise ValueError('unknown part %r; expected one of %s'
+                         % (name, ', '.join(PARTS)))
+    schema = Schema(model.schema())
+    return globals()['_' + name.replace('-', '_')](schema)
 
-    required_arguments = 1
 
-    def run(self):
-        part = self.arguments[0]
-        if part not in PARTS:
-            raise self.error('unknown part %r; expected one of %s'
-                             % (part, ', '.join(PARTS)))
-        # As the model loads it: the tier names filled in from
-        # faultdriver.scenario.tiers.
-        from faultdriver.scenario import model
-        from faultdriver.scenario import tiers
-        schema = Schema(model.schema())
-        lines = getattr(self, '_' + part.replace('-', '_'))(schema)
-        return self.parse(lines, [_schema_file(), tiers.__file__])
+def _scenario(schema):
+    root = schema.data
+    lines = [rst.inline(root['description']), ''] + schema.table(root)
+    for name, spec, _required in schema.properties(root):
+        if name in OWN_PART or not schema.properties(spec):
+            continue
+        spec = schema.resolve(spec)
+        lines += rst.title(name)
+        lines += [rst.inline(spec.get('description', '')), '']
+        lines += schema.table(spec)
+    return lines
 
-    def _scenario(self, schema):
-        root = schema.data
-        lines = [rst.inline(root['description']), ''] + schema.table(root)
-        for name, spec, _required in schema.properties(root):
-            if name in OWN_PART or not schema.properties(spec):
-                continue
-            spec = schema.resolve(spec)
-            lines += rst.title(name)
-            lines += [rst.inline(spec.get('description', '')), '']
+
+def _host_shape(schema):
+    shape = schema.data['$defs']['host-shape']
+    return [rst.inline(shape['description']), ''] + schema.table(shape)
+
+
+def _steps(schema):
+    return _kinds(schema, schema.data['$defs']['step'])
+
+
+def _expectations(schema):
+    return _kinds(schema, schema.data['$defs']['expectation'])
+
+
+def _kinds(schema, node):
+    lines = []
+    for name, spec, _required in schema.properties(node):
+        spec = schema.resolve(spec)
+        lines += rst.title(name)
+        lines += [rst.inline(spec.get('description', '')), '']
+        if schema.properties(spec):
             lines += schema.table(spec)
-        return lines
-
-    def _host_shape(self, schema):
-        shape = schema.data['$defs']['host-shape']
-        return [rst.inline(shape['description']), ''] + schema.table(shape)
-
-    def _steps(self, schema):
-        return self._kinds(schema, schema.data['$defs']['step'])
-
-    def _expectations(self, schema):
-        return self._kinds(schema, schema.data['$defs']['expectation'])
-
-    def _kinds(self, schema, node):
-        lines = []
-        for name, spec, _required in schema.properties(node):
-            spec = schema.resolve(spec)
-            lines += rst.title(name)
-            lines += [rst.inline(spec.get('description', '')), '']
-            if schema.properties(spec):
-                lines += schema.table(spec)
-            else:
-                lines += ['No arguments: ``{%s: {}}``.' % name, '']
-        return lines
+        else:
+            lines += ['No arguments: ``{%s: {}}``.' % name, '']
+    return lines
