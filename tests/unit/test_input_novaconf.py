@@ -176,8 +176,9 @@ def test_another_hosts_periodic_passes_with_its_socket_or_own_name(
     assert 'periodic(host=src)' in out
 
 
-def test_an_argument_without_colon_is_a_file_not_a_rule(capsys, tmp_path):
-    os.chdir(tmp_path)
+def test_an_argument_without_colon_is_a_file_not_a_rule(
+        capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     message = badinput.refused(capsys, 'validate', 'nova-cpu.conf')
     assert message == 'nova-cpu.conf: cannot read: No such file or directory'
 

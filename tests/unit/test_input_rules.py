@@ -123,8 +123,9 @@ def test_uuid_filters_and_big_valid_numbers_are_accepted():
     assert rule.filter('instance') == UUID
 
 
-def test_validate_cli_refuses_a_rule_with_exit_2(capsys, tmp_path):
-    os.chdir(tmp_path)
+def test_validate_cli_refuses_a_rule_with_exit_2(capsys, tmp_path,
+                                                 monkeypatch):
+    monkeypatch.chdir(tmp_path)
     message = badinput.refused(capsys, 'validate', 'spawn: crash(exit_code'
                                '=256)', root=tmp_path)
     assert "rule 'spawn: crash(exit_code=256)'" in message

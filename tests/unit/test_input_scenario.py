@@ -221,13 +221,13 @@ def test_merge_keys_still_work():
 
 @pytest.mark.parametrize('variant', ['../../x', '/abs/x', 'x/../../y'])
 def test_scenario_run_refuses_a_variant_name_that_is_a_path(
-        capsys, tmp_path, variant):
+        capsys, tmp_path, variant, monkeypatch):
     work = tmp_path / 'a' / 'b'
     work.mkdir(parents=True)
     data = changed(['variants'], {variant: {}})
     path = work / 's.yaml'
     path.write_text(yaml.safe_dump(data))
-    os.chdir(work)
+    monkeypatch.chdir(work)
     message = badinput.refused(capsys, 'scenario', 'run', path,
                                root=tmp_path)
     assert message.startswith('%s: variants: %r does not match' % (

@@ -16,7 +16,10 @@ from faultdriver.scenario import expect
 from faultdriver.scenario import model
 from faultdriver.scenario import play
 from faultdriver.scenario import report
+from faultdriver.scenario import runstate
+from faultdriver.scenario import variant_report
 from faultdriver.scenario import wording
+from tests import runstates
 
 
 class Steps:
@@ -75,9 +78,9 @@ def test_a_variant_is_announced_with_one_name_for_its_nova(nova, named):
     facts = wording.variant_facts('threading', [], nova)
     assert facts == ('threading mode, tracker fixes: none, Nova under '
                      'test: %s' % named)
-    headline = report.headline({'variant': 'stock', 'mode': 'threading',
-                                'patches': [], 'nova': nova,
-                                'verdict': 'ok'})
+    headline = report.headline(variant_report.VariantReport(
+        variant='stock', mode='threading', backend='embedded', patches=[],
+        nova=nova, expectations=[]))
     assert headline == 'Variant stock (%s): OK' % facts
     assert 'fixes: none (stock)' not in headline
 
@@ -98,12 +101,13 @@ def test_progress_words_a_variants_own_expectations_as_the_bug():
 
 
 def test_a_fact_every_variant_meets_is_not_the_bug():
-    e = {'kind': 'faults', 'expectation': 'faults {} == 1', 'met': True,
-         'actual': 1}
-    reports = {'stock': {'expect': 'bug', 'expectations': [e],
-                         'verdict': 'bug reproduced'},
-               'fix': {'expect': 'ok', 'expectations': [e],
-                       'verdict': 'ok'}}
+    e = runstate.ExpectationResult(kind='faults',
+                                   expectation='faults {} == 1', met=True,
+                                   actual=1)
+    reports = {variant: variant_report.VariantReport(
+        variant=variant, mode='threading', backend='embedded',
+        expect=expect, expectations=[e], state=runstates.state())
+        for variant, expect in (('stock', 'bug'), ('fix', 'ok'))}
     assert report.shared(reports) == {'faults {} == 1'}
     rows = dict((row[0], row[1:]) for row in report.comparison(reports)[1]
                 if row[0] == 'faults {} == 1')
