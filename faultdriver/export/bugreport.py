@@ -19,6 +19,7 @@ import glob
 import os
 import re
 import textwrap
+import time
 
 from faultdriver import exception
 from faultdriver.export import devstack
@@ -153,7 +154,8 @@ def run_embedded(scenario, variant, mode):
     embedded tier, now (progress on stderr)."""
     from faultdriver.scenario import launch
     report = launch.run(scenario, [variant], mode, backend='embedded')
-    return report[variant], 'a run made for this report'
+    return report[variant], 'a run made for this report on %s' % (
+        time.strftime('%Y-%m-%d', time.gmtime()))
 
 
 def paired(scenario, variant, report, where):
@@ -314,7 +316,7 @@ def _steps(scenario, variant, report, name, settings, commands,
     rules = scenario.data.get('rules', {})
     out = ['## Steps to reproduce', '',
            '### With faultdriver (the run quoted below)', '',
-           _wrap('The scenario %s, variant %s, on %s:' % (
+           _wrap('The scenario %s, variant %s, on faultdriver\'s %s:' % (
                name, variant, report_module.tier_description(report))),
            '']
     out += _block(['faultdriver scenario run %s --variant %s'
