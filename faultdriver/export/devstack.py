@@ -363,8 +363,11 @@ def _step_wait_queued(steps, where, host, method, expired=True, timeout=30):
 
 
 def _step_crash(steps, where, host):
-    steps.add('ssh %s sudo systemctl kill --signal=SIGKILL %s' % (
-        node(host), UNIT))
+    steps.add('# a crash stays down until a later step starts it: if your '
+              '%s unit' % UNIT,
+              '# restarts on failure (Restart=), stop it right after',
+              'ssh %s sudo systemctl kill --signal=SIGKILL %s' % (
+                  node(host), UNIT))
 
 
 def _step_stop(steps, where, host):
