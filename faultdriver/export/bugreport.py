@@ -29,6 +29,7 @@ from faultdriver.export import shipped
 from faultdriver.export import Unsupported
 from faultdriver import novaundertest
 from faultdriver.scenario import expect
+from faultdriver.scenario import model
 from faultdriver.scenario import report as report_module
 
 FINDINGS = os.path.join('doc', 'findings.rst')
@@ -159,31 +160,32 @@ def run_embedded(scenario, variant, mode):
 
 
 def paired(scenario, variant, report, where):
-    """``[(ExpectationSpec, result)]``: the run's expectation results
-    with the scenario's expectations they check, paired in the order the
-    run checked them (:func:`faultdriver.scenario.expect.evaluate`);
-    ScenarioError if the run checked other expectations (a run of
-    another version of the scenario)."""
-    specs = sorted(scenario.expectations(variant),
-                   key=lambda e: expect.LAST.index(e.kind) + 1
-                   if e.kind in expect.LAST else 0)
+    """``[(ExpectationSpec, result, of the bug)]``: the run's expectation
+    results with the scenario's expectations they check, paired in the
+    order the run checked them (:func:`faultdriver.scenario.expect.
+    evaluate`); ScenarioError if the run checked other expectations (a
+    run of another version of the scenario).
+
+    An expectation is the bug's when it is one of the bug variant's own,
+    or an invariant written ``broken: true`` (what the exporter marks
+    FIXME)."""
+    common = scenario.common_expectations()
+    tagged = [(spec, bool(spec.args.get('broken')))
+              for spec in common] + \
+        [(spec, True) for spec in scenario.own_expectations(variant)]
+    tagged.sort(key=lambda item: expect.LAST.index(item[0].kind) + 1
+                if item[0].kind in expect.LAST else 0)
     results = report.get('expectations') or []
-    kinds = ([s.kind for s in specs], [r.get('kind') for r in results])
+    kinds = ([s.kind for s, _bug in tagged],
+             [r.get('kind') for r in results])
     if kinds[0] != kinds[1]:
         raise exception.ScenarioError(
             '%s: variant %s checked %s, the scenario has %s: a run of '
             'another version of %s' % (where, variant, ', '.join(
                 map(str, kinds[1])) or 'nothing', ', '.join(kinds[0]),
                 scenario.path))
-    return list(zip(specs, results))
-
-
-def of_bug(scenario, variant, spec):
-    """Whether an expectation is the bug's: one of the bug variant's
-    own, or an invariant written ``broken: true`` (as the exporter
-    marks them FIXME)."""
-    return bool(spec.args.get('broken')) or any(
-        spec == own for own in scenario.own_expectations(variant))
+    return [(spec, result, bug)
+            for (spec, bug), result in zip(tagged, results)]
 
 
 def _value(actual):
@@ -220,7 +222,6 @@ def _relative(path, repository):
 def _scenario_argument(scenario, repository):
     """How ``faultdriver scenario run`` names it: a bundled name, else
     the file (relative to the checkout)."""
-    from faultdriver.scenario import model
     bundled = model.bundled().get(scenario.name)
     if bundled and os.path.realpath(bundled) == os.path.realpath(
             scenario.path):
@@ -267,10 +268,9 @@ def _state_lines(state):
     return out
 
 
-def _expected_actual(scenario, variant, pairs):
+def _expected_actual(pairs):
     out = ['## Expected result', '']
-    bug = [(spec, result) for spec, result in pairs
-           if of_bug(scenario, variant, spec)]
+    bug = [(spec, result) for spec, result, of_bug in pairs if of_bug]
     for spec, result in bug:
         if spec.kind in export_expectations.INVARIANTS:
             text = export_expectations.INVARIANTS[spec.kind]
@@ -283,8 +283,7 @@ def _expected_actual(scenario, variant, pairs):
         if text.startswith('BROKEN: '):
             text = '%s broken (%s)' % (spec.kind, text[len('BROKEN: '):])
         out.append(_item('%s: %s' % (text, _value(result['actual']))))
-    held = [result for spec, result in pairs
-            if not of_bug(scenario, variant, spec)]
+    held = [result for _spec, result, of_bug in pairs if not of_bug]
     if held:
         out += ['', 'Held as on a correct Nova:', '']
         out += [_item('%s (%s)' % (r['expectation'], _value(r['actual'])))
@@ -458,7 +457,7 @@ def write(scenario, variant, report, where, repository='.',
     out += _what_happens(scenario, entry)
     out += _steps(scenario, variant, report, name, settings, commands,
                   devstack_run)
-    out += [''] + _expected_actual(scenario, variant, pairs)
+    out += [''] + _expected_actual(pairs)
     out += ['', 'State at the end of the run:', '']
     out += _state_lines(report.get('state') or {})
     out += ['', '## Environment', '',

@@ -22,7 +22,6 @@ from faultdriver.export import bugreport
 from faultdriver.export import devstack
 from faultdriver.export import Unsupported
 from faultdriver.scenario import model
-from faultdriver.scenario import specs
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 F5 = str(ROOT / 'nova-regressions' / 'scenarios' /
@@ -78,11 +77,11 @@ def test_each_bundled_step_kind_maps_or_is_refused_by_name(kind):
         assert REFUSED[kind] in str(caught.value)
         return
     _settings, commands = devstack.recipe(scenario)
-    # The step is there, under its number, with at least one command.
+    # The step is there, under its number (the last one), with at least
+    # one command that is not a comment.
     at = commands.index('# %d. %s' % (index, step.describe().strip()))
-    following = commands[at + 1:]
-    assert following and following[0].strip()
-    assert not following[0].startswith('#') or kind == 'recover'
+    assert [line for line in commands[at + 1:]
+            if line.strip() and not line.lstrip().startswith('#')]
 
 
 def test_every_schema_step_kind_has_a_mapping_or_a_refusal():
@@ -271,8 +270,21 @@ def test_unknown_finding_is_named(tmp_path):
 
 def test_bug_expectations_are_the_broken_invariants_and_own():
     scenario = model.load(F5)
-    broken = specs.ExpectationSpec('accounting-matches-placement',
-                                   {'broken': True})
-    plain = specs.ExpectationSpec('moves-again', {})
-    assert bugreport.of_bug(scenario, 'stock', broken)
-    assert not bugreport.of_bug(scenario, 'stock', plain)
+    data = copy.deepcopy(scenario.data)
+    # The same expectation among every variant's and the variant's own:
+    # only the variant's own is the bug's.
+    data['expectations'].append({'log': {'text': 'Traceback', 'min': 1}})
+    data['variants']['stock']['expectations'] = [
+        {'log': {'text': 'Traceback', 'min': 1}}]
+    scenario = model.Scenario(F5, data)
+    results = [{'kind': e.kind, 'expectation': e.kind, 'actual': 1}
+               for e in scenario.expectations('stock')]
+    results.sort(key=lambda r: r['kind'] in ('accounting-matches-placement',
+                                             'moves-again',
+                                             'periodics-clean'))
+    pairs = bugreport.paired(scenario, 'stock', {'expectations': results},
+                             'run')
+    bug = [(spec.kind, spec.args) for spec, _result, of_bug in pairs
+           if of_bug]
+    assert bug == [('log', {'text': 'Traceback', 'min': 1}),
+                   ('accounting-matches-placement', {'broken': True})]
