@@ -32,7 +32,11 @@ class Export(command.Command):
         parser.add_argument('--variant', metavar='V',
                             help='the variant whose expectations to '
                                  'assert (default: stock, else the first '
-                                 'that expects a bug, else the first)')
+                                 'that expects a bug, else the first); '
+                                 'with --report, the variant whose run to '
+                                 'quote, one that expects the bug '
+                                 '(default: stock if it does, else the '
+                                 'first that does)')
         parser.add_argument('--fixed', action='store_true',
                             help='assert the correct state instead of the '
                                  'bug\'s')
