@@ -31,6 +31,7 @@ from faultdriver import novaundertest
 from faultdriver.scenario import expect
 from faultdriver.scenario import model
 from faultdriver.scenario import report as report_module
+from faultdriver.scenario import variant_report
 
 FINDINGS = os.path.join('doc', 'findings.rst')
 FIXES = 'nova-fixes'
@@ -134,7 +135,7 @@ def bug_variant(scenario, variant=None):
 
 
 def from_run_file(path, scenario, variant):
-    """``(variant report, where)`` of a saved run (``scenario run -f
+    """``(VariantReport, where)`` of a saved run (``scenario run -f
     json``) of ``scenario``; ScenarioError naming the file if it is not
     one, or of another scenario, or lacks the variant."""
     from faultdriver.scenario import rundoc
@@ -151,7 +152,7 @@ def from_run_file(path, scenario, variant):
 
 
 def run_embedded(scenario, variant, mode):
-    """``(variant report, where)`` of a run of the variant on the
+    """``(VariantReport, where)`` of a run of the variant on the
     embedded tier, now (progress on stderr)."""
     from faultdriver.scenario import launch
     report = launch.run(scenario, [variant], mode, backend='embedded')
@@ -160,10 +161,11 @@ def run_embedded(scenario, variant, mode):
 
 
 def paired(scenario, variant, report, where):
-    """``[(ExpectationSpec, result, of the bug)]``: the run's expectation
-    results with the scenario's expectations they check, paired in the
-    order the run checked them (:func:`faultdriver.scenario.expect.
-    evaluate`); ScenarioError if the run checked other expectations (a
+    """``[(ExpectationSpec, ExpectationResult, of the bug)]``: the
+    run's expectation results (:mod:`faultdriver.scenario.runstate`)
+    with the scenario's expectations they check, paired in the order
+    the run checked them (:func:`faultdriver.scenario.expect.evaluate`);
+    ScenarioError if the run checked other expectations (a
     run of another version of the scenario).
 
     An expectation is the bug's when it is one of the bug variant's own,
@@ -175,9 +177,8 @@ def paired(scenario, variant, report, where):
         [(spec, True) for spec in scenario.own_expectations(variant)]
     tagged.sort(key=lambda item: expect.LAST.index(item[0].kind) + 1
                 if item[0].kind in expect.LAST else 0)
-    results = report.get('expectations') or []
-    kinds = ([s.kind for s, _bug in tagged],
-             [r.get('kind') for r in results])
+    results = report.expectations or []
+    kinds = ([s.kind for s, _bug in tagged], [r.kind for r in results])
     if kinds[0] != kinds[1]:
         raise exception.ScenarioError(
             '%s: variant %s checked %s, the scenario has %s: a run of '
@@ -231,10 +232,9 @@ def _scenario_argument(scenario, repository):
 
 def _consumers(state):
     """Consumer uuid -> what it is (a server alias, a migration)."""
-    names = {s['id']: 'server %s' % alias
-             for alias, s in state.get('servers', {}).items()}
-    names.update((m['uuid'], 'migration %s of %s (%s)' % (
-        m['id'], m['server'], m['type'])) for m in state.get('migrations', ()))
+    names = {s.id: 'server %s' % alias for alias, s in state.servers.items()}
+    names.update((m.uuid, 'migration %s of %s (%s)'
+                  % (m.id, m.server, m.type)) for m in state.migrations)
     return names
 
 
@@ -242,12 +242,13 @@ def _state_lines(state):
     """The run's end state: what a Nova developer reads the bug from."""
     consumers = _consumers(state)
     out = ['Hosts:', '']
-    for host, seen in state.get('hosts', {}).items():
+    for host, seen in state.hosts.items():
         out.append(_item('%s (service %s): pinned pCPUs %s, placement PCPU '
-                         'used %s' % (host, seen.get('service'),
-                                      seen.get('pinned_cpus'),
-                                      seen.get('placement_pcpu'))))
-        for uuid, resources in sorted(seen.get('allocations', {}).items()):
+                         'used %s' % (host, seen.service, seen.pinned_cpus,
+                                      seen.placement_pcpu)))
+        for uuid, resources in sorted(
+                (seen.allocations or {}).items(),
+                key=lambda item: (consumers.get(item[0], '~'), item[0])):
             out.append(textwrap.fill(
                 'allocation of %s, consumer %s: %s' % (
                     consumers.get(uuid, 'an unknown consumer'), uuid,
@@ -257,14 +258,12 @@ def _state_lines(state):
                 break_on_hyphens=False))
     out += ['', 'Servers:', '']
     out += [_item('%s: %s on %s, task state %s, pinned pCPUs %s (%s)' % (
-        alias, s.get('status'), s.get('host'), s.get('task_state'),
-        s.get('pinned_cpus'), s.get('id')))
-        for alias, s in state.get('servers', {}).items()]
+        alias, s.status, s.host, s.task_state, s.pinned_cpus, s.id))
+        for alias, s in state.servers.items()]
     out += ['', 'Migrations:', '']
     out += [_item('%s #%s %s %s -> %s: %s (%s)' % (
-        m['server'], m['id'], m['type'], m['source_compute'],
-        m['dest_compute'], m['status'], m['uuid']))
-        for m in state.get('migrations', ())] or ['- none']
+        m.server, m.id, m.type, m.source_compute, m.dest_compute, m.status,
+        m.uuid)) for m in state.migrations] or ['- none']
     return out
 
 
@@ -276,17 +275,17 @@ def _expected_actual(pairs):
             text = export_expectations.INVARIANTS[spec.kind]
             out.append(_item(text[0].upper() + text[1:] + '.'))
         else:
-            out.append(_item('Not: %s.' % result['expectation']))
+            out.append(_item('Not: %s.' % result.expectation))
     out += ['', '## Actual result', '']
     for spec, result in bug:
-        text = result['expectation']
+        text = result.expectation
         if text.startswith('BROKEN: '):
             text = '%s broken (%s)' % (spec.kind, text[len('BROKEN: '):])
-        out.append(_item('%s: %s' % (text, _value(result['actual']))))
+        out.append(_item('%s: %s' % (text, _value(result.actual))))
     held = [result for _spec, result, of_bug in pairs if not of_bug]
     if held:
         out += ['', 'Held as on a correct Nova:', '']
-        out += [_item('%s (%s)' % (r['expectation'], _value(r['actual'])))
+        out += [_item('%s (%s)' % (r.expectation, _value(r.actual)))
                 for r in held]
     return out
 
@@ -324,11 +323,11 @@ def _steps(scenario, variant, report, name, settings, commands,
     out += [_item('%s: `%s`' % (host, text)) for host, texts in rules.items()
             for text in texts] or ['- none']
     out += ['', 'Steps, with what each did in the run:', '']
-    details = {e.get('index'): e for e in report.get('timeline') or ()}
+    details = {e.index: e for e in report.timeline}
     for index, step in enumerate(scenario.steps, 1):
-        done = details.get(index, {})
-        outcome = ' '.join(filter(None, (done.get('status'),
-                                         done.get('detail'))))
+        done = details.get(index)
+        outcome = ' '.join(filter(None, (done.status, done.detail))) \
+            if done else ''
         out.append(textwrap.fill(
             '%d. %s%s' % (index, step.describe().strip(),
                           ' -> %s' % outcome if outcome else ''),
@@ -433,14 +432,14 @@ def compose(scenario, variant, run_file=None, mode='threading',
 def write(scenario, variant, report, where, repository='.',
           devstack_run=None):
     """The report's text (Markdown that reads as plain text) from the
-    variant ``report`` of a run (``where``: where the run comes from)."""
+    VariantReport ``report`` of a run (``where``: where the run comes from)."""
     settings, commands = devstack.recipe(scenario)
-    if report.get('verdict') != 'bug reproduced':
+    if report.verdict != variant_report.BUG_REPRODUCED:
         raise NotShown('%s: variant %s did not show the bug (verdict: %s%s)'
                        '; a report quotes a run that does' % (
-                           where, variant, report.get('verdict'),
-                           ', step failed: %s' % report['step_failed']
-                           if report.get('step_failed') else ''))
+                           where, variant, report.verdict,
+                           ', step failed: %s' % report.step_failed
+                           if report.step_failed else ''))
     pairs = paired(scenario, variant, report, where)
     number = module.finding_of(scenario.description)
     entry = finding(os.path.join(repository, FINDINGS), number) \
@@ -459,13 +458,12 @@ def write(scenario, variant, report, where, repository='.',
                   devstack_run)
     out += [''] + _expected_actual(pairs)
     out += ['', 'State at the end of the run:', '']
-    out += _state_lines(report.get('state') or {})
+    out += _state_lines(report.state)
     out += ['', '## Environment', '',
             _item('Nova under test: %s' % novaundertest.describe(
-                report.get('nova'))),
+                report.nova)),
             _item('faultdriver %s tier, %s mode; run verdict: %s' % (
-                report.get('backend'), report.get('mode'),
-                report.get('verdict'))), '']
+                report.backend, report.mode, report.verdict)), '']
     if entry and entry.fields.get('Upstream'):
         out += ['## Upstream', '', _wrap(entry.fields['Upstream']), '']
     out += _regression_test(scenario, name, repository)

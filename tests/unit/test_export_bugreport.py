@@ -22,6 +22,8 @@ from faultdriver.export import bugreport
 from faultdriver.export import devstack
 from faultdriver.export import Unsupported
 from faultdriver.scenario import model
+from faultdriver.scenario import runstate
+from faultdriver.scenario import variant_report
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 F5 = str(ROOT / 'nova-regressions' / 'scenarios' /
@@ -187,7 +189,9 @@ def test_a_recorded_devstack_run_replaces_the_label(tmp_path):
 
 def test_run_that_did_not_show_the_bug_is_exit_1(tmp_path, capsys):
     run = json.loads(pathlib.Path(F5_RUN).read_text())
-    run['variants']['stock']['verdict'] = 'bug not reproduced'
+    for result in run['variants']['stock']['expectations']:
+        if result['kind'] == 'accounting-matches-placement':
+            result['met'] = False
     path = tmp_path / 'run.json'
     path.write_text(json.dumps(run))
     code, out, err = cli(capsys, 'export', '--report', F5, '--from-run',
@@ -277,13 +281,15 @@ def test_bug_expectations_are_the_broken_invariants_and_own():
     data['variants']['stock']['expectations'] = [
         {'log': {'text': 'Traceback', 'min': 1}}]
     scenario = model.Scenario(F5, data)
-    results = [{'kind': e.kind, 'expectation': e.kind, 'actual': 1}
+    results = [runstate.ExpectationResult(kind=e.kind, expectation=e.kind,
+                                          met=True, actual=1)
                for e in scenario.expectations('stock')]
-    results.sort(key=lambda r: r['kind'] in ('accounting-matches-placement',
-                                             'moves-again',
-                                             'periodics-clean'))
-    pairs = bugreport.paired(scenario, 'stock', {'expectations': results},
-                             'run')
+    results.sort(key=lambda r: r.kind in ('accounting-matches-placement',
+                                          'moves-again', 'periodics-clean'))
+    report = variant_report.VariantReport(variant='stock', mode='threading',
+                                          backend='embedded',
+                                          expectations=results)
+    pairs = bugreport.paired(scenario, 'stock', report, 'run')
     bug = [(spec.kind, spec.args) for spec, _result, of_bug in pairs
            if of_bug]
     assert bug == [('log', {'text': 'Traceback', 'min': 1}),
