@@ -36,9 +36,13 @@ DOMSTATE = {'shutoff': 'shut off', 'shutdown': 'in shutdown',
 #: Shell functions a recipe may use, defined once at its top.
 FUNCTIONS = {
     'fdctl': [
-        '# faultdriver ctl on a compute node (as the stack user)',
-        'fdctl() { local node=$1; shift; ssh "$node" faultdriver ctl '
-        '--socket "$FD_SOCKET" "$@"; }'],
+        '# fdctl NODE ARGS...: faultdriver ctl on a compute node (as the',
+        '# stack user), its arguments quoted for the remote shell',
+        'fdctl() {',
+        '    local node=$1; shift',
+        '    ssh "$node" "FAULTDRIVER_SOCKET=$FD_SOCKET faultdriver ctl '
+        '$(printf \'%q \' "$@")"',
+        '}'],
     'wait_for': [
         '# wait_for SECONDS COMMAND...: until COMMAND succeeds',
         'wait_for() {',

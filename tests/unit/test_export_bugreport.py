@@ -14,6 +14,7 @@ import copy
 import glob
 import json
 import pathlib
+import subprocess
 
 import pytest
 
@@ -294,3 +295,43 @@ def test_bug_expectations_are_the_broken_invariants_and_own():
            if of_bug]
     assert bug == [('log', {'text': 'Traceback', 'min': 1}),
                    ('accounting-matches-placement', {'broken': True})]
+
+
+def bundled_recipes():
+    """``{scenario path: commands}`` of every bundled scenario the
+    recipe does not refuse."""
+    found = {}
+    for path in sorted(glob.glob(str(ROOT / 'faultdriver' / 'scenarios' /
+                                     '*.yaml'))):
+        try:
+            found[path] = devstack.recipe(model.read(path))[1]
+        except Unsupported:
+            continue
+    return found
+
+
+def test_every_recipe_is_valid_bash(tmp_path):
+    recipes = bundled_recipes()
+    assert len(recipes) > 20
+    for path, commands in recipes.items():
+        script = tmp_path / 'recipe.sh'
+        script.write_text('\n'.join(commands) + '\n')
+        done = subprocess.run(['bash', '-n', str(script)],
+                              capture_output=True, text=True, timeout=30)
+        assert done.returncode == 0, (path, done.stderr)
+
+
+def test_fdctl_quotes_a_rule_for_the_nodes_shell(tmp_path):
+    # ssh runs its command through the node's shell: a rule's spaces and
+    # parentheses must reach faultdriver ctl as one argument.
+    script = tmp_path / 'fdctl.sh'
+    script.write_text('\n'.join(
+        ['FD_SOCKET=/s', 'ssh() { bash -c "$2" -- ; }',
+         'faultdriver() { printf "<%s>" "$FAULTDRIVER_SOCKET" "$@"; }',
+         'export -f faultdriver'] +
+        devstack.FUNCTIONS['fdctl'] +
+        ["fdctl node add 'pre_live_migration: 1*hang(60, held)'"]) + '\n')
+    done = subprocess.run(['bash', str(script)], capture_output=True,
+                          text=True, timeout=30)
+    assert done.stdout == \
+        '</s><ctl><add><pre_live_migration: 1*hang(60, held)>', done.stderr
