@@ -335,3 +335,13 @@ def test_fdctl_quotes_a_rule_for_the_nodes_shell(tmp_path):
                           text=True, timeout=30)
     assert done.stdout == \
         '</s><ctl><add><pre_live_migration: 1*hang(60, held)>', done.stderr
+
+
+def test_report_from_a_saved_run_is_written_to_output(tmp_path, capsys):
+    out_file = tmp_path / 'F5.md'
+    code, out, _err = cli(capsys, 'export', '--report', F5, '--from-run',
+                          F5_RUN, '--repository', str(ROOT), '-o',
+                          str(out_file))
+    assert code == 0
+    assert out == ''
+    assert out_file.read_text() == f5_report()
