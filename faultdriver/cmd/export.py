@@ -12,7 +12,17 @@ class Export(command.Command):
     bug's assertions marked FIXME; --fixed: it asserts the correct state
     (fails while the bug is there).  A step or expectation with no Nova
     test means is exit 2, naming it.
+
+    --report: write instead the bug report a Nova developer files
+    upstream (faultdriver.export.bugreport), with the values of a run of
+    the scenario's bug variant: a saved run (--from-run), else a run on
+    the embedded tier now.  Exit 1 when that run did not show the bug.
     """
+
+    #: Options of one form only: given to the other, exit 2 (never
+    #: ignored).
+    REPORT_ONLY = ('from_run', 'repository', 'mode', 'devstack_run')
+    MODULE_ONLY = ('fixed',)
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -22,21 +32,86 @@ class Export(command.Command):
         parser.add_argument('--variant', metavar='V',
                             help='the variant whose expectations to '
                                  'assert (default: stock, else the first '
-                                 'that expects a bug, else the first)')
+                                 'that expects a bug, else the first); '
+                                 'with --report, the variant whose run to '
+                                 'quote, one that expects the bug '
+                                 '(default: stock if it does, else the '
+                                 'first that does)')
         parser.add_argument('--fixed', action='store_true',
                             help='assert the correct state instead of the '
                                  'bug\'s')
         parser.add_argument('-o', '--output', metavar='FILE',
-                            help='write the module here (default: stdout)')
+                            help='write the module (or the report) here '
+                                 '(default: stdout)')
+        report = parser.add_argument_group(
+            'bug report', 'a finding as the report filed upstream')
+        report.add_argument('--report', action='store_true',
+                            help='write the bug report (Markdown) instead '
+                                 'of the test module: title, what happens, '
+                                 'steps (the scenario and its devstack '
+                                 'form), expected vs actual with a run\'s '
+                                 'values, Nova version, exported test, '
+                                 'candidate fix')
+        report.add_argument('--from-run', metavar='RUN.json', default=None,
+                            help='the run to quote (scenario run -f json); '
+                                 'default: run the bug variant on the '
+                                 'embedded tier now')
+        report.add_argument('--mode', choices=('eventlet', 'threading'),
+                            default=None,
+                            help='concurrency mode of that run (default '
+                                 'threading)')
+        report.add_argument('--repository', metavar='DIR', default=None,
+                            help='the faultdriver checkout whose '
+                                 'doc/findings.rst, nova-fixes/ and '
+                                 'nova-regressions/ the report cites '
+                                 '(default: the current directory)')
+        report.add_argument('--devstack-run', metavar='FILE', default=None,
+                            help='the record of a run of the devstack form '
+                                 'on devstack (its transcript); without '
+                                 'it the form is labelled "not yet run on '
+                                 'devstack"')
         return parser
 
     def take_action(self, parsed_args):
+        from faultdriver import exception
+        wrong = self.MODULE_ONLY if parsed_args.report else \
+            self.REPORT_ONLY
+        given = [name for name in wrong if getattr(parsed_args, name)]
+        if given:
+            raise exception.ScenarioError('--%s: only %s --report' % (
+                given[0].replace('_', '-'),
+                'without' if parsed_args.report else 'with'))
+        if parsed_args.report:
+            return self._report(parsed_args)
         from faultdriver import export
         text = export.export(parsed_args.scenario, parsed_args.variant,
                              parsed_args.fixed)
+        self._write(parsed_args, text)
+        return 0
+
+    def _report(self, parsed_args):
+        from faultdriver.cmd import main as main_module
+        from faultdriver.cmd import outputs
+        from faultdriver.export import bugreport
+        from faultdriver.scenario import model
+        outputs.check_file('--output', parsed_args.output)
+        scenario = model.load(parsed_args.scenario)
+        variant = bugreport.bug_variant(scenario, parsed_args.variant)
+        repository = parsed_args.repository or '.'
+        try:
+            text = bugreport.compose(
+                scenario, variant, parsed_args.from_run,
+                parsed_args.mode or 'threading', repository,
+                parsed_args.devstack_run)
+        except bugreport.NotShown as exc:
+            self.app.stderr.write('%s\n' % exc)
+            return main_module.EXIT_EXPECTATION
+        self._write(parsed_args, text)
+        return main_module.EXIT_OK
+
+    def _write(self, parsed_args, text):
         if parsed_args.output:
             with open(parsed_args.output, 'w', encoding='utf-8') as stream:
                 stream.write(text)
         else:
             self.app.stdout.write(text)
-        return 0
