@@ -33,6 +33,7 @@ import dataclasses
 import decimal
 import difflib
 import re
+import typing
 
 PHASES = ('before', 'after', 'unlocked')
 #: The phase of tracker points that take the tracker lock: before the
@@ -311,7 +312,7 @@ def _canonical_uuid(value):
         return 'e.g. 8f0c2c7e-1b7a-4f3e-9d0e-2a1b3c4d5e6f'
 
 
-def suggest(word, choices):
+def suggest(word: str, choices: typing.Iterable[str]) -> str:
     close = difflib.get_close_matches(word, list(choices), n=1)
     return '; did you mean %r?' % close[0] if close else ''
 

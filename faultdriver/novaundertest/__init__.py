@@ -14,6 +14,7 @@ import hashlib
 from importlib import metadata
 import json
 import os
+import typing
 
 from faultdriver import exception
 from faultdriver.novaundertest import tree as tree_module
@@ -35,7 +36,8 @@ class NovaUnderTest:
     def stock(self):
         return self.root is None
 
-    def environ(self, env=None):
+    def environ(self, env: typing.Optional[typing.Mapping[str, str]] = None
+                ) -> typing.Dict[str, str]:
         """``env`` (default: this process's) for a process that runs this
         Nova."""
         env = dict(os.environ if env is None else env)
@@ -54,7 +56,8 @@ def _base():
         return 'nova (version unknown)'
 
 
-def prepare(patches=(), tree=None):
+def prepare(patches: typing.Iterable[str] = (),
+            tree: typing.Optional[str] = None) -> NovaUnderTest:
     """The Nova under test for ``patches`` (diff files, applied in
     order) on ``tree`` (a Nova source tree; default the installed
     package).  Bad input (a diff that does not apply, a folder that is
@@ -128,11 +131,13 @@ def current():
     return data['record']
 
 
-def variant_keys(patches=(), tree=None):
+def variant_keys(patches: typing.Iterable[str] = (),
+                 tree: typing.Optional[str] = None
+                 ) -> typing.Dict[str, typing.Any]:
     """The scenario variant keys (``nova-patches``, ``nova-tree``) that
     name this Nova under test, with absolute paths: a sweep's case file is
     its reproducer, wherever it is replayed from."""
-    keys = {}
+    keys: typing.Dict[str, typing.Any] = {}
     if patches:
         keys['nova-patches'] = [os.path.abspath(path) for path in patches]
     if tree:
@@ -160,7 +165,8 @@ def check_includes(record, patches, tree=None):
                 'process runs %s' % (path, digest[:12], describe(record)))
 
 
-def describe(record):
+def describe(record: typing.Optional[typing.Mapping[str, typing.Any]]
+             ) -> str:
     """One line: ``nova 34.0.0`` (stock) or ``nova 34.0.0 + fix.patch
     (sha256 1a2b3c4d)``."""
     if not record:

@@ -8,6 +8,7 @@ finding's reproducer).
 """
 
 import dataclasses
+import typing
 
 
 @dataclasses.dataclass(frozen=True)
@@ -24,7 +25,7 @@ class _KindArgs:
         [(kind, args)] = item.items()
         return cls(kind, dict(args or {}))
 
-    def to_json(self):
+    def to_json(self) -> typing.Dict[str, typing.Dict[str, typing.Any]]:
         return {self.kind: dict(self.args)}
 
     def describe(self):

@@ -23,7 +23,7 @@ NAMESPACE = 'faultdriver.tracker_patches'
 LOG = logging.getLogger(__name__)
 
 
-def registered():
+def registered() -> list[str]:
     return sorted({ep.name for ep in metadata.entry_points(group=NAMESPACE)})
 
 
