@@ -6,11 +6,13 @@ import copy
 import dataclasses
 import hashlib
 import re
+import typing
 
 from faultdriver import points as points_module
 from faultdriver import rules as rules_module
 from faultdriver.scenario import expect
 from faultdriver.scenario import tiers
+from faultdriver.sweep import records
 from faultdriver.sweep import trace
 
 #: Action classes: the rule term each becomes at a point.
@@ -19,7 +21,8 @@ ACTIONS = ('crash', 'raise', 'raise-generic', 'periodic', 'peer-periodic',
 DEFAULT_ACTIONS = ('crash', 'raise', 'periodic')
 GENERIC_EXCEPTION = 'InternalError'
 #: The cloud's invariants, as scenario expectations (expect.py).
-INVARIANTS = tuple({kind: {}} for kind in expect.INVARIANTS)
+INVARIANTS: typing.Tuple[records.ScenarioData, ...] = tuple(
+    {kind: {}} for kind in expect.INVARIANTS)
 #: Between a depth-2 case's first fault and its second in its id.
 THEN = ' > '
 
@@ -43,32 +46,32 @@ class Case:
     #: A second fault (``sweep --depth 2``): the case whose fault comes
     #: first; this one's rule goes to the services its ``recover``
     #: starts, its point a step of that recovery.
-    first: 'Case' = None
+    first: typing.Optional['Case'] = None
     #: ``peer-periodic``: the other host whose periodic runs at the step.
-    peer: str = None
+    peer: typing.Optional[str] = None
 
     @property
-    def label(self):
+    def label(self) -> str:
         """The action class as results and reports name it: with the
         peer host for ``peer-periodic`` (``peer-periodic(src)``)."""
         return '%s(%s)' % (self.action, self.peer) if self.peer else \
             self.action
 
     @property
-    def id(self):
+    def id(self) -> str:
         own = '%s.%s@%s:%s' % (self.point, self.phase, self.host,
                                self.label)
         return '%s%s%s' % (self.first.id, THEN, own) if self.first else own
 
     @property
-    def slug(self):
+    def slug(self) -> str:
         return re.sub('[^a-z0-9]+', '-', self.id.lower()).strip('-')
 
-    def name(self, prefix):
+    def name(self, prefix: str) -> str:
         """A scenario name (at most 64 characters, unique per case)."""
         return scenario_name(prefix, self.id)
 
-    def rule(self, backend=tiers.DEFAULT):
+    def rule(self, backend: str = tiers.DEFAULT) -> typing.Optional[str]:
         """The rule of this case (``None``: no such fault here)."""
         term = self._term(backend)
         if term is None or not self.skip:
@@ -76,7 +79,7 @@ class Case:
         where, chain = term.split(': ', 1)
         return '%s: %d*off -> %s' % (where, self.skip, chain)
 
-    def _term(self, backend):
+    def _term(self, backend: str) -> typing.Optional[str]:
         point = points_module.catalogue()[self.point]
         where = '%s.%s' % (self.point, self.phase)
         if self.action == 'crash':
@@ -116,7 +119,7 @@ class Case:
         raise ValueError('unknown action class %r' % self.action)
 
 
-def scenario_name(prefix, case_id):
+def scenario_name(prefix: str, case_id: str) -> str:
     """A scenario name for the case ``case_id`` (at most 64 characters,
     unique per case)."""
     slug = re.sub('[^a-z0-9]+', '-', case_id.lower()).strip('-')
@@ -127,8 +130,10 @@ def scenario_name(prefix, case_id):
     return '%s-%s' % (name[:55].rstrip('-'), digest)
 
 
-def generate(steps, actions=DEFAULT_ACTIONS, backend=tiers.DEFAULT,
-             hosts=()):
+def generate(steps: typing.Iterable[trace.TracedStep],
+             actions: typing.Iterable[str] = DEFAULT_ACTIONS,
+             backend: str = tiers.DEFAULT,
+             hosts: typing.Iterable[str] = ()) -> typing.List[Case]:
     """Every (step, action) with a rule, sorted by id (a stable order the
     shards and the resume rely on); ``peer-periodic`` once for each of
     the workflow's other ``hosts``."""
@@ -148,7 +153,7 @@ SLOWEST_FIRST = ('hang', 'shutdown-hold', 'crash', 'delay', 'periodic',
                  'peer-periodic', 'shutdown', 'raise', 'raise-generic')
 
 
-def slowest_first(cases):
+def slowest_first(cases: typing.Iterable[Case]) -> typing.List[Case]:
     """``cases`` in the order to run them: the slowest action classes
     first, so that the last cases left for the workers are short ones
     (the sweep's end waits for the last case: with the sorted order a
@@ -156,7 +161,8 @@ def slowest_first(cases):
     return sorted(cases, key=lambda case: SLOWEST_FIRST.index(case.action))
 
 
-def shard(cases, index, count):
+def shard(cases: typing.Iterable[Case], index: int,
+          count: int) -> typing.List[Case]:
     """Shard ``index`` (1-based) of ``count``: every count-th case."""
     return [case for i, case in enumerate(cases) if i % count == index - 1]
 
@@ -166,9 +172,13 @@ def shard(cases, index, count):
 TIMING_ONLY = ('periodic', 'peer-periodic')
 
 
-def case_scenario(workflow, case, backend=tiers.DEFAULT, patches=(),
-                  nova_changes=None, clean=None, trace_recovery=False,
-                  clean_accounting=None):
+def case_scenario(workflow: records.Workflow, case: Case,
+                  backend: str = tiers.DEFAULT,
+                  patches: typing.Sequence[str] = (),
+                  nova_changes: typing.Optional[records.ScenarioData] = None,
+                  clean: records.JSON = None, trace_recovery: bool = False,
+                  clean_accounting: records.JSON = None
+                  ) -> records.ScenarioData:
     """The scenario data of one case: it replays the fault and checks
     the invariants after the workflow's ``recover``, on the Nova under
     test (``nova_changes``: its variant keys, as
@@ -211,14 +221,14 @@ def case_scenario(workflow, case, backend=tiers.DEFAULT, patches=(),
         'Sweep case %s of workflow %s: the fault, then the workflow\'s '
         'steps to its recovery, then the invariants.' % (case.id,
                                                          workflow.name))
-    variant = {'description': 'the case as swept'}
+    variant: records.ScenarioData = {'description': 'the case as swept'}
     if patches:
         variant['patches'] = list(patches)
     variant.update(nova_changes or {})
     data['variants'] = {'case': variant}
     data['expectations'] = [dict(i) for i in INVARIANTS]
     if clean is not None and case.action in TIMING_ONLY:
-        args = {'outcome': clean}
+        args: records.ScenarioData = {'outcome': clean}
         if clean_accounting:
             args['accounting'] = clean_accounting
         data['expectations'].append({'outcome-as-clean': args})
@@ -240,23 +250,26 @@ def case_scenario(workflow, case, backend=tiers.DEFAULT, patches=(),
 RESTARTING = ('crash',)
 
 
-def needs_restart(case):
+def needs_restart(case: Case) -> bool:
     """Whether ``case``'s fault leaves its host for ``recover`` to start
     again (the only first faults ``--depth 2`` follows)."""
     return case.first is None and case.action in RESTARTING
 
 
-def _recover_rules(data, host):
+def _recover_rules(data: records.ScenarioData,
+                   host: str) -> typing.List[typing.Optional[str]]:
     """The rules list of ``host`` in the scenario's (last) ``recover``
     step, made present."""
     step = [step for step in data['steps'] if 'recover' in step][-1]
     if step['recover'] is None:             # "- recover:" in YAML
         step['recover'] = {}
     rules = step['recover'].setdefault('rules', {})
-    return rules.setdefault(host, [])
+    found: typing.List[typing.Optional[str]] = rules.setdefault(host, [])
+    return found
 
 
-def _restart_step(data, case):
+def _restart_step(data: records.ScenarioData,
+                  case: Case) -> records.ScenarioData:
     """The arguments of the workflow's ``case.restart``-th ``restart``
     step of ``case.host`` (its ``rules`` list made present)."""
     found = [step['restart'] for step in data['steps']
@@ -265,12 +278,12 @@ def _restart_step(data, case):
         raise ValueError('case %s: the workflow has %d restart step(s) of '
                          '%s, not %d' % (case.id, len(found), case.host,
                                          case.restart))
-    args = found[case.restart - 1]
+    args: records.ScenarioData = found[case.restart - 1]
     args['rules'] = list(args.get('rules', ()))
     return args
 
 
-def booted_on(data):
+def booted_on(data: records.ScenarioData) -> typing.Dict[str, str]:
     """``{server alias: host}`` of a scenario's boot steps (a boot without
     a host boots on the first host)."""
     first = data.get('topology', {}).get('hosts', ['src'])[0]

@@ -2,11 +2,16 @@
 the process tier's replay said of it (the text report, the HTML, the
 causes and the A/B comparison all name them alike)."""
 
+import typing
 
-CONFIRMED = {True: 'confirmed', False: 'harness-only', None: '-'}
+from faultdriver.sweep import records
 
 
-def confirmation(finding):
+CONFIRMED: typing.Dict[typing.Optional[bool], str] = {
+    True: 'confirmed', False: 'harness-only', None: '-'}
+
+
+def confirmation(finding: records.Finding) -> str:
     """What the process-tier replay said of a finding, in words."""
     text = CONFIRMED[finding.get('confirmed')]
     if finding.get('confirmed_on'):
@@ -14,7 +19,7 @@ def confirmation(finding):
     return text
 
 
-def step_label(case):
+def step_label(case: typing.Mapping[str, object]) -> str:
     """A case's or a finding's step, after its first fault's case id
     where it is a second fault; the clean run's has none."""
     if case.get('point') is None:

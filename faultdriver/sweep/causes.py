@@ -18,6 +18,7 @@ import dataclasses
 import typing
 
 from faultdriver.sweep import casetext
+from faultdriver.sweep import records
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,19 +45,33 @@ class BrokenCase:
     invariants: typing.Tuple[BrokenInvariant, ...]
 
     @property
-    def known(self):
+    def known(self) -> typing.List[str]:
         """The findings this case shows, in finding order."""
         return sorted({name.strip() for i in self.invariants if i.known
                        for name in i.known.split(',')},
                       key=lambda n: int(n[1:]) if n[1:].isdigit() else 0)
 
     @property
-    def unrecognised(self):
+    def unrecognised(self) -> typing.Tuple[str, ...]:
         return tuple(i.invariant for i in self.invariants if not i.known)
 
-    def to_json(self):
-        data = dataclasses.asdict(self)
-        return dict(data, step=casetext.step_label(data), where=where(data))
+    def to_json(self) -> records.BrokenCaseJSON:
+        return {'id': self.id, 'point': self.point, 'host': self.host,
+                'phase': self.phase, 'action': self.action,
+                'first': self.first,
+                'invariants': [{'invariant': i.invariant, 'known': i.known,
+                                'reproducer': i.reproducer,
+                                'confirmed': i.confirmed}
+                               for i in self.invariants],
+                'step': casetext.step_label(self._step()),
+                'where': where(self._step())}
+
+    def _step(self) -> typing.Dict[str, object]:
+        """Its step and action as :func:`where` and
+        :func:`faultdriver.sweep.casetext.step_label` read them."""
+        return {'point': self.point, 'host': self.host,
+                'phase': self.phase, 'action': self.action,
+                'first': self.first}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,15 +85,18 @@ class Cause:
     key: str
     cases: typing.Tuple[BrokenCase, ...]
 
-    def to_json(self):
+    def to_json(self) -> records.CauseJSON:
         return {'known': self.known, 'label': self.label, 'key': self.key,
                 'cases': [case.to_json() for case in self.cases]}
 
 
-def broken_cases(findings):
+def broken_cases(findings: typing.Iterable[records.Finding]
+                 ) -> typing.List[BrokenCase]:
     """``[BrokenCase]`` of a sweep's findings (one per invariant and
     case), in case order."""
-    by_case = collections.OrderedDict()
+    by_case: typing.Dict[
+        str, typing.Tuple[records.Finding, typing.List[BrokenInvariant]]] = \
+        collections.OrderedDict()
     for finding in findings:
         for case_id in finding['cases']:
             by_case.setdefault(case_id, (finding, []))[1].append(
@@ -90,22 +108,25 @@ def broken_cases(findings):
             for case_id, (f, invariants) in sorted(by_case.items())]
 
 
-def _unrecognised_key(case):
-    return '%s: %s' % (where(dict(case.__dict__, phase='*')),
+def _unrecognised_key(case: BrokenCase) -> str:
+    return '%s: %s' % (where(dict(case._step(), phase='*')),
                        ', '.join(sorted(case.unrecognised)))
 
 
-def where(case):
+def where(case: typing.Mapping[str, object]) -> str:
     """A case's step and action (JSON or record fields), in words."""
     step = casetext.step_label(case)
     return step if case['point'] is None else '%s (%s)' % (
         step, case['action'])
 
 
-def group(findings):
+def group(findings: typing.Iterable[records.Finding]) -> typing.List[Cause]:
     """``[Cause]``: the unrecognised first, then the known in finding
     order."""
-    known, unknown = collections.OrderedDict(), collections.OrderedDict()
+    known: typing.Dict[str, typing.List[BrokenCase]] = \
+        collections.OrderedDict()
+    unknown: typing.Dict[str, typing.List[BrokenCase]] = \
+        collections.OrderedDict()
     for case in broken_cases(findings):
         for name in case.known:
             known.setdefault(name, []).append(case)
@@ -118,7 +139,7 @@ def group(findings):
                     if item[0][1:].isdigit() else 0)])
 
 
-def summary(causes):
+def summary(causes: typing.Sequence[Cause]) -> str:
     """``6 broken cases: 2 known (F1: 2, F5: 4), 0 unrecognised`` (a
     case is counted once, under every cause it shows)."""
     cases = {case.id for cause in causes for case in cause.cases}
@@ -134,5 +155,5 @@ def summary(causes):
         if unknown else '')
 
 
-def _plural(count, word):
+def _plural(count: int, word: str) -> str:
     return word if count == 1 else word + 's'

@@ -6,11 +6,13 @@ against what the clean run broke, so that no case repeats it
 (:func:`faultdriver.sweep.findings.group`)."""
 
 import copy
+import typing
 
 from faultdriver.scenario import expect
 from faultdriver.scenario import specs
 from faultdriver.sweep import cases
 from faultdriver.sweep import execute
+from faultdriver.sweep import records
 
 #: Verdicts of a clean run that ran to its checks: the sweep goes on
 #: (any other, an internal error, stops it: nothing was checked).
@@ -21,7 +23,7 @@ CASE_ID = 'clean run'
 ACTION = 'none'
 
 
-def record(report, log):
+def record(report: records.Report, log: str) -> records.CleanRun:
     """What the sweep keeps of a clean run that broke something (JSON):
     the expectations it broke (``step-failed`` where a step failed),
     what each saw, and the run's log."""
@@ -38,7 +40,10 @@ def record(report, log):
             'log': log}
 
 
-def reproducer(workflow, broken, patches=(), nova_changes=None):
+def reproducer(workflow: records.Workflow, broken: typing.Sequence[str],
+               patches: typing.Sequence[str] = (),
+               nova_changes: typing.Optional[records.ScenarioData] = None
+               ) -> records.ScenarioData:
     """The scenario data that replays the clean run on the Nova under
     test, its one variant ``expect: bug``: the invariants it broke
     expected broken, the others holding; a workflow expectation that is
@@ -46,7 +51,8 @@ def reproducer(workflow, broken, patches=(), nova_changes=None):
     broken), the description names it."""
     data = copy.deepcopy(workflow.data)
     data['name'] = cases.scenario_name('clean-run', workflow.name)
-    kept, dropped = [], []
+    kept: typing.List[records.ScenarioData] = []
+    dropped: typing.List[str] = []
     for spec in map(specs.ExpectationSpec.from_json, data['expectations']):
         if spec.kind not in broken:
             kept.append(spec.to_json())
@@ -62,7 +68,8 @@ def reproducer(workflow, broken, patches=(), nova_changes=None):
             workflow.name, ', '.join(broken),
             ' (%s broke too and is not asserted here.)' % ', '.join(
                 dropped) if dropped else ''))
-    variant = {'description': 'the Nova under test', 'expect': 'bug'}
+    variant: records.ScenarioData = {
+        'description': 'the Nova under test', 'expect': 'bug'}
     if patches:
         variant['patches'] = list(patches)
     variant.update(nova_changes or {})
@@ -70,12 +77,16 @@ def reproducer(workflow, broken, patches=(), nova_changes=None):
     return data
 
 
-def findings(workflow, run, folder, patches=(), nova_changes=None):
+def findings(workflow: records.Workflow, run: records.CleanRun, folder: str,
+             patches: typing.Sequence[str] = (),
+             nova_changes: typing.Optional[records.ScenarioData] = None
+             ) -> typing.List[records.Finding]:
     """The clean run's findings (one per expectation it broke, as a
     case's; no step, no fault), sharing one reproducer in ``folder``."""
     path = execute.write_scenario(folder, reproducer(
         workflow, run['broken'], patches, nova_changes))
-    actual = {d['kind']: d['actual'] for d in run['details']}
+    actual: typing.Dict[str, records.JSON] = {
+        d['kind']: d['actual'] for d in run['details']}
     actual['step-failed'] = run.get('step_failed')
     return [{'invariant': kind, 'point': None, 'host': None, 'phase': None,
              'action': ACTION, 'first': None, 'cases': [CASE_ID],

@@ -5,35 +5,48 @@ which cases it breaks that held before (regressions, listed first); and
 which cases could not be compared because one side did not run to its
 checks (never counted as removed)."""
 
+import typing
+
 from faultdriver.sweep import casetext
+from faultdriver.sweep import records
 
 KEYS = ('invariant', 'point', 'host', 'phase', 'action', 'first')
+#: A finding's signature: its values of KEYS.
+Signature = typing.Tuple[typing.Optional[str], ...]
+#: An A/B's differences (:func:`compare`), as the document keeps them.
+Diff = typing.Dict[str, records.JSON]
 
 
-def signature(finding):
+def signature(finding: records.Finding) -> Signature:
     # ``first`` (a depth-2 finding's first fault) is absent from the
     # findings of a sweep written before it was kept.
-    return tuple(finding.get(key) for key in KEYS)
+    return (finding.get('invariant'), finding.get('point'),
+            finding.get('host'), finding.get('phase'),
+            finding.get('action'), finding.get('first'))
 
 
-def compare(stock, fixed):
+def compare(stock: records.Document, fixed: records.Document) -> Diff:
     """``{'removed', 'kept', 'added', 'unchecked', 'regressions'}``:
     finding signatures as dicts, and case ids."""
-    before = {signature(f): f for f in stock['findings']}
-    after = {signature(f): f for f in fixed['findings']}
-    cases_a = {c['id']: c for c in stock.get('cases', ())}
-    cases_b = {c['id']: c for c in fixed.get('cases', ())}
+    before: typing.Dict[Signature, records.Finding] = {
+        signature(f): f for f in stock['findings']}
+    after: typing.Dict[Signature, records.Finding] = {
+        signature(f): f for f in fixed['findings']}
+    cases_a: typing.Dict[str, records.CaseResult] = {
+        c['id']: c for c in stock.get('cases', ())}
+    cases_b: typing.Dict[str, records.CaseResult] = {
+        c['id']: c for c in fixed.get('cases', ())}
     failed = sorted(i for i in set(cases_a) | set(cases_b)
-                    if (cases_a.get(i) or {}).get('internal_error') or
-                    (cases_b.get(i) or {}).get('internal_error'))
+                    if _errored(cases_a.get(i)) or _errored(cases_b.get(i)))
 
-    def checked(finding):
+    def checked(finding: records.Finding) -> bool:
         """Every case of a stock finding ran to its checks with the fix
         too (a case that errored there removed nothing)."""
         return all(case in cases_b and case not in failed
                    for case in finding['cases'])
 
-    def listed(signatures):
+    def listed(signatures: typing.Iterable[Signature]
+               ) -> typing.List[typing.Dict[str, typing.Optional[str]]]:
         return [dict(zip(KEYS, s), known=(before.get(s) or after[s])['known'])
                 for s in sorted(signatures, key=lambda s: tuple(
                     part or '' for part in s))]
@@ -51,21 +64,33 @@ def compare(stock, fixed):
             'internal_errors': failed}
 
 
-def compare_causes(stock, fixed, failed=()):
+def _errored(case: typing.Optional[records.CaseResult]) -> bool:
+    """Whether a side's case did not run to its checks (no such case:
+    no)."""
+    return bool(case and case.get('internal_error'))
+
+
+def compare_causes(stock: records.Document, fixed: records.Document,
+                   failed: typing.Iterable[str] = ()
+                   ) -> typing.Optional[typing.Dict[str, typing.List[str]]]:
     """``{'removed', 'unchecked', 'kept', 'added'}``: the causes (their
     labels) A shows and B does not (those of which a case did not run to
     its checks on B, or is no case of B's, are ``unchecked``: the clean
     run's, which B does not run again), both show, B adds."""
     if 'causes' not in stock and 'causes' not in fixed:
         return None         # documents of format version 1
-    before = {c['key']: c for c in stock.get('causes', ())}
-    after = {c['key']: c for c in fixed.get('causes', ())}
+    before: typing.Dict[str, records.CauseJSON] = {
+        c['key']: c for c in stock.get('causes', ())}
+    after: typing.Dict[str, records.CauseJSON] = {
+        c['key']: c for c in fixed.get('causes', ())}
     ran = {c['id'] for c in fixed.get('cases', ())} - set(failed)
 
-    def checked(cause):
+    def checked(cause: records.CauseJSON) -> bool:
         return all(case['id'] in ran for case in cause['cases'])
 
-    def labels(keys, side):
+    def labels(keys: typing.Iterable[str],
+               side: typing.Mapping[str, records.CauseJSON]
+               ) -> typing.List[str]:
         return [side[key]['label'] for key in sorted(keys)]
     gone = set(before) - set(after)
     return {'removed': labels({k for k in gone if checked(before[k])},
@@ -76,21 +101,23 @@ def compare_causes(stock, fixed, failed=()):
             'added': labels(set(after) - set(before), after)}
 
 
-def changes(stock, fixed):
+def changes(stock: records.Document,
+            fixed: records.Document) -> typing.List[str]:
     """What B adds to A, in words: tracker fixes by name, Nova changes by
     file name, a Nova source tree by its path."""
-    def nova(doc):
+    def nova(doc: records.Document) -> typing.List[str]:
         record = doc.get('nova') or {}
         tree = ['Nova tree %s' % record['tree']['path']] \
             if record.get('tree') else []
         return tree + ['%s (Nova)' % patch['file'] for patch in
                        record.get('patches', ())]
     before = set(stock['patches']) | set(nova(stock))
-    return [name for name in fixed['patches'] + nova(fixed)
+    added: typing.List[str] = fixed['patches'] + nova(fixed)
+    return [name for name in added
             if name not in before]
 
 
-def text(diff):
+def text(diff: Diff) -> str:
     lines = ['A/B with %s: %d findings removed, %d kept, %d added%s%s' % (
         ', '.join(diff['patches']), len(diff['removed']),
         len(diff['kept']), len(diff['added']),

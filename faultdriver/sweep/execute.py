@@ -9,6 +9,7 @@ import json
 import os
 import threading
 import time
+import typing
 
 import yaml
 
@@ -17,9 +18,18 @@ from faultdriver.scenario import launch
 from faultdriver.scenario import model
 from faultdriver.scenario import tiers
 from faultdriver.sweep import cases as cases_module
+from faultdriver.sweep import records
+from faultdriver.sweep import served
 from faultdriver.sweep import trace
 
 RESULTS = 'results.jsonl'
+#: Told what a resume repaired (a line of text).
+Notice = typing.Callable[[str], None]
+#: Told of each finished case: the case, its result, ``{'done',
+#: 'total'}`` and the seconds left (None before any case finished).
+Progress = typing.Callable[
+    [cases_module.Case, records.CaseResult, typing.Dict[str, int],
+     typing.Optional[float]], None]
 
 
 class CaseRefused(exception.FaultDriverError):
@@ -27,7 +37,9 @@ class CaseRefused(exception.FaultDriverError):
     the sweep (exit 3), never a case to count as run."""
 
 
-def load_results(folder, repair=False, progress=None):
+def load_results(folder: str, repair: bool = False,
+                 progress: typing.Optional[Notice] = None
+                 ) -> typing.Dict[str, records.CaseResult]:
     """``{case id: result}`` already in ``folder``.
 
     A last line without its newline is what a kill during the append
@@ -37,7 +49,7 @@ def load_results(folder, repair=False, progress=None):
     file and line.
     """
     path = os.path.join(folder, RESULTS)
-    found = {}
+    found: typing.Dict[str, records.CaseResult] = {}
     if not os.path.exists(path):
         return found
     with open(path, 'rb') as stream:
@@ -48,7 +60,7 @@ def load_results(folder, repair=False, progress=None):
         if not line.strip():
             continue
         try:
-            result = json.loads(line)
+            result: records.CaseResult = json.loads(line)
             found[result['id']] = result
         except (ValueError, TypeError, KeyError) as exc:
             raise exception.ScenarioError(
@@ -69,7 +81,7 @@ def load_results(folder, repair=False, progress=None):
     return found
 
 
-def write_scenario(folder, data):
+def write_scenario(folder: str, data: records.ScenarioData) -> str:
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, data['name'] + '.yaml')
     with open(path, 'w', encoding='utf-8') as out:
@@ -77,7 +89,8 @@ def write_scenario(folder, data):
     return path
 
 
-def run_scenario(path, variant, mode, backend, log):
+def run_scenario(path: str, variant: str, mode: str, backend: str,
+                 log: str) -> records.Report:
     """One variant of the scenario file at ``path``; its report."""
     scenario = model.load(path)
     with open(log, 'a', encoding='utf-8') as stream:
@@ -86,7 +99,8 @@ def run_scenario(path, variant, mode, backend, log):
                           backend=backend, stream=stream)[variant].to_json()
 
 
-def summarize(case, report, path, seconds):
+def summarize(case: cases_module.Case, report: records.Report, path: str,
+              seconds: float) -> records.CaseResult:
     """What the results keep of one case's run."""
     broken = [e['kind'] for e in report.get('expectations', ())
               if not e['met']]
@@ -132,7 +146,8 @@ def summarize(case, report, path, seconds):
             'cpu_seconds': report.get('cpu_seconds') or {}}
 
 
-def _first_lines(text, count=3):
+def _first_lines(text: records.JSON,
+                 count: int = 3) -> typing.Optional[str]:
     """The head of an internal error's text, for the results (its log
     has the whole traceback)."""
     if not text:
@@ -141,9 +156,15 @@ def _first_lines(text, count=3):
     return '\n'.join(lines[-count:])
 
 
-def run_cases(cases, scenario_of, folder, mode='threading',
-              backend='embedded', workers=2, progress=None, pool=None,
-              notice=None):
+def run_cases(cases: typing.Sequence[cases_module.Case],
+              scenario_of: typing.Callable[[cases_module.Case],
+                                           records.ScenarioData],
+              folder: str, mode: str = 'threading',
+              backend: str = 'embedded', workers: int = 2,
+              progress: typing.Optional[Progress] = None,
+              pool: typing.Optional[served.Pool] = None,
+              notice: typing.Optional[Notice] = None
+              ) -> typing.List[records.CaseResult]:
     """Run the ``cases`` not yet in ``folder``; returns every result.
 
     ``scenario_of(case)`` gives a case's scenario data; its file goes to
@@ -162,17 +183,20 @@ def run_cases(cases, scenario_of, folder, mode='threading',
     counts = {'done': len(cases) - len(todo), 'total': len(cases)}
     serves = tiers.get(backend).serves
     if serves and todo:
+        assert pool is not None, 'embedded cases need served runners'
         pool.warm(min(workers, len(todo)))
 
     refused = threading.Event()
 
-    def run(case, path, log):
+    def run(case: cases_module.Case, path: str,
+            log: str) -> records.Report:
         if not serves:       # a stack of processes per case
             try:
                 return run_scenario(path, 'case', mode, backend, log)
             except exception.ScenarioError as exc:
                 report = {'scenario_error': str(exc)}
         else:
+            assert pool is not None, 'embedded cases need served runners'
             with pool.runner() as runner:
                 report = runner.run(path, 'case', log)
         if report.get('scenario_error'):
@@ -183,7 +207,7 @@ def run_cases(cases, scenario_of, folder, mode='threading',
                                            report['scenario_error']))
         return report
 
-    def one(case):
+    def one(case: cases_module.Case) -> typing.Optional[records.CaseResult]:
         if refused.is_set():
             return None         # the sweep stops: start no other case
         path = write_scenario(os.path.join(folder, 'cases'),
@@ -226,7 +250,8 @@ def run_cases(cases, scenario_of, folder, mode='threading',
     return [results[case.id] for case in cases]
 
 
-def _eta(started, done, total):
+def _eta(started: float, done: int,
+         total: int) -> typing.Optional[float]:
     if not done:
         return None
     return (time.monotonic() - started) / done * (total - done)

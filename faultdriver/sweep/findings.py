@@ -5,6 +5,7 @@ says BUG REPRODUCED while Nova behaves so)."""
 
 import copy
 import os
+import typing
 
 import yaml
 
@@ -12,6 +13,7 @@ from faultdriver.scenario import specs
 from faultdriver.sweep import cases
 from faultdriver.sweep import execute
 from faultdriver.sweep import recognisers
+from faultdriver.sweep import records
 
 
 #: The version of the sweep document (``-f json``) and of what it keeps
@@ -25,7 +27,10 @@ FORMAT_VERSION = 2
 READS = (1, 2)
 
 
-def findings_of(results, folder, operation=None, clean_broken=()):
+def findings_of(results: typing.Sequence[records.CaseResult], folder: str,
+                operation: typing.Optional[str] = None,
+                clean_broken: typing.Collection[str] = ()
+                ) -> typing.List[records.Finding]:
     """The findings of a sweep's results: grouped, known ones named (the
     recognisers of the workflow's ``operation``), each with its
     reproducing scenario written to ``folder``.  ``clean_broken``: what
@@ -35,20 +40,24 @@ def findings_of(results, folder, operation=None, clean_broken=()):
                                        operation), folder)
 
 
-def group(results, clean_broken=()):
+def group(results: typing.Sequence[records.CaseResult],
+          clean_broken: typing.Collection[str] = ()
+          ) -> typing.List[records.Finding]:
     """``[finding]``: one per (invariant, point, host, phase, action,
     first fault), with every case id that shows it; internal errors are
     not findings, nor a second fault's case breaking what its first
     fault alone broke (``sweep --depth 2``: the second adds nothing), nor
     a case breaking what the clean run broke (the clean run's finding)."""
-    found = {}
+    found: typing.Dict[typing.Tuple[typing.Optional[str], ...],
+                       records.Finding] = {}
     by_id = {result['id']: result for result in results}
     for result in results:
         if result['internal_error']:
             continue
-        first = by_id.get(result.get('first')) or {'broken': ()}
+        first = by_id.get(result.get('first') or '')
+        first_broke = first['broken'] if first else ()
         for invariant in result['broken']:
-            if invariant in first['broken'] or invariant in clean_broken:
+            if invariant in first_broke or invariant in clean_broken:
                 continue
             key = (invariant, result['point'], result['host'],
                    result['phase'], result['action'], result.get('first'))
@@ -67,7 +76,7 @@ def group(results, clean_broken=()):
         f['invariant']))
 
 
-def actual_of(result, invariant):
+def actual_of(result: records.CaseResult, invariant: str) -> records.JSON:
     """What ``invariant`` saw in a case (the failed step's error for
     ``step-failed``)."""
     if invariant == STEP_FAILED:
@@ -80,42 +89,52 @@ def actual_of(result, invariant):
 STEP_FAILED = 'step-failed'
 
 
-def known_as(operation, finding):
+def known_as(operation: typing.Optional[str],
+             finding: records.Finding) -> typing.Optional[str]:
     """The finding of doc/findings.rst a broken invariant of a case is
     (``'F5'``; ``'F5, F15'`` where two recognisers take it), or None.  A
     second fault's (``first``) is never recognised: the recognisers
     record first faults."""
-    if finding.get('first'):
+    point, host, phase = finding['point'], finding['host'], finding['phase']
+    if finding.get('first') or point is None or host is None or \
+            phase is None:
+        # (No step: the clean run's finding, which no recogniser takes.)
         return None
-    seen = recognisers.Seen(operation, finding['point'], finding['host'],
-                            finding['phase'], finding['action'],
-                            finding['invariant'], finding['actual'])
+    seen = recognisers.Seen(operation, point, host, phase,
+                            finding['action'], finding['invariant'],
+                            finding['actual'])
     return ', '.join(recognisers.recognise(seen)) or None
 
 
-def recognise(findings, operation=None):
+def recognise(findings: typing.List[records.Finding],
+              operation: typing.Optional[str] = None
+              ) -> typing.List[records.Finding]:
     """Name each finding a recogniser takes (``known``)."""
     for finding in findings:
         finding['known'] = known_as(operation, finding)
     return findings
 
 
-def _finding_name(finding):
-    own = cases.Case(finding['point'], finding['host'], finding['phase'],
-                     finding['action']).id
-    case_id = finding['first'] + cases.THEN + own if finding.get('first') \
-        else own
+def _finding_name(finding: records.Finding) -> str:
+    point, host, phase = finding['point'], finding['host'], finding['phase']
+    if point is None or host is None or phase is None:
+        raise ValueError('finding %s of no step: the clean run\'s, whose '
+                         'reproducer is its own' % finding['invariant'])
+    own = cases.Case(point, host, phase, finding['action']).id
+    first = finding.get('first')
+    case_id = first + cases.THEN + own if first else own
     return cases.scenario_name(finding['invariant'], case_id)
 
 
-def write_reproducers(findings, folder):
+def write_reproducers(findings: typing.List[records.Finding],
+                      folder: str) -> typing.List[records.Finding]:
     """Give each finding its reproducing scenario file."""
     for finding in findings:
         if finding['invariant'] == 'step-failed':
             finding['scenario'] = finding['case_scenario']
             continue
         with open(finding['case_scenario'], encoding='utf-8') as stream:
-            data = yaml.safe_load(stream)
+            data: records.ScenarioData = yaml.safe_load(stream)
         data = copy.deepcopy(data)
         data['name'] = _finding_name(finding)
         data['description'] = (
@@ -135,7 +154,7 @@ def write_reproducers(findings, folder):
     return findings
 
 
-def _fired(report, finding):
+def _fired(report: records.Report, finding: records.Finding) -> bool:
     """Whether the replay's journal has a fault fired at the finding's
     point, phase and host (the case's one rule there; the journal names
     the rule's action, ``shutdown`` for the ``shutdown-hold`` class)."""
@@ -145,7 +164,10 @@ def _fired(report, finding):
                for entry in (report.get('state') or {}).get('faults', ()))
 
 
-def confirm(findings, backend, mode, folder, progress=None):
+def confirm(findings: typing.List[records.Finding], backend: str, mode: str,
+            folder: str,
+            progress: typing.Optional[typing.Callable[[str], None]] = None
+            ) -> typing.List[records.Finding]:
     """Replay each finding's reproducer on ``backend`` (real processes):
     ``confirmed`` is True where it shows the same broken invariant there,
     False where it does not (an artifact of the in-process harness, never
@@ -156,7 +178,7 @@ def confirm(findings, backend, mode, folder, progress=None):
     case's scenario turns the timer periodic off (``periodic-timer:
     false``), so a fault at a hit of a host's resource periodic takes the
     same hit on processes as in the embedded Nova."""
-    replays = {}
+    replays: typing.Dict[str, records.Report] = {}
     for finding in findings:
         if not finding['scenario'] or finding['invariant'] == 'step-failed' \
                 or finding['point'] is None:

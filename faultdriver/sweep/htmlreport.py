@@ -7,13 +7,16 @@ Inline CSS only, every text escaped (the scenario report's style)."""
 
 from html import escape
 import os
+import typing
 
 from faultdriver.scenario import htmlreport as scenario_html
 from faultdriver.sweep import casetext
+from faultdriver.sweep import records
 from faultdriver.sweep import report
 
 
-def _link(path, text, base):
+def _link(path: typing.Optional[str], text: str,
+          base: typing.Optional[str]) -> str:
     if not path:
         return escape(text)
     target = os.path.relpath(path, base) if base else path
@@ -21,9 +24,10 @@ def _link(path, text, base):
                                     escape(text))
 
 
-def _matrix(doc, base):
+def _matrix(doc: records.Document, base: typing.Optional[str]) -> str:
     actions = sorted({c['action'] for c in doc['cases']})
-    rows = {}
+    rows: typing.Dict[typing.Tuple[str, str, str, str],
+                      typing.Dict[str, records.CaseResult]] = {}
     for case in doc['cases']:
         # A second fault's row is its own after its first fault's.
         key = (case.get('first') or '', case['point'], case['phase'],
@@ -52,7 +56,7 @@ def _matrix(doc, base):
     return '\n'.join(out)
 
 
-def _causes(doc, base):
+def _causes(doc: records.Document, base: typing.Optional[str]) -> str:
     """The broken cases by cause, the unrecognised first; under each
     case the invariants it broke, each with its finding and what it saw.
     """
@@ -82,7 +86,8 @@ def _causes(doc, base):
     return '\n'.join(out)
 
 
-def _one(doc, base, side=''):
+def _one(doc: records.Document, base: typing.Optional[str],
+         side: str = '') -> str:
     """One sweep's section; ``side`` (``A``, ``B``) heads it in an A/B."""
     return ('<section><h2>%s%s</h2><p class="meta">shard %s: %d cases, '
             '%s, %.0f s; results in %s</p>%s'
@@ -99,7 +104,7 @@ def _one(doc, base, side=''):
                 _causes(doc, base)))
 
 
-def render(doc, base=None):
+def render(doc: records.Document, base: typing.Optional[str] = None) -> str:
     """The page; links are relative to ``base`` (the page's folder)."""
     parts = []
     if 'ab' in doc:

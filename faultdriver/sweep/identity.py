@@ -6,8 +6,10 @@ fixes, another Nova), which would read as one sweep's outcome."""
 import hashlib
 import json
 import os
+import typing
 
 from faultdriver import exception
+from faultdriver.sweep import records
 
 META = 'sweep.json'
 #: What two runs into one results directory (a resume, or the shards a
@@ -19,8 +21,13 @@ COMPARED = ('workflow', 'workflow_sha256', 'backend', 'mode', 'actions',
 BEFORE = {'depth': 1}
 
 
-def of(workflow, actions, points, hosts, patches, backend, mode,
-       nova=None, depth=1, recovery_points=None):
+def of(workflow: records.Workflow, actions: typing.Iterable[str],
+       points: typing.Optional[typing.Iterable[str]],
+       hosts: typing.Optional[typing.Iterable[str]],
+       patches: typing.Iterable[str], backend: str, mode: str,
+       nova: records.JSON = None, depth: int = 1,
+       recovery_points: typing.Optional[typing.Iterable[str]] = None
+       ) -> records.Identity:
     """The identity of a sweep (a dict, JSON as written)."""
     with open(workflow.path, 'rb') as stream:
         digest = hashlib.sha256(stream.read()).hexdigest()
@@ -34,23 +41,24 @@ def of(workflow, actions, points, hosts, patches, backend, mode,
             'recovery_points': sorted(recovery_points or ()) or None}
 
 
-def differences(meta, identity):
+def differences(meta: typing.Mapping[str, object],
+                identity: typing.Mapping[str, object]) -> typing.List[str]:
     """``["key: theirs != ours"]`` for the compared keys that differ."""
-    def value(record, key):
+    def value(record: typing.Mapping[str, object], key: str) -> object:
         return record.get(key, BEFORE.get(key))
     return ['%s: %s, not %s' % (key, json.dumps(value(meta, key)),
                                 json.dumps(value(identity, key)))
             for key in COMPARED if value(meta, key) != value(identity, key)]
 
 
-def read(folder):
+def read(folder: str) -> typing.Optional[records.Document]:
     """The sweep.json of ``folder``, or None where there is none."""
     path = os.path.join(folder, META)
     if not os.path.exists(path):
         return None
     try:
         with open(path, encoding='utf-8') as stream:
-            meta = json.load(stream)
+            meta: records.JSON = json.load(stream)
         if not isinstance(meta, dict):
             raise ValueError('not a JSON object')
     except (OSError, ValueError) as exc:
@@ -59,7 +67,8 @@ def read(folder):
     return meta
 
 
-def claim(folder, identity, results_file):
+def claim(folder: str, identity: records.Identity,
+          results_file: str) -> None:
     """Make ``folder`` this sweep's: record its identity, or check that
     the sweep already there is this one (ScenarioError naming each
     difference).  Results without a record are refused too: nothing
@@ -80,13 +89,14 @@ def claim(folder, identity, results_file):
                 folder, '; '.join(wrong)))
 
 
-def finish(folder, identity, doc):
+def finish(folder: str, identity: records.Identity,
+           doc: records.Document) -> None:
     """Record the finished sweep's trace and shard (``sweep merge`` joins
     finished sweeps only)."""
     write(folder, dict(identity, finished=True, trace=doc['trace'],
                        shard=doc['shard']))
 
 
-def write(folder, meta):
+def write(folder: str, meta: typing.Mapping[str, object]) -> None:
     with open(os.path.join(folder, META), 'w', encoding='utf-8') as out:
         json.dump(meta, out, indent=2)

@@ -2,6 +2,7 @@
 run in several places, as one document (the same as a whole sweep's)."""
 
 import os
+import typing
 
 import yaml
 
@@ -12,11 +13,13 @@ from faultdriver.sweep import clean
 from faultdriver.sweep import execute
 from faultdriver.sweep import findings as findings_module
 from faultdriver.sweep import identity
+from faultdriver.sweep import records
 from faultdriver.sweep import sweep
 
 
-def merge(folders):
-    metas, results = [], {}
+def merge(folders: typing.Sequence[str]) -> records.Document:
+    metas: typing.List[records.Document] = []
+    results: typing.Dict[str, records.CaseResult] = {}
     for folder in folders:
         meta = identity.read(folder)
         if not meta or 'trace' not in meta:
@@ -41,7 +44,8 @@ def merge(folders):
                     folder, folders[0], '; '.join(wrong)))
     cases = sorted(results.values(), key=lambda r: r['id'])
     workflow = _workflow(first, cases)
-    clean_run = sweep.clean_outcome(folders[0], sweep.CLEAN)
+    clean_run: typing.Optional[records.CleanRun] = sweep.clean_outcome(
+        folders[0], sweep.CLEAN)
     findings = findings_module.findings_of(
         cases, os.path.join(folders[0], 'findings'),
         workflow.data.get('operation'),
@@ -63,20 +67,26 @@ def merge(folders):
                 wall_seconds=round(sum(r['seconds'] for r in cases), 1))
 
 
-def _nova_changes(cases):
+def _nova_changes(cases: typing.Sequence[records.CaseResult]
+                  ) -> records.ScenarioData:
     """The Nova under test's variant keys, as the cases' files name it."""
     with open(cases[0]['scenario'], encoding='utf-8') as stream:
-        variant = yaml.safe_load(stream)['variants']['case']
+        variant: records.ScenarioData = yaml.safe_load(
+            stream)['variants']['case']
     return {key: variant[key] for key in ('nova-patches', 'nova-tree')
             if key in variant}
 
 
-def _workflow(meta, cases):
+def _workflow(meta: records.Document,
+              cases: typing.Sequence[records.CaseResult]
+              ) -> records.Workflow:
     """The swept workflow: the bundled one of that name, else the one a
     case's scenario was written from (a user's workflow file)."""
+    workflow: records.Workflow
     try:
-        return model.load(meta['workflow'])
+        workflow = model.load(meta['workflow'])
     except exception.ScenarioError:
         if not cases or not cases[0].get('scenario'):
             raise
-        return model.load(cases[0]['scenario'])
+        workflow = model.load(cases[0]['scenario'])
+    return workflow

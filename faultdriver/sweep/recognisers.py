@@ -36,8 +36,8 @@ class Seen:
     """One invariant a sweep case broke, as a recogniser reads it: the
     case's move (its workflow's ``operation``), step and action, the
     invariant and the actual value it reported (the failed step's error
-    for ``step-failed``)."""
-    operation: str
+    for ``step-failed``); a workflow may name no ``operation``."""
+    operation: typing.Optional[str]
     point: str
     host: str
     phase: str
@@ -52,7 +52,7 @@ class Sign:
     invariant: str
     evidence: str
 
-    def shown_by(self, seen):
+    def shown_by(self, seen: Seen) -> bool:
         return seen.invariant == self.invariant and re.search(
             self.evidence, str(seen.actual)) is not None
 
@@ -67,7 +67,7 @@ class Where:
     actions: typing.Tuple[str, ...]
     phases: typing.Tuple[str, ...] = BOTH
 
-    def holds(self, seen):
+    def holds(self, seen: Seen) -> bool:
         return (seen.operation in self.operations and
                 seen.point in self.points and seen.host == self.host and
                 seen.phase in self.phases and seen.action in self.actions)
@@ -80,25 +80,25 @@ class Recogniser:
     signs: typing.Tuple[Sign, ...]
     where: typing.Tuple[Where, ...]
 
-    def recognises(self, seen):
+    def recognises(self, seen: Seen) -> bool:
         return any(w.holds(seen) for w in self.where) and any(
             s.shown_by(seen) for s in self.signs)
 
 
-def charged_for_nothing(host):
+def charged_for_nothing(host: str) -> str:
     """``accounting-matches-placement``: ``host`` charged PCPU with
     nothing pinned (a leaked allocation)."""
     return r"'%s': '0 pinned / [1-9]\d* PCPU'" % host
 
 
-def overcharged(host):
+def overcharged(host: str) -> str:
     """``accounting-matches-placement``: ``host`` charged more PCPU in
     placement than it pins (``N pinned / M PCPU``, M > N not checked as
     a number: M differs from N)."""
     return r"'%s': '(\d+) pinned / (?!\1 PCPU)\d+ PCPU'" % host
 
 
-def migration_holds(host, statuses):
+def migration_holds(host: str, statuses: typing.Iterable[str]) -> str:
     """``allocations-consistent``: the migration consumer still holds
     ``host`` after its migration ended in one of ``statuses``."""
     return r"%s holds [^']* for migration \S+ \((?:%s)\)" % (
@@ -241,7 +241,9 @@ RECOGNISERS = (
 )
 
 
-def recognise(seen, recognisers=RECOGNISERS):
+def recognise(seen: Seen,
+              recognisers: typing.Iterable[Recogniser] = RECOGNISERS
+              ) -> typing.List[str]:
     """The findings (``['F5']``, sorted, no repeats) whose recogniser
     takes ``seen``; [] where none does (a new bug, or a known one at a
     step its finding does not record yet)."""
@@ -249,6 +251,6 @@ def recognise(seen, recognisers=RECOGNISERS):
                   key=finding_order)
 
 
-def finding_order(name):
+def finding_order(name: str) -> int:
     """F2 before F10."""
     return int(name[1:]) if name[1:].isdigit() else 0

@@ -13,8 +13,10 @@ many cases that saved.
 """
 
 import dataclasses
+import typing
 
 from faultdriver.sweep import cases as cases_module
+from faultdriver.sweep import records
 from faultdriver.sweep import trace
 
 #: What a second fault does: the host dies again, or a step of its
@@ -22,13 +24,19 @@ from faultdriver.sweep import trace
 ACTIONS = ('crash', 'raise')
 
 
-def second_faults(first_cases, results, points=None,
-                  backend='embedded'):
+def second_faults(first_cases: typing.Iterable[cases_module.Case],
+                  results: typing.Mapping[str, records.CaseResult],
+                  points: typing.Optional[typing.Collection[str]] = None,
+                  backend: str = 'embedded'
+                  ) -> typing.Tuple[typing.List[cases_module.Case],
+                                    records.Pruning]:
     """``(cases, figures)``: the second-fault cases of the first cases'
     traced recoveries (``results``: ``{case id: result}``), narrowed to
     ``points`` if given, and what pruning did."""
-    representative = {}
-    chosen, every, traced = [], 0, 0
+    representative: typing.Dict[typing.Tuple[trace.TracedStep, ...],
+                                str] = {}
+    chosen: typing.List[cases_module.Case] = []
+    every, traced = 0, 0
     for first in first_cases:
         result = results.get(first.id)
         if not result or result['internal_error'] or \
@@ -56,7 +64,9 @@ def second_faults(first_cases, results, points=None,
     }
 
 
-def cost_without_pruning(figures, second_results):
+def cost_without_pruning(figures: records.Pruning,
+                         second_results: typing.Iterable[records.CaseResult]
+                         ) -> typing.Optional[float]:
     """Seconds the pruned cases would have cost: their number times the
     mean of the second faults run (None before any ran)."""
     ran = [r['seconds'] for r in second_results if not r['internal_error']]

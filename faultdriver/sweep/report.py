@@ -1,35 +1,39 @@
 """The sweep's text report: the matrix (step x action, each cell ok or
 the invariants broken) and the findings."""
 
+import typing
+
 import prettytable
 
 from faultdriver import novaundertest
 from faultdriver.sweep import casetext
 from faultdriver.sweep import causes
+from faultdriver.sweep import records
 
 
-def outcome(result):
+def outcome(result: records.CaseResult) -> str:
     """A case's outcome in words, as its JSON records it: ``ok`` only
     where the verdict is ok."""
     if result['internal_error']:
         return 'INTERNAL ERROR'
     if result.get('verdict', 'ok') == 'ok' and not result['broken']:
         return 'ok'
-    return ', '.join(result['broken']) or result['verdict']
+    return ', '.join(result['broken']) or str(result['verdict'])
 
 
-def causes_of(doc):
+def causes_of(doc: records.Document) -> typing.List[records.CauseJSON]:
     """The document's causes (JSON); a document of format version 1 has
     none: made from its findings, as a sweep of today makes them."""
     if 'causes' in doc:
-        return doc['causes']
+        found: typing.List[records.CauseJSON] = doc['causes']
+        return found
     return [cause.to_json() for cause in causes.group(doc['findings'])]
 
 
-def labels(doc):
+def labels(doc: records.Document) -> typing.Dict[str, str]:
     """``{case id: 'F5, F15' or 'unrecognised' or 'F5, unrecognised'}``
     of a sweep document's broken cases."""
-    found = {}
+    found: typing.Dict[str, typing.List[str]] = {}
     for cause in causes_of(doc):
         for case in cause['cases']:
             found.setdefault(case['id'], []).append(
@@ -38,19 +42,19 @@ def labels(doc):
             for case, names in found.items()}
 
 
-def cell(case, label):
+def cell(case: records.CaseResult, label: typing.Optional[str]) -> str:
     """A matrix cell: the case's outcome, with its causes where broken."""
     said = outcome(case)
     return '%s [%s]' % (said, label) if label and said != 'ok' else said
 
 
-def invariants_text(case):
+def invariants_text(case: records.BrokenCaseJSON) -> str:
     """A broken case's invariants, each with the finding it is."""
     return ', '.join('%s (%s)' % (i['invariant'], i['known'] or 'new')
                      for i in case['invariants'])
 
 
-def heading(doc):
+def heading(doc: records.Document) -> str:
     """What ran: the workflow, where, and on which Nova."""
     return '%s on %s (%s mode%s; Nova under test: %s)' % (
         doc['workflow'], doc['backend'], doc['mode'],
@@ -58,10 +62,10 @@ def heading(doc):
         if doc['patches'] else '', novaundertest.describe(doc.get('nova')))
 
 
-def text(doc):
+def text(doc: records.Document) -> str:
     actions = sorted({case['action'] for case in doc['cases']})
     named = labels(doc)
-    rows = {}
+    rows: typing.Dict[str, typing.Dict[str, str]] = {}
     for case in doc['cases']:
         key = casetext.step_label(case)
         rows.setdefault(key, {})[case['action']] = cell(
@@ -89,7 +93,7 @@ def text(doc):
                 recovery_line(doc), internal_errors(doc), matrix, found))
 
 
-def clean_line(doc):
+def clean_line(doc: records.Document) -> str:
     """The clean run's finding, in a line (else nothing)."""
     run = doc.get('clean_run')
     if not run:
@@ -102,9 +106,9 @@ def clean_line(doc):
             'finding, under its cause below\n' % ', '.join(run['broken']))
 
 
-def recovery_line(doc):
+def recovery_line(doc: records.Document) -> str:
     """What a depth-2 sweep's pruning did, in a line (else nothing)."""
-    figures = doc.get('recovery')
+    figures: typing.Optional[records.Pruning] = doc.get('recovery')
     if not figures:
         return ''
     estimate = figures.get('pruned_seconds_estimate')
@@ -117,10 +121,11 @@ def recovery_line(doc):
                 if estimate else ''))
 
 
-def internal_errors(doc):
+def internal_errors(doc: records.Document) -> str:
     """The cases that did not run to their checks, first: neither ok nor
     findings, and the reason the sweep exits 3."""
-    failed = [case for case in doc['cases'] if case['internal_error']]
+    failed: typing.List[records.CaseResult] = [
+        case for case in doc['cases'] if case['internal_error']]
     if not failed:
         return ''
     lines = ['%d case(s) ended in an INTERNAL ERROR: not checked, neither '

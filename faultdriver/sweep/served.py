@@ -19,9 +19,11 @@ import subprocess
 import sys
 import threading
 import time
+import typing
 
 from faultdriver.scenario import tiers
 from faultdriver.scenario import worker
+from faultdriver.sweep import records
 
 #: Cases one runner process runs before it is replaced.  Each case
 #: leaves its frozen garbage behind (harness/heap.py, ~6 MB); 40 cases
@@ -36,24 +38,26 @@ CASE_TIMEOUT = 600
 class Runner:
     """One served runner process, started when first needed."""
 
-    def __init__(self, mode, env=None):
+    def __init__(self, mode: str,
+                 env: typing.Optional[typing.Mapping[str, str]] = None
+                 ) -> None:
         self.mode = mode
         #: The environment of the runner process (the Nova under test's).
         self.env = env
-        self.process = None
+        self.process: typing.Optional['subprocess.Popen[str]'] = None
         self.runs = 0
 
-    def run(self, path, variant, log):
+    def run(self, path: str, variant: str, log: str) -> records.Report:
         """The report of ``variant`` of the scenario at ``path`` (with its
         verdict); the run's output is appended to ``log``."""
-        if not self.started or self.runs >= RUNS:
-            self.start()
+        process = self._process()
         out = os.path.splitext(log)[0] + '.report.json'
         self.runs += 1
         began = time.monotonic()
-        self.process.stdin.write(json.dumps({
+        stdin = _pipe(process.stdin)
+        stdin.write(json.dumps({
             'path': path, 'variant': variant, 'out': out, 'log': log}) + '\n')
-        self.process.stdin.flush()
+        stdin.flush()
         answered = self._answer(CASE_TIMEOUT)
         report = worker.read(
             out, variant, self.mode, tiers.DEFAULT, 'the runner process %s '
@@ -72,22 +76,32 @@ class Runner:
         # The sweep reads reports as JSON data (its own format).
         return report.to_json()
 
-    def _answer(self, timeout):
+    def _answer(self, timeout: float) -> typing.Optional[bool]:
         """True once the runner said ``done``; False if it died first;
         None if it said nothing for ``timeout`` seconds (it is killed)."""
-        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
+        process = self.process
+        assert process is not None, 'a runner answers once started'
+        stdout = _pipe(process.stdout)
+        ready, _, _ = select.select([stdout], [], [], timeout)
         if ready:
-            return self.process.stdout.readline() == 'done\n'
-        self.process.kill()
-        self.process.wait()
+            return stdout.readline() == 'done\n'
+        process.kill()
+        process.wait()
         return None
 
+    def _process(self) -> 'subprocess.Popen[str]':
+        """The running process, started (again) where needed."""
+        if not self.started or self.runs >= RUNS:
+            self.start()
+        assert self.process is not None, 'start() leaves a process'
+        return self.process
+
     @property
-    def started(self):
+    def started(self) -> bool:
         """Whether the process is running (it may still be importing)."""
         return self.process is not None and self.process.poll() is None
 
-    def start(self):
+    def start(self) -> None:
         """Start a new process (ending the old one): it imports Nova while
         the caller does other things."""
         self.close()
@@ -100,13 +114,13 @@ class Runner:
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         self.runs = 0
 
-    def close(self):
+    def close(self) -> None:
         """End the process (it exits at the end of its input)."""
         if self.process is None:
             return
         process, self.process = self.process, None
         try:
-            process.stdin.close()
+            _pipe(process.stdin).close()
         except OSError:
             pass
         try:
@@ -116,16 +130,24 @@ class Runner:
             process.wait()
 
 
+def _pipe(stream: typing.Optional[typing.IO[str]]) -> typing.IO[str]:
+    """A runner process's pipe (started with stdin and stdout piped)."""
+    assert stream is not None, 'a runner is started with its pipes'
+    return stream
+
+
 class Pool:
     """``size`` runners, lent to one case at a time; each started when
     first lent or by ``warm``."""
 
-    def __init__(self, mode, size, env=None):
+    def __init__(self, mode: str, size: int,
+                 env: typing.Optional[typing.Mapping[str, str]] = None
+                 ) -> None:
         self._runners = [Runner(mode, env) for _ in range(max(1, size))]
         self._idle = list(self._runners)
         self._changed = threading.Condition()
 
-    def warm(self, count):
+    def warm(self, count: int) -> None:
         """Start up to ``count`` runners now (their imports run while the
         caller goes on)."""
         for runner in self._runners[:count]:
@@ -133,7 +155,7 @@ class Pool:
                 runner.start()
 
     @contextlib.contextmanager
-    def runner(self):
+    def runner(self) -> typing.Iterator[Runner]:
         """An idle runner (a started one first) for the ``with`` block."""
         with self._changed:
             self._changed.wait_for(lambda: self._idle)
@@ -146,6 +168,6 @@ class Pool:
                 self._idle.append(lent)
                 self._changed.notify()
 
-    def close(self):
+    def close(self) -> None:
         for runner in self._runners:
             runner.close()

@@ -8,6 +8,7 @@ import shutil
 import sys
 import tempfile
 import time
+import typing
 
 from faultdriver import exception
 from faultdriver import novaundertest
@@ -20,9 +21,11 @@ from faultdriver.scenario import tiers
 from faultdriver.sweep import cases as cases_module
 from faultdriver.sweep import causes
 from faultdriver.sweep import clean
+from faultdriver.sweep import compare
 from faultdriver.sweep import execute
 from faultdriver.sweep import findings as findings_module
 from faultdriver.sweep import identity
+from faultdriver.sweep import records
 from faultdriver.sweep import recovery
 from faultdriver.sweep import report as text_report
 from faultdriver.sweep import served
@@ -31,16 +34,22 @@ from faultdriver.sweep import trace
 #: How many faults a case may have: one, or a second in the recovery
 #: from the first (``--depth 2``).
 DEPTHS = (1, 2)
+#: Told what the sweep does, a line at a time.
+Say = typing.Callable[[str], None]
 
 
-def check_arguments(workflow_name, points=None, hosts=None, patches=(),
-                    recovery_points=None):
+def check_arguments(workflow_name: str,
+                    points: typing.Optional[typing.Iterable[str]] = None,
+                    hosts: typing.Optional[typing.Iterable[str]] = None,
+                    patches: typing.Iterable[str] = (),
+                    recovery_points: typing.Optional[
+                        typing.Iterable[str]] = None) -> records.Workflow:
     """The workflow, once every argument that names something was found
     (ScenarioError naming the argument and the choices): checked before
     any work, so that a typo never runs a sweep of nothing, or of stock
     Nova where a fix was asked for."""
     from faultdriver.tracker import patches as patches_module
-    workflow = model.load(workflow_name)
+    workflow: records.Workflow = model.load(workflow_name)
     _known('--hosts', hosts, workflow.hosts,
            'not a host of workflow %s' % workflow.name)
     _known('--points', points, points_module.catalogue(), 'no such point')
@@ -51,7 +60,8 @@ def check_arguments(workflow_name, points=None, hosts=None, patches=(),
     return workflow
 
 
-def _known(option, given, choices, what):
+def _known(option: str, given: typing.Optional[typing.Iterable[str]],
+           choices: typing.Collection[str], what: str) -> None:
     for name in given or ():
         if name not in choices:
             raise exception.ScenarioError(
@@ -60,10 +70,19 @@ def _known(option, given, choices, what):
                     ', '.join(sorted(choices)) or 'none'))
 
 
-def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
-        hosts=None, patches=(), shard=(1, 1), folder=None, mode='threading',
-        backend='embedded', workers=2, progress=None, confirm=None,
-        nova_patches=(), depth=1, recovery_points=None, nova_tree=None):
+def run(workflow_name: str,
+        actions: typing.Sequence[str] = cases_module.DEFAULT_ACTIONS,
+        points: typing.Optional[typing.Collection[str]] = None,
+        hosts: typing.Optional[typing.Collection[str]] = None,
+        patches: typing.Sequence[str] = (),
+        shard: typing.Tuple[int, int] = (1, 1),
+        folder: typing.Optional[str] = None, mode: str = 'threading',
+        backend: str = 'embedded', workers: int = 2,
+        progress: typing.Optional[Say] = None,
+        confirm: typing.Optional[str] = None,
+        nova_patches: typing.Sequence[str] = (), depth: int = 1,
+        recovery_points: typing.Optional[typing.Collection[str]] = None,
+        nova_tree: typing.Optional[str] = None) -> records.Document:
     """Run the sweep; returns ``{'workflow', 'trace', 'cases',
     'findings', ...}``.  ``points``/``hosts`` narrow the traced steps (a
     reduced sweep), ``shard`` = (K, N) runs every N-th case from the K-th.
@@ -93,7 +112,7 @@ def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
     # Embedded cases (and the trace) run in served runner processes.
     pool = served.Pool(mode, workers, nova.environ()) \
         if tiers.get(backend).serves else None
-    pruning = None
+    pruning: typing.Optional[records.Pruning] = None
     try:
         steps = traced_steps(workflow, folder, mode, backend, pool,
                              1 if points else workers, nova_changes)
@@ -103,7 +122,7 @@ def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
         clean_moves = clean_outcome(folder)
         clean_accounting = clean_outcome(folder, MOVE_END)
 
-        def scenario_of(case):
+        def scenario_of(case: cases_module.Case) -> records.ScenarioData:
             return cases_module.case_scenario(
                 workflow, case, backend, patches, nova_changes, clean_moves,
                 trace_recovery=depth == 2, clean_accounting=clean_accounting)
@@ -130,7 +149,8 @@ def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
     finally:
         if pool:
             pool.close()
-    clean_run = clean_outcome(folder, CLEAN)
+    clean_run: typing.Optional[records.CleanRun] = clean_outcome(
+        folder, CLEAN)
     baseline = clean_run['broken'] if clean_run else ()
     findings = findings_module.findings_of(
         results, os.path.join(folder, 'findings'),
@@ -164,8 +184,13 @@ def run(workflow_name, actions=cases_module.DEFAULT_ACTIONS, points=None,
     return doc
 
 
-def _chosen_cases(workflow, steps, actions, points, hosts, shard, backend,
-                  progress):
+def _chosen_cases(workflow: records.Workflow,
+                  steps: typing.List[trace.TracedStep],
+                  actions: typing.Sequence[str],
+                  points: typing.Optional[typing.Collection[str]],
+                  hosts: typing.Optional[typing.Collection[str]],
+                  shard: typing.Tuple[int, int], backend: str,
+                  progress: Say) -> typing.List[cases_module.Case]:
     """This shard's cases of the traced ``steps`` narrowed to ``points``
     and ``hosts``."""
     if points:
@@ -194,7 +219,7 @@ def _chosen_cases(workflow, steps, actions, points, hosts, shard, backend,
     return chosen
 
 
-def share_trace(folder, other):
+def share_trace(folder: str, other: str) -> None:
     """Let the sweep in ``other`` run the cases of the one in ``folder``
     (an A/B compares the same cases; a second trace could differ)."""
     os.makedirs(os.path.join(other, 'trace'), exist_ok=True)
@@ -212,13 +237,18 @@ def share_trace(folder, other):
             json.dump(dict(broken, shared=folder), out)
 
 
-def recheck_regressions(diff, stock, mode, backend, progress=None):
+def recheck_regressions(diff: compare.Diff, stock: records.Document,
+                        mode: str, backend: str,
+                        progress: typing.Optional[Say] = None
+                        ) -> compare.Diff:
     """Replay each regression's case as A ran it: a case that breaks
     there too is flaky on A (an outcome that depends on timing), not a
     regression of B's change; it moves to ``diff['flaky']``."""
     progress = progress or _stderr
-    cases = {case['id']: case for case in stock['cases']}
-    kept, flaky = [], []
+    cases: typing.Dict[str, records.CaseResult] = {
+        case['id']: case for case in stock['cases']}
+    kept: typing.List[str] = []
+    flaky: typing.List[str] = []
     for case_id in diff['regressions']:
         case = cases[case_id]
         log = os.path.splitext(case['scenario'])[0] + '.recheck.log'
@@ -245,7 +275,7 @@ MOVE_END = 'move-end.json'
 CLEAN = 'clean.json'
 
 
-def clean_outcome(folder, name=OUTCOME):
+def clean_outcome(folder: str, name: str = OUTCOME) -> records.JSON:
     """How the moves ended in the clean, traced run (None for a trace
     written before this was kept); with ``name`` MOVE_END, each host's
     accounting then."""
@@ -256,8 +286,11 @@ def clean_outcome(folder, name=OUTCOME):
         return json.load(stream)
 
 
-def traced_steps(workflow, folder, mode, backend, pool=None, warm=1,
-                 nova_changes=None):
+def traced_steps(workflow: records.Workflow, folder: str, mode: str,
+                 backend: str, pool: typing.Optional[served.Pool] = None,
+                 warm: int = 1,
+                 nova_changes: typing.Optional[records.ScenarioData] = None
+                 ) -> typing.List[trace.TracedStep]:
     """The workflow's steps from a clean, traced run (kept in the
     results directory as ``trace/steps.json``: a resumed sweep does not
     trace again, and an interrupted one tells how many cases it has).
@@ -308,8 +341,10 @@ def traced_steps(workflow, folder, mode, backend, pool=None, warm=1,
     return steps
 
 
-def _case_progress(progress):
-    def show(case, result, counts, eta):
+def _case_progress(progress: Say) -> execute.Progress:
+    def show(case: cases_module.Case, result: records.CaseResult,
+             counts: typing.Dict[str, int],
+             eta: typing.Optional[float]) -> None:
         progress('[%d/%d] %-55s %s (%.0fs)%s' % (
             counts['done'], counts['total'], case.id,
             text_report.outcome(result),
@@ -318,6 +353,6 @@ def _case_progress(progress):
     return show
 
 
-def _stderr(text):
+def _stderr(text: str) -> None:
     sys.stderr.write(text + '\n')
     sys.stderr.flush()

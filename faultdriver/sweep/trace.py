@@ -13,18 +13,19 @@ import typing
 from faultdriver import points as points_module
 from faultdriver import rules as rules_module
 from faultdriver.scenario import model
+from faultdriver.sweep import records
 
 TRACE_MESSAGE = 'trace'
 
 
-def trace_rules():
+def trace_rules() -> typing.List[str]:
     """A ``log`` rule per point and phase, for every host ('*')."""
     return ['%s.%s: log(%s)' % (name, phase, TRACE_MESSAGE)
             for name, point in sorted(points_module.catalogue().items())
             for phase in phases(point)]
 
 
-def phases(point):
+def phases(point: points_module.Point) -> typing.Tuple[str, ...]:
     """The phases a point has: tracker points under the tracker lock
     have one before the lock too."""
     if getattr(point, 'tracker_lock', False):
@@ -32,7 +33,9 @@ def phases(point):
     return ('before', 'after')
 
 
-def trace_scenario(workflow, nova_changes=None):
+def trace_scenario(workflow: records.Workflow,
+                   nova_changes: typing.Optional[records.ScenarioData] = None
+                   ) -> records.ScenarioData:
     """The workflow's data with the trace rules and no expectations of
     its own but the invariants (the clean run must keep them), run on
     the Nova under test (``nova_changes``, the variant keys
@@ -65,15 +68,19 @@ class TracedStep(typing.NamedTuple):
     restart: int = 0
 
     @classmethod
-    def from_json(cls, data):
+    def from_json(cls, data: typing.Union[records.StepJSON,
+                                          typing.Sequence[records.JSON]]
+                  ) -> 'TracedStep':
         """From ``to_json``'s dict, or the list a saved trace holds."""
         return cls(**data) if isinstance(data, dict) else cls(*data)
 
-    def to_json(self):
+    def to_json(self) -> records.StepJSON:
         return self._asdict()
 
 
-def steps_hit(report, operation=None):
+def steps_hit(report: records.Report,
+              operation: typing.Optional[str] = None
+              ) -> typing.List[TracedStep]:
     """The TracedSteps in the order first hit, from the workflow's first
     move up to its ``recover`` step (what happens before is its setup,
     after is the operator's); with ``operation``, only points whose
@@ -83,7 +90,8 @@ def steps_hit(report, operation=None):
     return _hits(report, start, end, operation)
 
 
-def recovery_steps_hit(report, host):
+def recovery_steps_hit(report: records.Report,
+                       host: str) -> typing.List[TracedStep]:
     """The TracedSteps the services ``recover`` started on ``host`` hit
     (a case's recovery trace, ``case_scenario(trace_recovery=True)``), in
     the order first hit: where a depth-2 sweep's second faults go.  The
@@ -97,10 +105,12 @@ def recovery_steps_hit(report, host):
             if step.host == host]
 
 
-def _hits(report, start, end, operation=None):
+def _hits(report: records.Report, start: typing.Optional[float],
+          end: typing.Optional[float],
+          operation: typing.Optional[str] = None) -> typing.List[TracedStep]:
     catalogue = points_module.catalogue()
     restarts = _restarts(report)
-    seen = []
+    seen: typing.List[TracedStep] = []
     for entry in report['state']['faults']:
         if entry.get('action') != 'log' or entry.get('point') is None:
             continue
@@ -123,10 +133,11 @@ def _hits(report, start, end, operation=None):
     return seen
 
 
-def _restarts(report):
+def _restarts(report: records.Report
+              ) -> typing.Dict[str, typing.List[float]]:
     """``{host: [wall-clock start of each of its restart steps]}``."""
     origin = report.get('steps_started_at')
-    found = {}
+    found: typing.Dict[str, typing.List[float]] = {}
     for entry in report.get('timeline', ()):
         if origin is not None and entry['kind'] == 'restart':
             found.setdefault(entry['args']['host'], []).append(
@@ -134,12 +145,14 @@ def _restarts(report):
     return found
 
 
-def _window(report):
+def _window(report: records.Report
+            ) -> typing.Tuple[typing.Optional[float],
+                              typing.Optional[float]]:
     """Wall-clock times of the first move step and of ``recover``."""
     origin = report.get('steps_started_at')
     if origin is None:
         return None, None
-    starts = {}
+    starts: typing.Dict[str, float] = {}
     for entry in report.get('timeline', ()):
         kind = 'move' if entry['kind'] in model.MOVES else entry['kind']
         starts.setdefault(kind, origin + entry['start'])
