@@ -18,9 +18,10 @@ the file and the key, and stays for the operator to see), then the file
 is renamed to ``PATH.consumed`` (the record of what the last start
 took) before anything is armed.  A later restart by an operator never
 re-arms it: the file is gone, and a copy of it put back (same content
-as ``PATH.consumed``) or one past its deadline is ignored with a
-WARNING naming it, and removed.  The rules come after nova.conf's
-``rules``, the fixes after its ``tracker_patches``.
+as ``PATH.consumed``) or one past its deadline (whose rules are not
+even read) is ignored with a WARNING naming it, and removed.  The
+rules come after nova.conf's ``rules``, the fixes after its
+``tracker_patches``.
 """
 
 import dataclasses
@@ -81,10 +82,15 @@ def _strings(path, data, key):
     return value
 
 
-def parse(path, text, parse_rule, host):
+class Expired(Exception):
+    """The file's deadline has passed (what else it holds is not read)."""
+
+
+def parse(path, text, parse_rule, host, now=time.time):
     """The :class:`StartRules` ``text`` (the file at ``path``) holds;
-    ConfigError naming the file and the key otherwise.  ``parse_rule``:
-    nova.conf's rule type; ``host``: this nova-compute's."""
+    ConfigError naming the file and the key otherwise, Expired past its
+    deadline.  ``parse_rule``: nova.conf's rule type; ``host``: this
+    nova-compute's."""
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -106,6 +112,9 @@ def parse(path, text, parse_rule, host):
                                                     (int, float)):
         raise _bad(path, 'deadline', 'Unix time in seconds (a number)',
                    json.dumps(deadline))
+    if deadline < now():
+        raise Expired('run %s\'s deadline %s has passed' % (
+            run_id, _when(deadline)))
     if 'host' in data and data['host'] != host:
         raise _bad(path, 'host', 'this nova-compute\'s host %s' % host,
                    json.dumps(data['host']))
@@ -156,11 +165,11 @@ def read(path, parse_rule, host, check=None, now=time.time):
                 return None
     except OSError:
         pass
-    found = parse(path, content.decode('utf-8', 'replace'), parse_rule,
-                  host)
-    if found.deadline < now():
-        _remove(path, 'run %s\'s deadline %s has passed' % (
-            found.run_id, _when(found.deadline)))
+    try:
+        found = parse(path, content.decode('utf-8', 'replace'), parse_rule,
+                      host, now)
+    except Expired as exc:
+        _remove(path, str(exc))
         return None
     if check is not None:
         try:
