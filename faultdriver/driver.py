@@ -263,7 +263,8 @@ class FaultDriver(generated_class()):
         ``host`` is CONF.host as this driver read it at start)."""
         tracker = self._fault_tracker
         return {
-            'nodenames': (sorted(tracker.compute_nodes)
+            # A copy first (one C call): the periodic may add a node.
+            'nodenames': (sorted(dict(tracker.compute_nodes))
                           if tracker is not None else None),
             'nova_version': novacompat.nova_version(),
             'faultdriver_version': hostfacts.faultdriver_version(),
