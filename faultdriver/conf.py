@@ -190,6 +190,34 @@ Related options:
 * ``enabled``: rules fire only while injection is enabled, which
   ``faultdriver ctl enable`` and ``disable`` also switch.
 """),
+    cfg.StrOpt('start_rules_path',
+        help="""
+A file of rules and tracker fixes for the next start of this
+nova-compute only, written by a runner that restarts it (the process is
+down then, so the control socket cannot take them).
+
+The file is a JSON object with ``run_id`` (the run that wrote it) and
+``deadline`` (Unix time in seconds), and optionally ``rules`` (a list in
+the grammar of ``rules``), ``tracker_patches`` (a list, as the option),
+``enabled`` (true or false, for this start) and ``host`` (this
+nova-compute's, else the start is refused).  It is read once, when the
+driver starts, and renamed to ``PATH.consumed``, so a later restart by
+an operator never arms it again; a file past its deadline, or a copy of
+the one a start consumed, is ignored with a WARNING naming it and
+removed.  A malformed file stops the service at start, naming the file
+and the key, and is left in place.
+
+Possible values:
+
+* Unset or empty: no start rules (default).
+* A path in a directory nova-compute's user can write, for example
+  ``/var/lib/nova/faultdriver-start-rules.json``.
+
+Related options:
+
+* ``rules``, ``tracker_patches``: the file's come after these.
+* ``enabled``: the file's ``enabled`` overrides it for one start.
+"""),
     cfg.DictOpt('peer_control_sockets',
         default={},
         help="""

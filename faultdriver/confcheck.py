@@ -55,8 +55,8 @@ def check(group, access=True, host=None):
             raise exception.ConfigError(
                 '[fault_injection] peer_control_sockets %s:%s: expected '
                 'host:/absolute/path/of/its/control_socket' % (peer, path))
-    _refuse_unreachable_peers(group.rules or (),
-                              group.peer_control_sockets or {}, host)
+    refuse_unreachable_peers(group.rules or (),
+                             group.peer_control_sockets or {}, host)
     warnings = []
     if group.control_socket:
         listen.check_path(group.control_socket)
@@ -66,7 +66,7 @@ def check(group, access=True, host=None):
     return warnings
 
 
-def _refuse_unreachable_peers(rules, sockets, host):
+def refuse_unreachable_peers(rules, sockets, host):
     """A ``periodic(host=...)`` naming a host this nova-compute cannot
     reach (not in ``peer_control_sockets``) would only fail when it
     fires: refused before anything starts, naming the rule and the

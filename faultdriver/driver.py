@@ -20,19 +20,25 @@ from faultdriver import actions
 from faultdriver.actions import periodic as periodic_action
 from faultdriver import conf
 from faultdriver import confcheck
+from faultdriver.control import ops as control_ops
 from faultdriver.control import server as control_server
 from faultdriver import engine as engine_module
 from faultdriver import exception
 from faultdriver import hitcontext
+from faultdriver import hostfacts
 from faultdriver import inner
 from faultdriver import journal as journal_module
 from faultdriver import manager_tasks
 from faultdriver import novacompat
+from faultdriver import pinning
 from faultdriver import points
+from faultdriver import rpcstarted
 from faultdriver import rules as rules_module
+from faultdriver import start_rules
 from faultdriver import surface
 from faultdriver.tracker import install as tracker_install
 from faultdriver.tracker import patches as tracker_patches
+from faultdriver.tracker import timer as timer_module
 
 LOG = logging.getLogger(__name__)
 CONF = nova_conf.CONF
@@ -127,21 +133,34 @@ class FaultDriver(generated_class()):
             peer_periodic = functools.partial(
                 periodic_action.by_control_socket,
                 dict(group.peer_control_sockets or {}))
-        self._fault_patches = tracker_patches.load(group.tracker_patches)
+        patch_names = list(group.tracker_patches or ())
+        enabled = group.enabled
+        #: The one-shot start rules this start took (None: none).
+        self._fault_start = _take_start_rules(group, patch_names)
+        if self._fault_start is not None:
+            rules += self._fault_start.rules
+            patch_names += [name for name in
+                            self._fault_start.tracker_patches
+                            if name not in patch_names]
+            if self._fault_start.enabled is not None:
+                enabled = self._fault_start.enabled
+        self._fault_patches = tracker_patches.load(patch_names)
         self._fault_tracker = None
         inner_class = inner.load_class(group.inner_driver)
         self._inner = inner_class(virtapi)
         self._fault_host = CONF.host
         self._fault_catalogue = points.catalogue()
         self._fault_engine = engine_module.Engine(
-            self._fault_host, actions.load_all(), rules, enabled=group.enabled,
+            self._fault_host, actions.load_all(), rules, enabled=enabled,
             seed=group.seed, journal=journal_module.Journal(
                 group.journal_path), crash_handler=crash_handler,
             shutdown_handler=shutdown_handler, peer_periodic=peer_periodic)
         self._fault_fast = (self._inner, self._fault_engine.armed)
         self._fault_control_path = group.control_socket
         self._fault_control = None
-        self._report(rules, group.enabled, inner_class)
+        self._fault_timer = None
+        self._fault_rpc = None
+        self._report(rules, enabled, inner_class)
 
     def _report(self, rules, enabled, inner_class):
         LOG.info('faultdriver on %s wraps %s.%s with %d rule(s); injection '
@@ -175,6 +194,12 @@ class FaultDriver(generated_class()):
         # place to put the fault-aware tracker on this service.
         self._fault_tracker = tracker_install.install(
             self, self._fault_patches)
+        if self._fault_tracker is not None:
+            # On the manager FaultDriver runs under, as the tracker hooks:
+            # ``ctl timer`` and status's ``rpc_started``.
+            manager = periodic_action.manager_of(self)
+            self._fault_timer = timer_module.TimerSwitch(manager)
+            self._fault_rpc = rpcstarted.RpcStarted(manager)
         # Control first, so a rule on init_host itself can be controlled.
         self._start_control()
         try:
@@ -195,22 +220,63 @@ class FaultDriver(generated_class()):
         unhook the tracker."""
         self._stop_control()
         self._fault_engine.close()
+        # The timer's list first: the tracker's hooks put in the list it
+        # gives back.
+        for hook in (self._fault_timer, self._fault_rpc):
+            if hook is not None:
+                hook.close()
+        self._fault_timer = self._fault_rpc = None
         tracker_install.uninstall(self._fault_tracker)
         self._fault_tracker = None
 
     def _start_control(self):
         if self._fault_control_path and self._fault_control is None:
+            managed = self._fault_tracker is not None
             self._fault_control = control_server.ControlServer(
                 self._fault_control_path, self._fault_engine,
                 self._fault_catalogue, self._control_rule,
-                # ``ctl periodic``: the process tier's ``periodic`` step
-                # runs exactly one, where a timer's comes whenever.
-                periodic=(functools.partial(periodic_action.run_now, self)
-                          if self._fault_tracker is not None else None),
-                # ``ctl tasks``: the tasks-ended invariant on processes.
-                tasks=(functools.partial(_tasks_of, self)
-                       if self._fault_tracker is not None else None)
+                compute=control_ops.ComputeHooks(
+                    # ``ctl periodic``: the process tier's ``periodic``
+                    # step runs exactly one, where a timer's comes
+                    # whenever.
+                    periodic=(functools.partial(periodic_action.run_now,
+                                                self) if managed else None),
+                    # ``ctl tasks``: the tasks-ended invariant on
+                    # processes.
+                    tasks=(functools.partial(_tasks_of, self)
+                           if managed else None),
+                    # ``ctl pinning``: Nova's objects, wherever it runs.
+                    pinning=pinning.read,
+                    timer=self._switch_timer if managed else None,
+                    facts=self._facts)
             ).start()
+
+    def _switch_timer(self, on):
+        """``ctl timer``: ``{on, interval}`` after switching ``on``."""
+        if on is not None:
+            self._fault_timer.switch(on)
+        return {'on': self._fault_timer.on,
+                'interval': self._fault_timer.interval}
+
+    def _facts(self):
+        """What ``ctl status`` adds about this nova-compute (its
+        ``host`` is CONF.host as this driver read it at start)."""
+        tracker = self._fault_tracker
+        return {
+            # A copy first (one C call): the periodic may add a node.
+            'nodenames': (sorted(dict(tracker.compute_nodes))
+                          if tracker is not None else None),
+            'nova_version': novacompat.nova_version(),
+            'faultdriver_version': hostfacts.faultdriver_version(),
+            'settings': hostfacts.settings(),
+            'tracker_fixes': [patch.name for patch in self._fault_patches],
+            # None: outside a compute manager, nothing to know.
+            'rpc_started': (self._fault_rpc.started
+                            if self._fault_rpc is not None else None),
+            'timer': (self._fault_timer.on
+                      if self._fault_timer is not None else None),
+            'start_rules': (self._fault_start.describe()
+                            if self._fault_start is not None else None)}
 
     def _control_rule(self, text):
         """A rule from ``faultdriver ctl add``, parsed as nova.conf's;
@@ -299,6 +365,25 @@ class FaultDriver(generated_class()):
             object.__delattr__(self, name)
         else:
             delattr(self._inner, name)
+
+
+def _take_start_rules(group, patch_names):
+    """The one-shot start rules of ``[fault_injection] start_rules_path``,
+    checked as nova.conf's rules and fixes are, then consumed; None if
+    there are none to take."""
+    if not group.start_rules_path:
+        return None
+
+    def check(found):
+        _refuse_unavailable_points(found.rules)
+        confcheck.refuse_unreachable_peers(
+            found.rules, group.peer_control_sockets or {}, CONF.host)
+        tracker_patches.load([name for name in found.tracker_patches
+                              if name not in patch_names])
+    return start_rules.read(
+        group.start_rules_path,
+        conf.RuleType(points.catalogue(), actions.load_all()), CONF.host,
+        check)
 
 
 def _tasks_of(driver):

@@ -65,14 +65,32 @@ class _ShowResult(_Control, show.ShowOne):
         return tuple(zip(*sorted(result.items()))) or ((), ())
 
 
+def _shown(value):
+    """A nested field of an answer as one table cell."""
+    if isinstance(value, dict):
+        return '\n'.join('%s=%s' % (k, _shown(v))
+                         for k, v in sorted(value.items()))
+    if isinstance(value, list):
+        return ', '.join(str(item) for item in value)
+    return value
+
+
 class CtlStatus(_Control, show.ShowOne):
-    """Show the host, pid, switch, rule count and held barriers."""
+    """Show the host and its nova-compute's facts a runner needs.
+
+    The host (CONF.host), nodenames, pid, Nova and faultdriver versions,
+    the injection switch, rule count and held barriers, the journal,
+    nova.conf's timings and CPU sets (settings), the tracker fixes
+    loaded, whether the RPC servers started (rpc_started), whether the
+    timer runs the resource periodic, the start rules this start took
+    and the server's clock (time, Unix seconds).
+    """
 
     def take_action(self, parsed_args):
         result = self.client(parsed_args).status()
         result['held'] = ', '.join(
             '%s=%d' % item for item in sorted(result['held'].items()))
-        return tuple(zip(*sorted(result.items())))
+        return tuple(zip(*sorted((k, _shown(v)) for k, v in result.items())))
 
 
 class CtlPoints(_Control, lister.Lister):
@@ -218,6 +236,48 @@ class CtlPeriodic(_ShowResult):
 
     def take_action(self, parsed_args):
         result = self.client(parsed_args).periodic(parsed_args.timeout)
+        return tuple(zip(*sorted(result.items())))
+
+
+class CtlPinning(_Control, show.ShowOne):
+    """Show the pCPUs a compute node record holds as pinned.
+
+    This host's by default; with --host another's, read through the
+    conductor as nova-compute reads every record (it answers for a host
+    that is down).  No API shows them.
+    """
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('--host', help="another compute's host "
+                            '(CONF.host; default this one)')
+        parser.add_argument('--nodename',
+                            help='only this node of the host')
+        return parser
+
+    def take_action(self, parsed_args):
+        result = self.client(parsed_args).pinning(parsed_args.host,
+                                                  parsed_args.nodename)
+        return tuple(zip(*sorted((k, _shown(v)) for k, v in result.items())))
+
+
+class CtlTimer(_Control, show.ShowOne):
+    """Show, or switch, whether the timer runs the resource periodic.
+
+    on and off take effect at the timer's next tick, without a restart
+    (update_resources_interval = -1 needs one, and a periodic never on
+    the timer cannot go on: exit 2).  ctl periodic runs one meanwhile.
+    """
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('state', nargs='?', choices=('on', 'off'),
+                            help='switch it (default: only show)')
+        return parser
+
+    def take_action(self, parsed_args):
+        on = None if parsed_args.state is None else parsed_args.state == 'on'
+        result = self.client(parsed_args).timer(on)
         return tuple(zip(*sorted(result.items())))
 
 

@@ -125,3 +125,14 @@ class Client:
         ended: ``{host, seconds, error}``."""
         return self.request('periodic', io_timeout=timeout + WAIT_MARGIN,
                             timeout=timeout)
+
+    def pinning(self, host=None, nodename=None):
+        """The pCPUs ``host``'s compute node records (this host's by
+        default; ``nodename``'s only if given) hold as pinned: ``{host,
+        nodes: {nodename: [pCPU]}, pinned_cpus}``."""
+        return self.request('pinning', host=host, nodename=nodename)
+
+    def timer(self, on=None):
+        """Switch the resource periodic on (True) or off (False) the
+        service's timer, or only ask (None): ``{host, on, interval}``."""
+        return self.request('timer', on=on)

@@ -7,10 +7,12 @@ takes the request's arguments and returns a JSON-able result or raises
 changes the engine unless the whole request is valid.
 """
 
+import dataclasses
 import logging
 import os
 import threading
 import time
+import typing
 
 from faultdriver.control import protocol
 from faultdriver import rules as rules_module
@@ -42,33 +44,68 @@ def _arg(request, name, kinds, default=_REQUIRED, check=None):
     return value
 
 
+@dataclasses.dataclass(frozen=True)
+class ComputeHooks:
+    """What the nova-compute FaultDriver runs in answers, beyond the
+    engine: the driver fills it in (a field is None where FaultDriver
+    runs outside a compute manager, and its op is refused saying so)."""
+
+    #: Runs the host's resource-tracker periodic once (``periodic``).
+    periodic: typing.Callable[[], None] | None = None
+    #: The tasks the compute manager tracks for a graceful stop
+    #: (faultdriver.manager_tasks; ``tasks``).
+    tasks: typing.Callable[[], list] | None = None
+    #: ``(host, nodename or None) -> {nodename: [pCPU]}`` from the compute
+    #: node records (faultdriver.pinning; ``pinning``); LookupError when
+    #: there is none.
+    pinning: typing.Callable[[str, str | None], dict] | None = None
+    #: ``(on or None) -> {on, interval}``: the resource periodic on the
+    #: service's timer, switched (faultdriver.tracker.timer; ``timer``);
+    #: ValueError when it cannot go on.
+    timer: typing.Callable[[bool | None], dict] | None = None
+    #: The status fields only the nova-compute knows (identity,
+    #: settings, versions, ``rpc_started``; faultdriver.hostfacts).
+    facts: typing.Callable[[], dict] | None = None
+
+
+#: The hooks of a FaultDriver outside a compute manager, or of a test.
+NO_COMPUTE = ComputeHooks()
+
+
 class Operations:
     """The control operations of one engine.
 
     ``parse_rule`` turns rule text into a validated rule or raises
     ``ValueError`` with a message naming it (nova.conf's
     :class:`faultdriver.conf.RuleType`); ``stopping`` is an event set
-    when the server stops, which ends pending waits.
+    when the server stops, which ends pending waits; ``compute``: the
+    :class:`ComputeHooks` of the nova-compute around the engine.
     """
 
     ARGS = {'status': (), 'points': (), 'rules': (), 'counters': (),
             'add': ('rule',), 'remove': ('index',), 'clear': (),
             'enable': (), 'disable': (), 'release': ('name',),
             'wait': ('point', 'count', 'phase', 'timeout'),
-            'journal': ('last',), 'periodic': ('timeout',), 'tasks': ()}
+            'journal': ('last',), 'periodic': ('timeout',), 'tasks': (),
+            'pinning': ('host', 'nodename'), 'timer': ('on',)}
 
     def __init__(self, engine, catalogue, parse_rule, stopping,
-                 periodic=None, tasks=None):
+                 compute=NO_COMPUTE):
         self.engine = engine
         self.catalogue = catalogue
         self.parse_rule = parse_rule
         self.stopping = stopping
-        #: Runs the host's resource-tracker periodic once (None where
-        #: FaultDriver runs outside a compute manager).
-        self.periodic = periodic
-        #: The tasks the host's compute manager tracks for a graceful
-        #: stop (faultdriver.manager_tasks; None as ``periodic``).
-        self.tasks = tasks
+        self.compute = compute
+
+    def _needs(self, hook, what):
+        """``compute``'s ``hook``, or the refusal naming ``what`` is
+        missing where FaultDriver runs outside a compute manager."""
+        found = getattr(self.compute, hook)
+        if found is None:
+            raise protocol.RequestRejected(
+                'FaultDriver on %s runs outside a compute manager: it has '
+                'no %s' % (self.engine.host, what))
+        return found
 
     def handle(self, request):
         """The result of one decoded request."""
@@ -91,15 +128,23 @@ class Operations:
     # -- reading ------------------------------------------------------------
 
     def op_status(self, request):
+        """The engine's state, the server's clock (``time``, Unix
+        seconds: a runner elsewhere measures its offset) and what only
+        the nova-compute knows (ComputeHooks.facts)."""
         engine = self.engine
-        return {'host': engine.host, 'pid': os.getpid(),
-                'enabled': engine.enabled, 'rules': len(engine.rules()),
-                'held': engine.held(),
-                'journal': (engine.journal.path
-                            if engine.journal is not None else None),
-                # The last failed journal write: faults fired all the same.
-                'journal_error': (engine.journal.error
-                                  if engine.journal is not None else None)}
+        status = {'host': engine.host, 'pid': os.getpid(),
+                  'enabled': engine.enabled, 'rules': len(engine.rules()),
+                  'held': engine.held(),
+                  'journal': (engine.journal.path
+                              if engine.journal is not None else None),
+                  # The last failed journal write: faults fired all the
+                  # same.
+                  'journal_error': (engine.journal.error
+                                    if engine.journal is not None else None)}
+        if self.compute.facts is not None:
+            status.update(self.compute.facts())
+        status['time'] = time.time()
+        return status
 
     def op_points(self, request):
         armed = self.engine.armed
@@ -127,11 +172,26 @@ class Operations:
     def op_tasks(self, request):
         """The tasks the host's compute manager tracks for Nova's
         graceful shutdown (``[{name, instance_uuid}]``, oldest first)."""
-        if self.tasks is None:
+        return self._needs('tasks', 'tasks to show')()
+
+    def op_pinning(self, request):
+        """The pCPUs the compute node records of ``host`` (this one's by
+        default) hold as pinned: ``{host, nodes: {nodename: [pCPU]},
+        pinned_cpus}`` (``pinned_cpus``: every node's, sorted)."""
+        host = _arg(request, 'host', (str,), self.engine.host,
+                    lambda h: 0 < len(h) <= 255)
+        nodename = _arg(request, 'nodename', (str,), None,
+                        lambda n: 0 < len(n) <= 255)
+        read = self._needs('pinning', 'compute node records to read')
+        try:
+            nodes = read(host, nodename)
+        except LookupError as exc:
             raise protocol.RequestRejected(
-                'FaultDriver on %s runs outside a compute manager: it has '
-                'no tasks to show' % self.engine.host)
-        return self.tasks()
+                'no compute node record of host %s%s: %s' % (
+                    host, ' node %s' % nodename if nodename else '', exc))
+        return {'host': host, 'nodes': nodes,
+                'pinned_cpus': sorted(cpu for cpus in nodes.values()
+                                      for cpu in cpus)}
 
     # -- changing -----------------------------------------------------------
 
@@ -219,6 +279,21 @@ class Operations:
 
     # -- running ------------------------------------------------------------
 
+    def op_timer(self, request):
+        """Whether the service's timer runs the resource periodic, after
+        switching it ``on`` (true or false) if given: ``{host, on,
+        interval}`` (``interval``: the timer's spacing for it, None if it
+        was never on the timer)."""
+        on = _arg(request, 'on', (bool,), None)
+        switch = self._needs('timer', 'timer to switch')
+        try:
+            state = switch(on)
+        except ValueError as exc:
+            raise protocol.RequestRejected(
+                'the resource periodic of %s cannot go on its timer: %s'
+                % (self.engine.host, exc))
+        return dict(state, host=self.engine.host)
+
     def op_periodic(self, request):
         """Run the host's resource-tracker periodic now, in a thread of
         its own, and answer when it ended (Nova logs a failing node's
@@ -228,15 +303,12 @@ class Operations:
         finish when the lock is free."""
         timeout = _arg(request, 'timeout', (int, float), 60.0,
                        lambda t: 0 < t <= 86400)
-        if self.periodic is None:
-            raise protocol.RequestRejected(
-                'FaultDriver on %s runs outside a compute manager: it has '
-                'no resource-tracker periodic to run' % self.engine.host)
+        periodic = self._needs('periodic', 'resource-tracker periodic to run')
         outcome = {}
 
         def run():
             try:
-                self.periodic()
+                periodic()
             except Exception as exc:
                 outcome['error'] = '%s: %s' % (type(exc).__name__, exc)
                 LOG.exception('faultdriver periodic on %s (control request) '

@@ -18,7 +18,16 @@ op          arguments                                     result
 status      -                                             host, pid, enabled,
                                                           rules, held,
                                                           journal,
-                                                          journal_error
+                                                          journal_error,
+                                                          time; in a
+                                                          nova-compute also
+                                                          nodenames,
+                                                          nova_version,
+                                                          faultdriver_version,
+                                                          settings,
+                                                          tracker_fixes,
+                                                          rpc_started, timer,
+                                                          start_rules
 points      -                                             list of points
 rules       -                                             list of rules with
                                                           their counters
@@ -33,6 +42,12 @@ wait        point, count=1, phase="before", timeout=60   {point, hits}
 journal     last (newest entries only; null for all)     list of entries
 periodic    timeout=60 (the resource-tracker periodic    {host, seconds,
             runs now; answered when it ended)             error}
+tasks       -                                             list of {name,
+                                                          instance_uuid}
+pinning     host (default this one), nodename (default   {host, nodes,
+            every node of the host)                       pinned_cpus}
+timer       on (true/false switches; null only shows)    {host, on,
+                                                          interval}
 ==========  ===========================================  =================
 
 Error kinds: ``bad-rule`` (the rule does not parse or validate; nothing

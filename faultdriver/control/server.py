@@ -27,7 +27,7 @@ LOG = logging.getLogger(__name__)
 ACCEPT_POLL = 0.25
 #: Requests that change nothing; the others are logged.
 _READS = frozenset(('status', 'points', 'rules', 'counters', 'journal',
-                    'wait', 'tasks'))
+                    'wait', 'tasks', 'pinning'))
 
 
 class ControlServer:
@@ -35,23 +35,23 @@ class ControlServer:
 
     ``catalogue`` maps point names to points; ``parse_rule`` parses and
     validates one rule as nova.conf does (:class:`faultdriver.conf.
-    RuleType`); ``periodic`` runs the host's resource-tracker periodic
-    once (the ``periodic`` op; None where there is no compute manager);
-    ``tasks`` returns what the compute manager tracks for a graceful stop
-    (the ``tasks`` op; None likewise).
+    RuleType`); ``compute``: what the nova-compute around the engine
+    answers (:class:`~faultdriver.control.ops.ComputeHooks`: the
+    ``periodic``, ``tasks``, ``pinning`` and ``timer`` ops and the
+    status fields only it knows; none where there is no compute manager).
     """
 
     def __init__(self, path, engine, catalogue, parse_rule,
                  max_connections=protocol.MAX_CONNECTIONS,
-                 idle_timeout=protocol.IDLE_TIMEOUT, periodic=None,
-                 tasks=None):
+                 idle_timeout=protocol.IDLE_TIMEOUT,
+                 compute=ops_module.NO_COMPUTE):
         self.path = os.path.abspath(path)
         self.engine = engine
         self.max_connections = max_connections
         self.idle_timeout = idle_timeout
         self._stopping = threading.Event()
         self._ops = ops_module.Operations(engine, catalogue, parse_rule,
-                                          self._stopping, periodic, tasks)
+                                          self._stopping, compute)
         self._listener = None
         self._identity = None
         self._thread = None
@@ -219,10 +219,17 @@ class ControlServer:
             LOG.exception('faultdriver control request %r failed', request)
             return protocol.failure(protocol.INTERNAL, '%s: %s' % (
                 type(exc).__name__, exc))
-        if request['op'] not in _READS:
+        if _changes(request):
             LOG.warning('faultdriver control of %s by %s: %s -> %s',
                         self.engine.host, peer, request, result)
         return protocol.success(result)
+
+
+def _changes(request):
+    """Whether ``request`` (answered) changed something: it is logged."""
+    if request['op'] == 'timer':
+        return request.get('on') is not None
+    return request['op'] not in _READS
 
 
 def _peer(conn):

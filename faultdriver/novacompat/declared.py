@@ -154,6 +154,58 @@ ASSUMPTIONS = [
         'other hosts in the process share', 'harness')
       for name in ('is_writer', 'release_write_lock', 'acquire_write_lock')],
     *_tracker_points(),
+    # -- the control ops a runner elsewhere reads (faultdriver ctl) ---------
+    A('nova.manager.Manager.post_start_hook', s.Params('self'),
+      "status's rpc_started: FaultDriver wraps the hook on its manager "
+      '(faultdriver.rpcstarted)'),
+    A(MANAGER + '.post_start_hook',
+      s.Inherited('nova.manager', 'Manager.post_start_hook'),
+      "status's rpc_started: the compute manager runs the base hook "
+      '(faultdriver.rpcstarted)'),
+    A('nova.service.Service.start',
+      s.CallsInOrder('self.rpcserver.start()', 'self.rpcserver_alt.start()',
+                     'self.manager.post_start_hook()',
+                     'self.servicegroup_api.join('),
+      "status's rpc_started: the hook runs once both RPC servers started, "
+      'before the service joins its group (faultdriver.rpcstarted)'),
+    A('oslo_service.periodic_task.PeriodicTasks.run_periodic_tasks',
+      s.CallsInOrder('in self._periodic_tasks',
+                     'self._periodic_spacing[task_name]'),
+      "ctl timer: the timer reads the manager's task list at each tick, "
+      'and its spacing per task (faultdriver.tracker.timer)'),
+    A(TRACKER + '.__init__', s.Assigns('self.compute_nodes'),
+      "status's nodenames: the tracker's compute nodes by nodename"),
+    A('nova.objects.ComputeNode.get_by_host_and_nodename',
+      s.Params('cls', 'context', 'host', 'nodename'),
+      'ctl pinning of one node (faultdriver.pinning)'),
+    A('nova.objects.ComputeNodeList.get_all_by_host',
+      s.Params('cls', 'context', 'host', 'use_slave'),
+      "ctl pinning of a host's nodes (faultdriver.pinning)"),
+    A('nova.objects.ComputeNode',
+      s.Fields('host', 'hypervisor_hostname', 'numa_topology'),
+      'ctl pinning (faultdriver.pinning)'),
+    A('nova.objects.NUMATopology.obj_from_db_obj', s.Params('cls', 'db_obj'),
+      'ctl pinning: a node record\'s NUMA topology (faultdriver.pinning)'),
+    A('nova.objects.NUMACell', s.Fields('pinned_cpus'),
+      'ctl pinning: the pinned pCPUs of a node\'s cell '
+      '(faultdriver.pinning)'),
+    A('nova.exception.ComputeHostNotFound', s.Exists(type),
+      'ctl pinning of a host without a compute node record'),
+    *[A(symbol, s.Options(*names),
+        "ctl status's settings (faultdriver.hostfacts)")
+      for symbol, names in (
+          ('nova.conf.base.base_options', ('manager_shutdown_timeout',)),
+          ('nova.conf.service.service_opts', ('report_interval',)),
+          ('nova.conf.compute.interval_opts',
+           ('update_resources_interval',)),
+          ('nova.conf.compute.compute_group_opts',
+           ('cpu_shared_set', 'cpu_dedicated_set')),
+          ('nova.conf.rpc.rpc_opts', ('long_rpc_timeout',)),
+          ('oslo_messaging.rpc.client._client_opts',
+           ('rpc_response_timeout',)),
+          ('oslo_service._options.service_opts',
+           ('graceful_shutdown_timeout',)),
+          ('oslo_log._options.common_cli_opts', ('debug',)))],
     # -- the migration-context step of the periodic ------------------------
     A(PERIODIC, s.Params('self', 'context', 'resources', 'startup'),
       _SCOPE + ' (FaultTracker overrides it)', optional=CONTEXT_STEP),

@@ -276,6 +276,41 @@ class BackReference(Shape):
             raise Broken('does not keep its argument as .%s' % self.attribute)
 
 
+class Inherited(Shape):
+    """A method a class takes from a base without overriding it: the
+    function is ``qualname`` (``Manager.post_start_hook``) of
+    ``module``."""
+
+    def __init__(self, module, qualname):
+        self.module, self.qualname = module, qualname
+        self.what = 'is %s.%s, not overridden' % (module, qualname)
+
+    def check(self, obj):
+        function = _function(obj)
+        found = (getattr(function, '__module__', None),
+                 getattr(function, '__qualname__', None))
+        if found != (self.module, self.qualname):
+            raise Broken('is overridden by %s.%s' % found)
+
+
+class Options(Shape):
+    """A list of oslo.config options that defines ``names``."""
+
+    def __init__(self, *names):
+        self.names = names
+        self.what = 'defines the options %s' % ', '.join(names)
+
+    def check(self, obj):
+        try:
+            found = {opt.name for opt in obj}
+        except (TypeError, AttributeError):
+            raise Broken('is a %s, not a list of options'
+                         % type(obj).__name__)
+        missing = [name for name in self.names if name not in found]
+        if missing:
+            raise Broken('no longer defines %s' % ', '.join(missing))
+
+
 class All(Shape):
     """Several shapes of one symbol."""
 

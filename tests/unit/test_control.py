@@ -14,6 +14,7 @@ import pytest
 
 from faultdriver.control import client as client_module
 from faultdriver.control import listen
+from faultdriver.control import ops as ops_module
 from faultdriver.control import protocol
 from faultdriver.control import server as server_module
 from faultdriver import engine as engine_module
@@ -134,9 +135,29 @@ def test_stop_leaves_a_socket_another_server_now_owns(sock_dir, engine):
 
 def test_status(served, engine):
     _server, client = served
-    assert client.status() == {'host': 'h1', 'pid': os.getpid(),
-                               'enabled': True, 'rules': 0, 'held': {},
-                               'journal': None, 'journal_error': None}
+    before = time.time()
+    status = client.status()
+    # The server's clock: a runner elsewhere measures its offset by it.
+    assert before <= status.pop('time') <= time.time()
+    assert status == {'host': 'h1', 'pid': os.getpid(), 'enabled': True,
+                      'rules': 0, 'held': {}, 'journal': None,
+                      'journal_error': None}
+
+
+def test_status_carries_what_the_compute_adds(sock_dir, engine):
+    facts = {'nodenames': ['n1'], 'rpc_started': True}
+    server = server_module.ControlServer(
+        os.path.join(sock_dir, 'c.sock'), engine, fakes.CATALOGUE,
+        fakes.rule, compute=ops_module.ComputeHooks(
+            facts=lambda: dict(facts))).start()
+    try:
+        status = client_module.Client(server.path).status()
+        facts['rpc_started'] = False
+        later = client_module.Client(server.path).status()
+    finally:
+        server.stop()
+    assert (status['host'], status['nodenames'], status['rpc_started'],
+            later['rpc_started']) == ('h1', ['n1'], True, False)
 
 
 def test_points_show_the_catalogue_and_what_is_armed(served, engine):
@@ -409,7 +430,8 @@ def test_periodic_runs_once_per_request_and_answers_when_it_ended(
     runs = []
     server = server_module.ControlServer(
         os.path.join(sock_dir, 'c.sock'), engine, fakes.CATALOGUE,
-        fakes.rule, periodic=lambda: runs.append(1)).start()
+        fakes.rule, compute=ops_module.ComputeHooks(
+            periodic=lambda: runs.append(1))).start()
     try:
         result = client_module.Client(server.path).periodic(timeout=5)
     finally:
@@ -421,7 +443,8 @@ def test_periodic_that_does_not_end_is_answered_timeout(sock_dir, engine):
     free = threading.Event()
     server = server_module.ControlServer(
         os.path.join(sock_dir, 'c.sock'), engine, fakes.CATALOGUE,
-        fakes.rule, periodic=lambda: free.wait(JOIN)).start()
+        fakes.rule, compute=ops_module.ComputeHooks(
+            periodic=lambda: free.wait(JOIN))).start()
     client = client_module.Client(server.path)
     try:
         with pytest.raises(protocol.WaitTimeout) as caught:
@@ -442,7 +465,8 @@ def test_periodic_error_is_answered_and_logged(sock_dir, engine, caplog):
         raise RuntimeError('no node')
     server = server_module.ControlServer(
         os.path.join(sock_dir, 'c.sock'), engine, fakes.CATALOGUE,
-        fakes.rule, periodic=broken).start()
+        fakes.rule,
+        compute=ops_module.ComputeHooks(periodic=broken)).start()
     try:
         result = client_module.Client(server.path).periodic(timeout=5)
     finally:
@@ -482,3 +506,115 @@ def test_a_server_that_dies_while_answering_is_a_control_error(sock_dir):
     finally:
         thread.join(JOIN)
         listener.close()
+
+
+# -- pinning and timer ------------------------------------------------------
+
+def serve_compute(sock_dir, engine, **hooks):
+    return server_module.ControlServer(
+        os.path.join(sock_dir, 'c.sock'), engine, fakes.CATALOGUE,
+        fakes.rule, compute=ops_module.ComputeHooks(**hooks)).start()
+
+
+def test_pinning_reads_this_host_or_another(sock_dir, engine):
+    records = {('h1', 'n1'): [3, 1], ('h1', 'n2'): [0], ('h2', 'h2'): []}
+    asked = []
+
+    def read(host, nodename):
+        asked.append((host, nodename))
+        found = {node: sorted(cpus) for (h, node), cpus in records.items()
+                 if h == host and nodename in (None, node)}
+        if not found:
+            raise LookupError('Compute host %s could not be found.' % host)
+        return found
+    server = serve_compute(sock_dir, engine, pinning=read)
+    client = client_module.Client(server.path)
+    try:
+        mine = client.pinning()
+        other = client.pinning(host='h2')
+        one = client.pinning(nodename='n2')
+        with pytest.raises(protocol.RequestRejected) as caught:
+            client.pinning(host='gone')
+    finally:
+        server.stop()
+    assert mine == {'host': 'h1', 'nodes': {'n1': [1, 3], 'n2': [0]},
+                    'pinned_cpus': [0, 1, 3]}
+    assert other == {'host': 'h2', 'nodes': {'h2': []}, 'pinned_cpus': []}
+    assert one['pinned_cpus'] == [0]
+    assert str(caught.value) == ('no compute node record of host gone: '
+                                 'Compute host gone could not be found.')
+    assert asked == [('h1', None), ('h2', None), ('h1', 'n2'),
+                     ('gone', None)]
+
+
+@pytest.mark.parametrize('request_, message', [
+    ({'host': 3}, "argument 'host' must be str, not 3"),
+    ({'host': ''}, "argument 'host' out of range: ''"),
+    ({'node': 'n1'}, "op 'pinning' takes no argument 'node'"),
+])
+def test_pinning_bad_arguments_are_refused(sock_dir, engine, request_,
+                                           message):
+    server = serve_compute(sock_dir, engine,
+                           pinning=lambda host, nodename: {})
+    try:
+        with pytest.raises(protocol.RequestRejected) as caught:
+            client_module.Client(server.path).request('pinning', **request_)
+    finally:
+        server.stop()
+    assert str(caught.value).startswith(message)
+
+
+def test_timer_is_shown_and_switched_and_the_switch_is_logged(
+        sock_dir, engine, caplog):
+    state = {'on': True, 'interval': 2}
+
+    def switch(on):
+        if on is not None:
+            state['on'] = on
+        return dict(state)
+    server = serve_compute(sock_dir, engine, timer=switch)
+    client = client_module.Client(server.path)
+    try:
+        with caplog.at_level(logging.WARNING):
+            shown = client.timer()
+            assert 'faultdriver control of h1' not in caplog.text
+            off = client.timer(False)
+            assert "'op': 'timer'" in caplog.text     # a change: logged
+            shown_off = client.timer()
+            on = client.timer(True)
+    finally:
+        server.stop()
+    assert [shown, off, shown_off, on] == [
+        {'host': 'h1', 'on': True, 'interval': 2},
+        {'host': 'h1', 'on': False, 'interval': 2},
+        {'host': 'h1', 'on': False, 'interval': 2},
+        {'host': 'h1', 'on': True, 'interval': 2}]
+
+
+def test_timer_that_cannot_go_on_is_refused(sock_dir, engine):
+    def switch(on):
+        raise ValueError('update_resources_interval was negative')
+    server = serve_compute(sock_dir, engine, timer=switch)
+    try:
+        with pytest.raises(protocol.RequestRejected) as caught:
+            client_module.Client(server.path).timer(True)
+        with pytest.raises(protocol.RequestRejected) as wrong:
+            client_module.Client(server.path).request('timer', on='yes')
+    finally:
+        server.stop()
+    assert str(caught.value) == (
+        'the resource periodic of h1 cannot go on its timer: '
+        'update_resources_interval was negative')
+    assert str(wrong.value) == "argument 'on' must be bool, not 'yes'"
+
+
+@pytest.mark.parametrize('op, what', [
+    ('timer', 'timer to switch'),
+    ('pinning', 'compute node records to read')])
+def test_compute_ops_without_a_compute_manager_are_refused(served, op,
+                                                           what):
+    _server, client = served
+    with pytest.raises(protocol.RequestRejected) as caught:
+        client.request(op)
+    assert str(caught.value) == ('FaultDriver on h1 runs outside a compute '
+                                 'manager: it has no %s' % what)

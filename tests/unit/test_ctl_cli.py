@@ -11,6 +11,7 @@ import threading
 
 import pytest
 
+from faultdriver.control import ops as ops_module
 from faultdriver.control import server as server_module
 from faultdriver import engine as engine_module
 from faultdriver import journal as journal_module
@@ -142,3 +143,63 @@ def test_nothing_listening_exits_2():
     code, _out, err = ctl(None, 'status', '--socket', '/tmp/fd-none.sock')
     assert code == 2
     assert 'no faultdriver control server at /tmp/fd-none.sock' in err
+
+
+@pytest.fixture
+def served_compute():
+    """A server whose nova-compute pins CPUs 1 and 3 on node n1 and
+    whose timer runs the resource periodic until switched."""
+    directory = tempfile.mkdtemp(prefix='fdc', dir='/tmp')
+    engine = engine_module.Engine('h1', fakes.ACTIONS, [], enabled=True)
+    state = {'on': True, 'interval': 2}
+
+    def pinning(host, nodename):
+        if host != 'h1':
+            raise LookupError('Compute host %s could not be found.' % host)
+        return {'n1': [1, 3]}
+
+    def timer(on):
+        if on is not None:
+            state['on'] = on
+        return dict(state)
+    server = server_module.ControlServer(
+        os.path.join(directory, 'c.sock'), engine, fakes.CATALOGUE,
+        fakes.rule, compute=ops_module.ComputeHooks(
+            pinning=pinning, timer=timer,
+            facts=lambda: {'settings': {'debug': True, 'report_interval': 2},
+                           'nodenames': ['n1'], 'rpc_started': True})
+    ).start()
+    yield server, state
+    server.stop()
+    engine.close()
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def test_pinning(served_compute):
+    server, _state = served_compute
+    assert ctl_json(server, 'pinning') == {
+        'host': 'h1', 'nodes': 'n1=1, 3', 'pinned_cpus': '1, 3'}
+    code, _out, err = ctl(server, 'pinning', '--host', 'h9')
+    assert code == 2
+    assert ('no compute node record of host h9: Compute host h9 could not '
+            'be found.') in err
+
+
+def test_timer_shows_and_switches(served_compute):
+    server, state = served_compute
+    assert ctl_json(server, 'timer') == {'host': 'h1', 'on': True,
+                                         'interval': 2}
+    assert ctl_json(server, 'timer', 'off')['on'] is False
+    assert state['on'] is False
+    assert ctl_json(server, 'timer', 'on')['on'] is True
+    code, _out, err = ctl(server, 'timer', 'maybe')
+    assert code == 2
+    assert "invalid choice: 'maybe'" in err
+
+
+def test_status_shows_the_compute_s_facts(served_compute):
+    server, _state = served_compute
+    status = ctl_json(server, 'status')
+    assert (status['nodenames'], status['rpc_started'],
+            status['settings']) == ('n1', True,
+                                    'debug=True\nreport_interval=2')

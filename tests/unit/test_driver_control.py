@@ -6,6 +6,7 @@ import os
 import shutil
 import stat
 import tempfile
+import time
 
 from nova import exception as nova_exception
 from nova.virt import fake
@@ -15,6 +16,8 @@ from faultdriver.control import listen
 from faultdriver.control import protocol
 from faultdriver import driver
 from faultdriver import exception
+from faultdriver import hostfacts
+from faultdriver import novacompat
 from tests.unit import test_driver
 
 
@@ -110,3 +113,38 @@ class TestControlSocket(test_driver.DriverTestBase):
         self.assertIsNone(wrapped.control_socket)
         self.assertFalse(os.path.exists(os.path.dirname(self.path)))
         wrapped.cleanup_host('hostA')
+
+    def test_status_tells_a_remote_runner_this_compute_s_facts(self):
+        self.flags(rpc_response_timeout=8, long_rpc_timeout=70,
+                   report_interval=3, graceful_shutdown_timeout=40,
+                   manager_shutdown_timeout=30, update_resources_interval=-1,
+                   debug=True)
+        self.flags(cpu_dedicated_set='2-3', cpu_shared_set='0-1',
+                   group='compute')
+        self.start()
+        before = time.time()
+        status = client_module.Client(self.path).status()
+        self.assertLessEqual(before, status.pop('time'))
+        self.assertEqual({
+            'host': 'hostA', 'pid': os.getpid(), 'enabled': True,
+            'rules': 0, 'held': {}, 'journal': None, 'journal_error': None,
+            # FakeVirtAPI: no compute manager, nothing to know of it.
+            'nodenames': None, 'rpc_started': None, 'timer': None,
+            'nova_version': novacompat.nova_version(),
+            'faultdriver_version': hostfacts.faultdriver_version(),
+            'tracker_fixes': [], 'start_rules': None,
+            'settings': {
+                'rpc_response_timeout': 8, 'long_rpc_timeout': 70,
+                'report_interval': 3, 'graceful_shutdown_timeout': 40,
+                'manager_shutdown_timeout': 30,
+                'update_resources_interval': -1, 'debug': True,
+                'compute.cpu_dedicated_set': '2-3',
+                'compute.cpu_shared_set': '0-1'}}, status)
+        self.assertEqual('34.0.0', status['nova_version'])
+
+    def test_timer_refused_where_there_is_no_compute_manager(self):
+        self.start()
+        exc = self.assertRaises(protocol.RequestRejected,
+                                client_module.Client(self.path).timer)
+        self.assertEqual('FaultDriver on hostA runs outside a compute '
+                         'manager: it has no timer to switch', str(exc))

@@ -38,8 +38,11 @@ LAYERS = (
     ('engine', (
         'faultdriver.engine', 'faultdriver.actions',
         'faultdriver.novacompat', 'faultdriver.conf',
-        'faultdriver.confcheck')),
-    ('tracker', ('faultdriver.tracker',)),
+        'faultdriver.confcheck', 'faultdriver.start_rules')),
+    # The tracker's hooks, and what else the driver reads of and hooks on
+    # the nova-compute it runs in.
+    ('tracker', ('faultdriver.tracker', 'faultdriver.rpcstarted',
+                 'faultdriver.hostfacts', 'faultdriver.pinning')),
     ('driver', ('faultdriver.driver', 'faultdriver.virt')),
     ('scenario', ('faultdriver.scenario',)),
     ('tiers', ('faultdriver.harness', 'faultdriver.process',

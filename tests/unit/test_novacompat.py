@@ -218,6 +218,38 @@ class TestAlteredComputeManager(CompatTestBase):
                      declared.MANAGER + '.__init__', 'manager.rt')
 
 
+class TestAlteredStartAndSettings(CompatTestBase):
+    """What ``ctl status`` reports: rpc_started's hook and the options."""
+
+    def test_compute_manager_overriding_post_start_hook_is_refused(self):
+        class OwnHook(compute_manager.ComputeManager):
+            def post_start_hook(self):
+                pass
+        message = self.refused(
+            {declared.MANAGER: OwnHook}, declared.MANAGER + '.post_start_hook',
+            'rpc_started')
+        self.assertIn('is overridden by', message)
+
+    def test_hook_called_before_the_rpc_servers_start_is_refused(self):
+        from nova import service
+        copy = altered_copy(self, service,
+                            '        self.manager.post_start_hook()\n', '')
+        copy = altered_copy(self, copy, '        self.rpcserver.start()\n',
+                            '        self.manager.post_start_hook()\n'
+                            '        self.rpcserver.start()\n')
+        message = self.refused({'nova.service': copy}, 'nova.service.'
+                               'Service.start', 'rpc_started')
+        self.assertIn('in another order', message)
+
+    def test_a_renamed_option_is_refused(self):
+        from nova.conf import base
+        copy = altered_copy(self, base, "'manager_shutdown_timeout',",
+                            "'manager_stop_timeout',")
+        message = self.refused({'nova.conf.base': copy},
+                               'nova.conf.base.base_options', 'ctl status')
+        self.assertIn('no longer defines manager_shutdown_timeout', message)
+
+
 class TestStartRefusesAlteredNova(CompatTestBase):
     """FaultDriver checks on every start, not only with a fix enabled."""
 

@@ -23,6 +23,7 @@ from nova import test
 from faultdriver.actions import periodic
 from faultdriver import conf
 from faultdriver import confcheck
+from faultdriver.control import ops as ops_module
 from faultdriver.control import server as server_module
 from faultdriver import driver as driver_module
 from faultdriver import engine as engine_module
@@ -59,7 +60,8 @@ class TestThroughTheOtherHostsSocket(test.NoDBTestCase):
         self.addCleanup(src.close)
         self.server = server_module.ControlServer(
             os.path.join(self.dir, 'src.sock'), src, fakes.CATALOGUE,
-            fakes.rule, periodic=self._src_periodic).start()
+            fakes.rule, compute=ops_module.ComputeHooks(
+                periodic=self._src_periodic)).start()
         self.addCleanup(self.server.stop)
 
     def _src_periodic(self):

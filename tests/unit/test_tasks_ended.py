@@ -20,6 +20,7 @@ from nova.compute import manager as compute_manager
 from nova import test
 
 from faultdriver.control import client as client_module
+from faultdriver.control import ops as ops_module
 from faultdriver.control import protocol
 from faultdriver.control import server as server_module
 from faultdriver import engine as engine_module
@@ -77,7 +78,8 @@ class TestControlTasks(test.NoDBTestCase):
     def serve(self, name, tasks):
         server = server_module.ControlServer(
             os.path.join(self.dir, name), self.engine, fakes.CATALOGUE,
-            fakes.rule, tasks=tasks).start()
+            fakes.rule,
+            compute=ops_module.ComputeHooks(tasks=tasks)).start()
         self.addCleanup(server.stop)
         return client_module.Client(server.path)
 
