@@ -54,6 +54,11 @@ class AuditLog:
             self._append({'settled': seqs, 'time': time.time()})
         return seqs
 
+    def mark_restored(self, seq):
+        """Change ``seq`` was undone by a restore."""
+        self._append({'settled': [seq], 'time': time.time(),
+                      'restored': True})
+
     def open(self):
         """Changes not undone yet, oldest first."""
         records = self.records()
@@ -69,7 +74,6 @@ def restore(log, helper_for):
     undone = []
     for change in reversed(log.open()):
         helper_for(change['host']).call(*change['undo'])
-        log._append({'settled': [change['seq']], 'time': time.time(),
-                     'restored': True})
+        log.mark_restored(change['seq'])
         undone.append(change)
     return undone

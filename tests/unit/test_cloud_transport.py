@@ -11,13 +11,13 @@ Skipped only where no OpenSSH server is installed.
 import os
 import shutil
 import stat
-import subprocess
 import sys
 import tempfile
 
 import pytest
 
 from faultdriver.cloud import errors
+from faultdriver.cloud import helper
 from faultdriver.cloud import transport
 from faultdriver.cmd import cloud as cloud_cmd
 from faultdriver.cmd import main
@@ -80,6 +80,19 @@ def test_forwarded_socket_serves_the_unchanged_client(
     assert not os.path.exists(directory)
 
 
+def test_the_helper_runs_on_the_host_over_ssh(server_sshd, tmp_path):
+    # `ssh HOST python3 - ARGS` with the script on stdin.
+    path = tmp_path / 'journal'
+    path.write_text('{"a": 1}\n{"a": 2}\n')
+    with transport.Transport(target(server_sshd, 'fd-a')) as reached:
+        assert helper.HostHelper(reached).journal(str(path), 1) == {
+            'lines': ['{"a": 2}'], 'next': 2}
+        with pytest.raises(errors.HostRefused) as caught:
+            helper.HostHelper(reached).journal(str(tmp_path / 'none'))
+    assert str(caught.value) == 'fd-a: no journal file %s' % (
+        tmp_path / 'none')
+
+
 def test_commands_run_on_the_host_through_the_alias(server_sshd):
     with transport.Transport(target(server_sshd, 'fd-a')) as reached:
         done = reached.run(['printf', '%s|', 'two words', "it's"])
@@ -128,11 +141,3 @@ def test_absent_socket_is_refused(capfd, server_sshd, sock_dir):
 def test_reach_shows_the_status(capfd, server_sshd, served):
     code, _ = reach(capfd, server_sshd, 'fd-a', served.path)
     assert code == 0
-
-
-def test_relay_exits_2_naming_an_absent_socket(sock_dir):
-    absent = os.path.join(sock_dir, 'nobody.sock')
-    done = subprocess.run(RELAY + ('--socket', absent), capture_output=True,
-                          text=True, timeout=60, stdin=subprocess.DEVNULL)
-    assert done.returncode == 2
-    assert absent in done.stderr
