@@ -138,15 +138,21 @@ class Transport:
         # -f: background once authenticated and forwardings are set;
         # the master's messages go to the log (-E), as its inherited
         # pipes would keep a caller reading them waiting for good.
-        done = subprocess.run(
-            self._ssh('-o', 'ControlMaster=yes', '-o', 'ControlPersist=no',
-                      '-o', 'StreamLocalBindMask=0177',
-                      '-o', 'StreamLocalBindUnlink=yes',
-                      '-o', 'ExitOnForwardFailure=yes',
-                      '-E', self.log, '-fNT', self.host),
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            timeout=self.target.connect_timeout * 3)
+        argv = self._ssh('-o', 'ControlMaster=yes',
+                         '-o', 'ControlPersist=no',
+                         '-o', 'StreamLocalBindMask=0177',
+                         '-o', 'StreamLocalBindUnlink=yes',
+                         '-o', 'ExitOnForwardFailure=yes',
+                         '-E', self.log, '-fNT', self.host)
+        try:
+            done = subprocess.run(
+                argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                timeout=self.target.connect_timeout * 3)
+        except subprocess.TimeoutExpired:
+            raise errors.HostRefused(
+                self.host, errors.HOST_DOWN, 'no SSH session within %ds'
+                % (self.target.connect_timeout * 3)) from None
         if done.returncode != 0:
             raise classify(self.host, self._log_since(start))
         self._opened = True
@@ -177,8 +183,13 @@ class Transport:
         """Run ``argv`` on the host; CompletedProcess with bytes.
         HostRefused when ssh itself failed (exit 255)."""
         start = self._log_size()
-        done = subprocess.run(self.command(argv), input=input,
-                              capture_output=True, timeout=timeout)
+        try:
+            done = subprocess.run(self.command(argv), input=input,
+                                  capture_output=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise errors.HostRefused(
+                self.host, 'no answer within %ss' % timeout,
+                ' '.join(str(a) for a in argv[:3])) from None
         if done.returncode == SSH_FAILED:
             raise classify(self.host, done.stderr.decode(errors='replace')
                            + self._log_since(start))
@@ -221,7 +232,7 @@ class Transport:
                 os.unlink(local)
             relay = LocalRelay(self, remote, local).start()
             self._relays.append(relay)
-            refusal = self._probe(local, self._log_size())
+            refusal = self._probe(local, self._log_size(), relayed=True)
             if refusal is not None:
                 raise refusal
             self.mode[remote] = 'relay'
@@ -230,9 +241,10 @@ class Transport:
         self._local[remote] = local
         return local
 
-    def _probe(self, local, log_start):
+    def _probe(self, local, log_start, relayed=False):
         """None if a control server answers ``status`` at ``local``, else
-        the HostRefused ssh's log explains (forwarding refused, ...)."""
+        the HostRefused ssh's log explains (forwarding refused, or what
+        the relay said)."""
         try:
             control_client.Client(local, timeout=PROBE_TIMEOUT).status()
             return None
@@ -240,7 +252,7 @@ class Transport:
             failure = exc
         # The master logs a refused channel as it closes it; give the
         # line a moment to reach the file.
-        deadline = time.monotonic() + 2.0
+        deadline = time.monotonic() + (0 if relayed else 2.0)
         while True:
             text = self._log_since(log_start)
             if 'open failed' in text or time.monotonic() > deadline:
@@ -335,4 +347,11 @@ class LocalRelay:
         finally:
             proc.stdout.close()
             proc.wait()
+            # shutdown, not only close: the upstream thread's recv holds
+            # the socket, and a close alone would send nothing until it
+            # returns -- the client would wait for an answer for good.
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
             conn.close()

@@ -10,6 +10,7 @@ Skipped only where no OpenSSH server is installed.
 
 import os
 import shutil
+import socket
 import stat
 import sys
 import tempfile
@@ -109,6 +110,21 @@ def test_relay_where_forwarding_is_forbidden(server_sshd, served, engine):
         control.add('spawn: 1*off')
         assert control.rules()[0]['rule'] == 'spawn: 1*off'
     assert [r['rule'] for r in engine.rules()] == ['spawn: 1*off']
+
+
+def test_a_stale_socket_is_not_answering(server_sshd, sock_dir):
+    # What a crashed nova-compute leaves: the file, nobody listening.
+    # Neither the forward nor the relay reaches a server; the relay's
+    # own words are the detail.
+    stale = os.path.join(sock_dir, 'stale.sock')
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(stale)
+    listener.close()
+    with transport.Transport(target(server_sshd, 'fd-a')) as reached:
+        with pytest.raises(errors.HostRefused) as caught:
+            reached.control_socket(stale)
+    assert caught.value.fact == 'control socket not answering'
+    assert 'no faultdriver control server at %s' % stale in str(caught.value)
 
 
 def reach(capfd, running, alias, socket_path):
