@@ -218,7 +218,12 @@ class Transport:
                       self.host),
             stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
         if done.returncode != 0:
-            raise classify(self.host, done.stderr.decode(errors='replace'))
+            # The master could not set the forward up (its own side).
+            said = done.stderr.decode(errors='replace').strip()
+            raise errors.HostRefused(self.host, 'forward failed',
+                                     said.splitlines()[-1] if said else
+                                     'ssh -O forward exited %d'
+                                     % done.returncode)
         os.chmod(local, 0o600)
         refusal = self._probe(local, start)
         if refusal is None:

@@ -14,6 +14,7 @@ operator's ``~/.ssh/config`` does:
 """
 
 import os
+import pwd
 import shutil
 import socket
 import subprocess
@@ -52,6 +53,9 @@ class Sshd:
         self.directory = tempfile.mkdtemp(prefix='fdsshd', dir='/tmp')
         self.plain, self.no_forwarding = _free_port(), _free_port()
         self.down = _free_port()
+        #: Who logs in: whoever runs the tests (an sshd started by a
+        #: user other than root can only let that user in).
+        self.user = pwd.getpwuid(os.getuid()).pw_name
         self.proc = None
 
     def path(self, name):
@@ -90,15 +94,16 @@ class Sshd:
                     ('fd-down', self.down, 'id')):
                 f.write('\n    '.join([
                     'Host %s' % alias, 'HostName 127.0.0.1',
-                    'Port %d' % port, 'User root',
+                    'Port %d' % port, 'User %s' % self.user,
                     'IdentityFile %s' % self.path(key),
                     'IdentitiesOnly yes',
                     'UserKnownHostsFile %s' % self.path('known_hosts'),
                     'GlobalKnownHostsFile /dev/null',
                     'StrictHostKeyChecking yes']) + '\n')
-        # sshd's privilege separation needs its empty directory, which
-        # the Debian service makes at start.
-        os.makedirs('/run/sshd', mode=0o755, exist_ok=True)
+        if os.geteuid() == 0:
+            # sshd run by root separates privileges into this empty
+            # directory, which the Debian service makes at start.
+            os.makedirs('/run/sshd', mode=0o755, exist_ok=True)
         self.proc = subprocess.Popen(
             [SSHD, '-D', '-e', '-f', self.path('sshd_config')],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
