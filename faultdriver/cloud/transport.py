@@ -255,12 +255,14 @@ class Transport:
             return None
         except protocol.ControlError as exc:
             failure = exc
-        # The master logs a refused channel as it closes it; give the
-        # line a moment to reach the file.
-        deadline = time.monotonic() + (0 if relayed else 2.0)
+        # The master logs a refused channel as it closes it, and writes
+        # the relay's words as they arrive, maybe after the connection
+        # ended: give the line a moment to reach the file.
+        wanted = '\n' if relayed else 'open failed'
+        deadline = time.monotonic() + 2.0
         while True:
             text = self._log_since(log_start)
-            if 'open failed' in text or time.monotonic() > deadline:
+            if wanted in text or time.monotonic() > deadline:
                 break
             time.sleep(0.05)
         refusal = classify(self.host, text) if text.strip() else None
