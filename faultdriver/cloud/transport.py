@@ -96,7 +96,11 @@ class Transport:
         self._opened = False
 
     def __enter__(self):
-        return self.open()
+        try:
+            return self.open()
+        except BaseException:
+            self.close()        # the private directory goes too
+            raise
 
     def __exit__(self, *exc_info):
         self.close()

@@ -139,9 +139,13 @@ def reach(capfd, running, alias, socket_path):
 ])
 def test_refusals_name_the_host_and_the_fact(capfd, server_sshd, served,
                                              alias, fact):
+    before = set(os.listdir(tempfile.gettempdir()))
     code, err = reach(capfd, server_sshd, alias, served.path)
     assert code == 2
     assert '%s: %s' % (alias, fact) in err
+    # Nothing of the refused transport is left behind.
+    assert [name for name in set(os.listdir(tempfile.gettempdir())) - before
+            if name.startswith('fdssh')] == []
 
 
 def test_absent_socket_is_refused(capfd, server_sshd, sock_dir):
