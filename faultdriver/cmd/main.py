@@ -14,6 +14,7 @@ from cliff import app
 from cliff import commandmanager
 from cliff import help as cliff_help
 
+from faultdriver.cloud import errors as cloud_errors
 from faultdriver.control import protocol
 from faultdriver import exception
 from faultdriver import rules
@@ -78,7 +79,8 @@ class FaultDriverApp(app.App):
 #: what the command needs (exit code 2).
 BAD_INPUT = (exception.ConfigError, exception.ScenarioError,
              exception.MissingPrerequisite, rules.RuleError,
-             protocol.RequestRejected, protocol.Unreachable)
+             protocol.RequestRejected, protocol.Unreachable,
+             cloud_errors.HostRefused)
 #: Errors that mean something expected did not happen (exit code 1).
 NOT_MET = (protocol.WaitTimeout,)
 

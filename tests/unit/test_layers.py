@@ -45,6 +45,10 @@ LAYERS = (
                  'faultdriver.hostfacts', 'faultdriver.pinning')),
     ('driver', ('faultdriver.driver', 'faultdriver.virt')),
     ('scenario', ('faultdriver.scenario',)),
+    # The cloud tier reaches a cloud it did not build: below the tiers
+    # that build one, so it can import none of them (and the test below
+    # says so by name).
+    ('cloud', ('faultdriver.cloud',)),
     ('tiers', ('faultdriver.harness', 'faultdriver.process',
                'faultdriver.fixture')),
     ('sweep and export', ('faultdriver.sweep', 'faultdriver.export')),
@@ -169,3 +173,21 @@ def test_the_check_finds_what_it_looks_for():
         ['a', 'b', 'c']]
     assert layer('faultdriver.scenario.tiers') < layer(
         'faultdriver.scenario.model') < layer('faultdriver.process.nova')
+
+
+def test_the_cloud_imports_no_other_tier():
+    # faultdriver/cloud reaches an existing deployment: nothing of the
+    # tiers that start Nova themselves (issue 42).
+    found = ['%s imports %s' % (name, each)
+             for name, targets in sorted(graph().items())
+             if name.startswith('faultdriver.cloud')
+             for each in sorted(targets)
+             if each.startswith(('faultdriver.process',
+                                 'faultdriver.harness'))]
+    assert found == []
+    assert 'faultdriver.cloud.transport' in graph()
+
+
+def test_the_host_helper_imports_nothing_of_faultdriver():
+    # It is piped to `python3 -` on hosts with no faultdriver.
+    assert graph()['faultdriver.cloud.hosthelper'] == set()

@@ -1,0 +1,115 @@
+"""Service-manager drivers: nova-compute stopped, crashed and started
+through whatever manages it on the host, every change audited.
+
+The work happens on the host, in the helper
+(:mod:`faultdriver.cloud.hosthelper`), as it must while nova-compute is
+down; a driver says which manager and unit, and writes each change to
+the run's :class:`~faultdriver.cloud.audit.AuditLog` before making it.
+
+Deployments (``doc/source/cloud.rst``):
+
+* devstack: systemd unit ``devstack@n-cpu`` (``devstack@n-cpu-N`` for
+  the fake computes of ``NUMBER_FAKE_NOVA_COMPUTE``), no ``Restart=``;
+* OpenStack-Ansible: ``nova-compute.service``, ``Restart=on-failure``
+  after 2 s: overridden by a runtime drop-in for the run;
+* kolla-ansible: container ``nova_compute`` (docker or podman), restart
+  policy ``unless-stopped``: ``docker update --restart=no`` for the run.
+"""
+
+#: Default units per deployment.
+DEVSTACK_UNIT = 'devstack@n-cpu'
+OSA_UNIT = 'nova-compute.service'
+KOLLA_CONTAINER = 'nova_compute'
+#: Seconds a graceful stop may take before SIGKILL (the process tier's
+#: bound for nova-compute's stop).
+STOP_BOUND = 60.0
+
+
+def devstack_unit(number=None):
+    """devstack's unit of its compute, or of fake compute ``number``."""
+    return DEVSTACK_UNIT if number is None else '%s-%d' % (DEVSTACK_UNIT,
+                                                           number)
+
+
+class ServiceDriver:
+    """nova-compute as ``unit`` of the host's ``manager``."""
+
+    manager = None
+
+    def __init__(self, helper, unit, audit, runtime_dir=None):
+        self.helper = helper
+        self.unit = unit
+        self.audit = audit
+        #: Where systemd's runtime drop-ins go (the helper's default,
+        #: /run/systemd/system, unless a test says otherwise).
+        self.runtime_dir = runtime_dir
+
+    def _args(self, *more):
+        where = ('--runtime-dir', self.runtime_dir) if self.runtime_dir \
+            else ()
+        return ('--manager', self.manager, '--unit', self.unit) + \
+            where + more
+
+    def _down(self, verb, *more):
+        # A stopped or crashed compute is brought back by a restore.
+        self.audit.record(self.helper.host, 'down:%s' % self.unit,
+                          '%s %s' % (verb, self.unit),
+                          ('start',) + self._args())
+        return self.helper.call(verb, *self._args(*more))
+
+    def state(self):
+        """running, stopping, stopped or crashed, with the details."""
+        return self.helper.call('state', *self._args())
+
+    def stop(self, bound=STOP_BOUND):
+        """A graceful stop, SIGKILL past ``bound`` seconds."""
+        return self._down('stop', '--timeout', bound)
+
+    def crash(self):
+        """SIGKILL of the unit alone."""
+        return self._down('crash')
+
+    def start(self):
+        result = self.helper.call('start', *self._args())
+        self.audit.settle(self.helper.host, 'down:%s' % self.unit)
+        return result
+
+    def prepare(self):
+        """No automatic restart for the run; True if that changed it."""
+        key = 'restart:%s' % self.unit
+        policy = self.helper.call('restart-policy', *self._args())['policy']
+        if policy == 'no':
+            return False
+        self.audit.record(self.helper.host, key,
+                          'restart policy %s -> no of %s' % (policy,
+                                                             self.unit),
+                          ('restore-restart',) + self._args(
+                              '--previous', policy))
+        return self.helper.call('disable-restart', *self._args())['changed']
+
+    def unprepare(self):
+        """Put back the restart policy :meth:`prepare` changed."""
+        for change in self.audit.open():
+            if change['host'] == self.helper.host and \
+                    change['key'] == 'restart:%s' % self.unit:
+                self.helper.call(*change['undo'])
+        self.audit.settle(self.helper.host, 'restart:%s' % self.unit)
+
+
+class Systemd(ServiceDriver):
+    """devstack and OpenStack-Ansible computes."""
+
+    manager = 'systemd'
+
+
+class Docker(ServiceDriver):
+    """kolla's ``nova_compute`` container."""
+
+    manager = 'docker'
+
+
+class Podman(ServiceDriver):
+    manager = 'podman'
+
+
+DRIVERS = {each.manager: each for each in (Systemd, Docker, Podman)}

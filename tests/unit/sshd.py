@@ -1,0 +1,129 @@
+"""A real, key-only sshd on 127.0.0.1 for the cloud transport's tests.
+
+Started by hand on free ports with its own host key and authorized key
+in a private directory, never as a system service, and ended by its pid.
+Port ``plain`` allows stream-local forwarding; port ``no_forwarding``
+forbids it (``AllowStreamLocalForwarding no``), as some sites do.  An
+ssh_config beside it names the aliases the tests reach it by, as an
+operator's ``~/.ssh/config`` does:
+
+* ``fd-a``: the plain port with the authorized key;
+* ``fd-noforward``: the port without forwarding;
+* ``fd-badkey``: the plain port with a key it does not know;
+* ``fd-down``: a port nobody listens on.
+"""
+
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+
+SSHD = '/usr/sbin/sshd'
+#: Why the tests skip where there is no sshd.
+MISSING = ('no OpenSSH server here (%s); apt-get install openssh-server '
+           'openssh-client' % SSHD)
+
+
+def available():
+    return os.access(SSHD, os.X_OK) and shutil.which('ssh') is not None
+
+
+def _free_port():
+    probe = socket.socket()
+    probe.bind(('127.0.0.1', 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    return port
+
+
+def _keygen(path):
+    subprocess.run(['ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-f',
+                    path], check=True, stdin=subprocess.DEVNULL)
+    with open(path + '.pub') as f:
+        return f.read().strip()
+
+
+class Sshd:
+    """The running sshd and the files a client needs."""
+
+    def __init__(self):
+        self.directory = tempfile.mkdtemp(prefix='fdsshd', dir='/tmp')
+        self.plain, self.no_forwarding = _free_port(), _free_port()
+        self.down = _free_port()
+        #: Who logs in: whoever runs the tests (an sshd started by a
+        #: user other than root can only let that user in).
+        self.user = pwd.getpwuid(os.getuid()).pw_name
+        self.proc = None
+
+    def path(self, name):
+        return os.path.join(self.directory, name)
+
+    def start(self):
+        host_key = _keygen(self.path('host_key'))
+        client_key = _keygen(self.path('id'))
+        _keygen(self.path('other'))
+        with open(self.path('authorized_keys'), 'w') as f:
+            f.write(client_key + '\n')
+        with open(self.path('known_hosts'), 'w') as f:
+            for port in (self.plain, self.no_forwarding):
+                f.write('[127.0.0.1]:%d %s\n' % (
+                    port, ' '.join(host_key.split()[:2])))
+        with open(self.path('sshd_config'), 'w') as f:
+            f.write('\n'.join([
+                'Port %d' % self.plain, 'Port %d' % self.no_forwarding,
+                'ListenAddress 127.0.0.1',
+                'HostKey %s' % self.path('host_key'),
+                'PidFile %s' % self.path('sshd.pid'),
+                'AuthorizedKeysFile %s' % self.path('authorized_keys'),
+                'PasswordAuthentication no',
+                'KbdInteractiveAuthentication no',
+                'PubkeyAuthentication yes',
+                'PermitRootLogin prohibit-password',
+                'StrictModes no', 'UsePAM no', 'PrintMotd no',
+                'AllowStreamLocalForwarding yes',
+                'Match LocalPort %d' % self.no_forwarding,
+                '    AllowStreamLocalForwarding no', '']))
+        with open(self.path('ssh_config'), 'w') as f:
+            for alias, port, key in (
+                    ('fd-a', self.plain, 'id'),
+                    ('fd-noforward', self.no_forwarding, 'id'),
+                    ('fd-badkey', self.plain, 'other'),
+                    ('fd-down', self.down, 'id')):
+                f.write('\n    '.join([
+                    'Host %s' % alias, 'HostName 127.0.0.1',
+                    'Port %d' % port, 'User %s' % self.user,
+                    'IdentityFile %s' % self.path(key),
+                    'IdentitiesOnly yes',
+                    'UserKnownHostsFile %s' % self.path('known_hosts'),
+                    'GlobalKnownHostsFile /dev/null',
+                    'StrictHostKeyChecking yes']) + '\n')
+        if os.geteuid() == 0:
+            # sshd run by root separates privileges into this empty
+            # directory, which the Debian service makes at start.
+            os.makedirs('/run/sshd', mode=0o755, exist_ok=True)
+        self.proc = subprocess.Popen(
+            [SSHD, '-D', '-e', '-f', self.path('sshd_config')],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=open(self.path('sshd.log'), 'w'))
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                socket.create_connection(('127.0.0.1', self.plain), 1).close()
+                break
+            except OSError:
+                if self.proc.poll() is not None or \
+                        time.monotonic() > deadline:
+                    with open(self.path('sshd.log')) as f:
+                        raise RuntimeError('sshd did not start: %s'
+                                           % f.read())
+                time.sleep(0.05)
+        return self
+
+    def stop(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(10)
+        shutil.rmtree(self.directory, ignore_errors=True)
