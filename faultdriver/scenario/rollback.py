@@ -189,13 +189,19 @@ def after_failure(steps: typing.Any, state: runstate.RunState,
     rollback table's row for the fault (``operation``, ``point``, the
     fault's scenario ``host``, ``phase``, ``action``, ``exception``)
     says Nova leaves it; ``origin``: the host each server was booted on
-    (its move's source).  The actual says, per server, which, or what
-    broke the row, naming the Nova function that defines it."""
+    (its move's source).  A task state ``recover`` reset (the
+    operator's ``reset-state``, ``steps.task_states_reset``) counts as
+    left: it is what Nova left.  The actual says, per server, which, or
+    what broke the row, naming the Nova function that defines it."""
+    reset = steps.task_states_reset
     found, wrong = {}, {}
     for alias, clean in sorted((outcome or {}).items()):
         if not clean.get('migrations'):
             continue                    # not moved in the clean run
         got = _ended(state, alias)
+        if alias in reset:
+            # What Nova left, not recover's reset-state of it.
+            got['task_state'] = '%s (recover reset it)' % reset[alias]
         if {k: got[k] for k in clean} == dict(clean) and \
                 not got['task_state']:
             found[alias] = 'as in the clean run'

@@ -8,6 +8,7 @@ promises a rollback breaks it, naming the code path; ERROR where Nova
 errors out by design passes."""
 
 import importlib
+import types
 
 import pytest
 
@@ -24,22 +25,25 @@ ORIGIN = {'s1': 'src', 's2': 'dest'}
 
 
 def check(point, host, action, s1, phase='before', exception=None,
-          operation='live-migration'):
+          operation='live-migration', reset=None):
     """The invariant on a live migration of s1 src -> dest that ended
-    ``s1`` = (status, host, task state, newest migration status)."""
+    ``s1`` = (status, host, task state, newest migration status), with
+    the task states recover ``reset``."""
     status, where, task_state, migration = s1
     state = runstates.state({
         'servers': {'s1': {'status': status, 'host': where,
                            'task_state': task_state},
                     's2': {'host': 'dest'}},
         'migrations': [{'server': 's1', 'status': migration}]})
+    steps = types.SimpleNamespace(task_states_reset=reset or {})
     return expect.KINDS['outcome-after-failure'](
-        None, state, operation=operation, point=point, host=host,
+        steps, state, operation=operation, point=point, host=host,
         phase=phase, action=action, origin=ORIGIN, outcome=CLEAN,
         exception=exception)
 
 
-ROLLED_BACK = ('ACTIVE', 'src', None, 'error')
+ROLLED_BACK = ('ACTIVE', 'src', None, 'failed')
+RESET = ('ACTIVE', 'src', None, 'error')
 ERRORED = ('ERROR', 'dest', None, 'error')
 ERRORED_ON_SOURCE = ('ERROR', 'src', None, 'error')
 
@@ -48,9 +52,9 @@ ERRORED_ON_SOURCE = ('ERROR', 'src', None, 'error')
     # Rollbacks where the table says rollback.
     ('pre_live_migration', 'dest', 'raise', ROLLED_BACK, 'before'),
     ('pre_live_migration', 'dest', 'crash', ROLLED_BACK, 'after'),
-    ('check_can_live_migrate_destination', 'dest', 'crash', ROLLED_BACK,
+    ('check_can_live_migrate_destination', 'dest', 'crash', RESET,
      'before'),
-    ('live_migration', 'src', 'crash', ROLLED_BACK, 'before'),
+    ('live_migration', 'src', 'crash', RESET, 'before'),
     # ERROR where Nova errors out by design.
     ('live_migration', 'src', 'raise', ERRORED_ON_SOURCE, 'before'),
     ('post_live_migration_at_destination', 'dest', 'raise', ERRORED,
@@ -73,7 +77,10 @@ def test_an_end_the_table_promises_keeps_it(point, host, action, s1,
      'ComputeManager._do_pre_live_migration_from_source'),
     # A rollback that left its task state.
     ('pre_live_migration', 'dest', 'crash',
-     ('ACTIVE', 'src', 'migrating', 'error'), 'task state migrating',
+     ('ACTIVE', 'src', 'migrating', 'failed'), 'task state migrating',
+     'ComputeManager._do_pre_live_migration_from_source'),
+    # The migration status the rollback does not end in.
+    ('pre_live_migration', 'dest', 'raise', RESET, 'migration error',
      'ComputeManager._do_pre_live_migration_from_source'),
     # Rolled back to the wrong host.
     ('check_can_live_migrate_destination', 'dest', 'raise',
@@ -94,6 +101,16 @@ def test_a_move_that_ended_as_clean_keeps_it_whatever_the_row():
     met, _text, actual = check('pre_live_migration', 'dest', 'raise',
                                ('ACTIVE', 'dest', None, 'completed'))
     assert met and actual == {'s1': 'as in the clean run'}
+
+
+def test_a_task_state_recover_reset_is_what_nova_left():
+    """F3: the rollback stops before it resets the task state; the
+    operator's reset-state in recover must not hide it."""
+    met, _text, actual = check('pre_live_migration', 'dest', 'crash',
+                               RESET, reset={'s1': 'migrating'})
+    assert not met
+    assert 'task state migrating (recover reset it)' in actual['s1']
+    assert check('pre_live_migration', 'dest', 'crash', ROLLED_BACK)[0]
 
 
 def test_a_fault_without_a_row_says_nova_promises_nothing():
