@@ -174,6 +174,7 @@ def test_raise_and_crash_cases_get_the_invariant_with_their_fault():
     raised = cases.case_scenario(
         workflow, cases.Case('pre_live_migration', 'dest', 'before',
                              'raise'), clean=CLEAN)
+    model.validate(raised, 'case.yaml')     # schema.yaml takes it
     [added] = [e['outcome-after-failure'] for e in raised['expectations']
                if 'outcome-after-failure' in e]
     assert added == {'operation': 'live-migration',
