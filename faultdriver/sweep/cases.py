@@ -228,7 +228,7 @@ def case_scenario(workflow, case, backend=tiers.DEFAULT, patches=(),
             'rollback': data.get('operation') != 'evacuation'}})
     if clean is not None and case.action in FAILING:
         data['expectations'].append({'outcome-after-failure': dict(
-            failure_args(data, case), outcome=clean)})
+            failure_args(data, case, backend), outcome=clean)})
     steps = list(data['steps'])
     if not any('recover' in step for step in steps):
         steps.append({'recover': {}})
