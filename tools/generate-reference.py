@@ -1,8 +1,8 @@
 """Write the generated parts of the reference pages (doc/source/*.rst:
-actions, points, fixes, scenario keys, Nova assumptions) from this
-repository's faultdriver and the installed Nova; ``--check`` only says
-which are behind (exit 1).  tests/unit/test_reference_pages.py checks
-them too."""
+actions, points, fixes, the rollback table, scenario keys, Nova
+assumptions) from this repository's faultdriver and the installed Nova;
+``--check`` only says which are behind (exit 1).
+tests/unit/test_reference_pages.py checks them too."""
 
 import os
 import sys

@@ -7,6 +7,7 @@ import typing
 
 from faultdriver.actions import error as error_action
 from faultdriver.novacompat import texts
+from faultdriver.scenario import rollback
 from faultdriver.scenario import runstate
 from faultdriver.scenario import tiers
 from faultdriver import waiting
@@ -569,6 +570,7 @@ KINDS: typing.Dict[str, typing.Callable[..., Checked]] = {
     'accounting-matches-placement': _accounting,
     'outcome-as-clean': _as_clean,
     'outcome-after-shutdown': _after_shutdown,
+    'outcome-after-failure': rollback.after_failure,
     'volume-attachments': _volume_attachments,
     'port-bindings': _port_bindings,
     'tasks-ended': _tasks_ended,
@@ -582,8 +584,10 @@ INVARIANTS = ('migrations-terminal', 'servers-settled', 'pcpus-not-shared',
               'periodics-clean')
 #: Invariants of some cases only: the sweep adds them where they apply
 #: (``outcome-as-clean`` to timing-only cases, with the clean outcome;
-#: ``outcome-after-shutdown`` to graceful stops without a hold).
-CASE_INVARIANTS = ('outcome-as-clean', 'outcome-after-shutdown')
+#: ``outcome-after-shutdown`` to graceful stops without a hold;
+#: ``outcome-after-failure`` to raise and crash cases).
+CASE_INVARIANTS = ('outcome-as-clean', 'outcome-after-shutdown',
+                   'outcome-after-failure')
 #: Checked after the others, in this order: they change the state (run
 #: periodics, move servers), and periodics-clean looks at what they ran.
 LAST = ('accounting-matches-placement', 'moves-again', 'periodics-clean')

@@ -54,6 +54,9 @@ class Steps:
         #: settled, before its periodics (``collect.accounting``); None
         #: where a held thread made recover run periodics first.
         self.move_end = None
+        #: alias -> the task state Nova left that ``recover`` reset (what
+        #: outcome-after-failure judges, not the operator's repair).
+        self.task_states_reset = {}
 
     def log_counts(self):
         """How often the log has each host's periodic error line and
@@ -340,6 +343,8 @@ class Steps:
             if fields['OS-EXT-STS:task_state']:
                 self.do_reset_state(alias, 'active' if fields['status'] !=
                                     'ERROR' else 'error')
+                self.task_states_reset[alias] = \
+                    fields['OS-EXT-STS:task_state']
                 done.append('reset-state %s (was %s/%s)' % (
                     alias, fields['status'], fields['OS-EXT-STS:task_state']))
         return '; '.join(done) or 'nothing to do'

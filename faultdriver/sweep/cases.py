@@ -236,6 +236,9 @@ def case_scenario(workflow: records.Workflow, case: Case,
         data['expectations'].append({'outcome-after-shutdown': {
             'outcome': clean, 'origin': booted_on(data),
             'rollback': data.get('operation') != 'evacuation'}})
+    if clean is not None and case.action in FAILING:
+        data['expectations'].append({'outcome-after-failure': dict(
+            failure_args(data, case, backend), outcome=clean)})
     steps = list(data['steps'])
     if not any('recover' in step for step in steps):
         steps.append({'recover': {}})
@@ -243,6 +246,26 @@ def case_scenario(workflow: records.Workflow, case: Case,
     if trace_recovery and needs_restart(case):
         _recover_rules(data, case.host).extend(trace.trace_rules())
     return data
+
+
+#: Action classes whose fault makes the step fail: their cases must end
+#: as the clean run did or as Nova's rollback for the step promises
+#: (``outcome-after-failure``, faultdriver.scenario.rollback).
+FAILING = ('crash', 'raise', 'raise-generic')
+
+
+def failure_args(data, case, backend=tiers.DEFAULT):
+    """The ``outcome-after-failure`` arguments of ``case`` (without the
+    clean outcome): the fault as the rollback table is keyed, and where
+    each server was booted."""
+    args = {'operation': data.get('operation'), 'point': case.point,
+            'host': case.host, 'phase': case.phase,
+            'action': case.action, 'origin': booted_on(data)}
+    term = case.rule(backend)
+    raised = re.search(r'raise\((\w+)\)', term or '')
+    if raised:
+        args['exception'] = raised.group(1)
+    return args
 
 
 #: Action classes whose fault leaves its host down until ``recover``

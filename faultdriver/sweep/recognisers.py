@@ -128,6 +128,11 @@ RECOGNISERS = (
                'dest', CRASH),
          Where(COLD, ('migrate_disk_and_power_off',), 'src', RAISE))),
     Recogniser(
+        'F3', 'a destination crash after pre_live_migration leaves the '
+        'server MIGRATING',
+        (Sign('outcome-after-failure', r'task state migrating'),),
+        (Where(LIVE, ('pre_live_migration',), 'dest', CRASH),)),
+    Recogniser(
         'F4', 'a failed live_migration on the source leaks the move\'s '
         'allocation on dest',
         (Sign('accounting-matches-placement', overcharged('dest')),

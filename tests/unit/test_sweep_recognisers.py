@@ -46,6 +46,14 @@ RECORDED = [
      'crash', 'periodics-clean', STALE),
     ('F1', 'resize', 'migrate_disk_and_power_off', 'src', 'after', 'raise',
      'periodics-clean', STALE),
+    # F3: the rollback of a destination crash in pre_live_migration stops
+    # before it resets the task state (recover's reset-state shows it).
+    ('F3', 'live-migration', 'pre_live_migration', 'dest', 'before',
+     'crash', 'outcome-after-failure',
+     {'s1': 'task state migrating (recover reset it), migration error '
+      'where Nova promises rolled back: ACTIVE on src, no task state, '
+      'migration failed (compute/manager.py:ComputeManager.'
+      '_do_pre_live_migration_from_source)'}),
     # F4: the source's live_migration fails before the transfer.
     ('F4', 'live-migration', 'live_migration', 'src', 'before', 'raise',
      'accounting-matches-placement', DEST_LEAK),

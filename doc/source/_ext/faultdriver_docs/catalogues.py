@@ -51,6 +51,24 @@ def points(kind):
                           widths=[22, 8, 14, 6, 22, 28])
 
 
+def rollback():
+    """The rollback table (faultdriver/data/rollback.yaml) that the
+    ``outcome-after-failure`` invariant holds a failed move to."""
+    from faultdriver.scenario import rollback as rollback_module
+
+    rows = [[rst.escape(', '.join(row.operations)), rst.literal(row.point),
+             rst.escape(row.host), rst.escape(', '.join(row.phases)),
+             rst.escape(row.action) + (
+                 ' ' + rst.literal(row.exception) if row.exception else ''),
+             rst.escape(row.ends), rst.escape(', '.join(row.migration)),
+             '%s: %s' % (rst.literal(row.nova), rst.escape(row.why))]
+            for row in rollback_module.table()]
+    return rst.list_table(['Operations', 'Point', 'Host', 'Phases',
+                           'Fault', 'Ends', 'Migration',
+                           'Nova code path: what it does'], rows,
+                          widths=[10, 16, 6, 8, 10, 7, 8, 35])
+
+
 def fixes():
     """Every candidate tracker fix: its module's docstring (bug, cause,
     change) and the Nova symbols it relies on."""

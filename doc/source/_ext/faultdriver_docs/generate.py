@@ -11,9 +11,10 @@ A page marks each generated part::
 
 ``tools/generate-reference.py`` rewrites every part from its single
 source of truth (the action plugins, the points catalogue, the tracker
-fixes, ``faultdriver/scenario/schema.yaml``, the declared Nova
-assumptions, what each tier provides); tests/unit/test_reference_pages.py
-regenerates them and fails when a page is behind.
+fixes, the rollback table, ``faultdriver/scenario/schema.yaml``, the
+declared Nova assumptions, what each tier provides);
+tests/unit/test_reference_pages.py regenerates them and fails when a
+page is behind.
 """
 
 import pathlib
@@ -31,6 +32,7 @@ PARTS = {
     'actions': catalogues.actions,
     'points': catalogues.points,
     'fixes': catalogues.fixes,
+    'rollback': catalogues.rollback,
     'assumptions': compat.assumptions,
     'scenario-schema': scenario_schema.part,
     'tiers': provisions.tiers,

@@ -1,0 +1,195 @@
+"""The failed-move outcome invariant (``outcome-after-failure``) and its
+rollback table (faultdriver/data/rollback.yaml): a move that failed must
+end as Nova's own rollback for the step promises.
+
+Table-driven against recorded run states (tests/runstates.py): a
+rollback where the table says rollback passes; ERROR where Nova
+promises a rollback breaks it, naming the code path; ERROR where Nova
+errors out by design passes."""
+
+import importlib
+import types
+
+import pytest
+
+from faultdriver.scenario import expect
+from faultdriver.scenario import model
+from faultdriver.scenario import rollback
+from faultdriver.sweep import cases
+from tests import runstates
+
+CLEAN = {'s1': {'status': 'ACTIVE', 'host': 'dest',
+                'migrations': ['completed']},
+         's2': {'status': 'ACTIVE', 'host': 'dest', 'migrations': []}}
+ORIGIN = {'s1': 'src', 's2': 'dest'}
+
+
+def check(point, host, action, s1, phase='before', exception=None,
+          operation='live-migration', reset=None):
+    """The invariant on a live migration of s1 src -> dest that ended
+    ``s1`` = (status, host, task state, newest migration status), with
+    the task states recover ``reset``."""
+    status, where, task_state, migration = s1
+    state = runstates.state({
+        'servers': {'s1': {'status': status, 'host': where,
+                           'task_state': task_state},
+                    's2': {'host': 'dest'}},
+        'migrations': [{'server': 's1', 'status': migration}]})
+    steps = types.SimpleNamespace(task_states_reset=reset or {})
+    return expect.KINDS['outcome-after-failure'](
+        steps, state, operation=operation, point=point, host=host,
+        phase=phase, action=action, origin=ORIGIN, outcome=CLEAN,
+        exception=exception)
+
+
+ROLLED_BACK = ('ACTIVE', 'src', None, 'failed')
+RESET = ('ACTIVE', 'src', None, 'error')
+ERRORED = ('ERROR', 'dest', None, 'error')
+ERRORED_ON_SOURCE = ('ERROR', 'src', None, 'error')
+
+
+@pytest.mark.parametrize('point, host, action, s1, phase', [
+    # Rollbacks where the table says rollback.
+    ('pre_live_migration', 'dest', 'raise', ROLLED_BACK, 'before'),
+    ('pre_live_migration', 'dest', 'crash', ROLLED_BACK, 'after'),
+    ('check_can_live_migrate_destination', 'dest', 'crash', RESET,
+     'before'),
+    ('live_migration', 'src', 'crash', RESET, 'before'),
+    # ERROR where Nova errors out by design.
+    ('live_migration', 'src', 'raise', ERRORED_ON_SOURCE, 'before'),
+    ('post_live_migration_at_destination', 'dest', 'raise', ERRORED,
+     'before'),
+    ('post_live_migration_at_destination', 'dest', 'crash', ERRORED,
+     'after'),
+])
+def test_an_end_the_table_promises_keeps_it(point, host, action, s1,
+                                            phase):
+    met, _text, actual = check(point, host, action, s1, phase)
+    assert met, actual
+    assert 'as Nova promises' in actual['s1']
+    assert set(actual) == {'s1'}        # s2 did not move in the clean run
+
+
+@pytest.mark.parametrize('point, host, action, s1, wrong, nova', [
+    # ERROR where Nova promises a rollback.
+    ('pre_live_migration', 'dest', 'raise', ERRORED_ON_SOURCE,
+     'status ERROR',
+     'ComputeManager._do_pre_live_migration_from_source'),
+    # A rollback that left its task state.
+    ('pre_live_migration', 'dest', 'crash',
+     ('ACTIVE', 'src', 'migrating', 'failed'), 'task state migrating',
+     'ComputeManager._do_pre_live_migration_from_source'),
+    # The migration status the rollback does not end in.
+    ('pre_live_migration', 'dest', 'raise', RESET, 'migration error',
+     'ComputeManager._do_pre_live_migration_from_source'),
+    # Rolled back to the wrong host.
+    ('check_can_live_migrate_destination', 'dest', 'raise',
+     ('ACTIVE', 'dest', None, 'error'), 'on dest, not its source src',
+     'ComputeTaskManager._live_migrate'),
+    # A migration status the row does not allow.
+    ('live_migration', 'src', 'raise', ('ERROR', 'src', None, 'running'),
+     'migration running', 'ComputeManager._do_live_migration'),
+])
+def test_an_end_the_table_does_not_promise_breaks_it(point, host, action,
+                                                     s1, wrong, nova):
+    met, _text, actual = check(point, host, action, s1)
+    assert not met
+    assert wrong in actual['s1'] and nova in actual['s1'], actual
+
+
+def test_a_move_that_ended_as_clean_keeps_it_whatever_the_row():
+    met, _text, actual = check('pre_live_migration', 'dest', 'raise',
+                               ('ACTIVE', 'dest', None, 'completed'))
+    assert met and actual == {'s1': 'as in the clean run'}
+
+
+def test_a_task_state_recover_reset_is_what_nova_left():
+    """F3: the rollback stops before it resets the task state; the
+    operator's reset-state in recover must not hide it."""
+    met, _text, actual = check('pre_live_migration', 'dest', 'crash',
+                               RESET, reset={'s1': 'migrating'})
+    assert not met
+    assert 'task state migrating (recover reset it)' in actual['s1']
+    assert check('pre_live_migration', 'dest', 'crash', ROLLED_BACK)[0]
+
+
+def test_a_fault_without_a_row_says_nova_promises_nothing():
+    met, _text, actual = check('get_info', 'dest', 'raise', ERRORED)
+    assert met and 'no row in the rollback table' in actual['s1']
+
+
+def test_the_exception_picks_the_row():
+    """migrate_disk_and_power_off: InstanceFaultRollback sets the
+    vm_state back, any other exception errors the server."""
+    rolled = rollback.promise('resize', 'migrate_disk_and_power_off',
+                              'source', 'before', 'raise',
+                              'InstanceFaultRollback')
+    other = rollback.promise('resize', 'migrate_disk_and_power_off',
+                             'source', 'before', 'raise-generic',
+                             'InternalError')
+    assert (rolled.ends, other.ends) == ('rollback', 'error')
+
+
+def test_a_phase_outside_the_row_has_no_promise():
+    assert rollback.promise('live-migration', 'live_migration', 'source',
+                            'before', 'crash').ends == 'rollback'
+    assert rollback.promise('live-migration', 'live_migration', 'source',
+                            'after', 'crash') is None
+
+
+@pytest.mark.parametrize('row, error', [
+    ({'point': 'pre_live_migrate'}, "'pre_live_migrate' is not a point"),
+    ({'host': 'src'}, "host: 'src' is not one of dest, source"),
+    ({'ends': 'fine'}, "ends: 'fine' is not one of error, rollback"),
+    ({'phases': ['during']}, "phases: 'during' is not one of"),
+    ({'nova': 'somewhere'}, "'somewhere' is not file:function"),
+    ({'colour': 'red'}, "unknown keys ['colour']"),
+])
+def test_a_bad_row_is_refused_naming_it(row, error):
+    from faultdriver import points
+    good = {'operations': ['live-migration'], 'point': 'pre_live_migration',
+            'host': 'dest', 'action': 'raise', 'ends': 'rollback',
+            'migration': ['error'], 'nova': 'compute/manager.py:f',
+            'why': 'x'}
+    with pytest.raises(ValueError) as raised:
+        rollback._row(dict(good, **row), 'rows[3]', points.catalogue())
+    assert 'rows[3]' in str(raised.value) and error in str(raised.value)
+
+
+def test_every_row_names_a_nova_function_that_exists():
+    """Each row's code path is Nova 34's: the table says where to read
+    it, and a Nova that renamed it has to be read again."""
+    for row in rollback.table():
+        path, function = row.nova.split(':')
+        module = importlib.import_module(
+            'nova.' + path[:-len('.py')].replace('/', '.'))
+        owner = module
+        for name in function.split('.'):
+            owner = getattr(owner, name, None)
+            assert owner is not None, '%s: no %s in Nova' % (row.nova, name)
+
+
+def test_raise_and_crash_cases_get_the_invariant_with_their_fault():
+    workflow = model.load('live-migration')
+    raised = cases.case_scenario(
+        workflow, cases.Case('pre_live_migration', 'dest', 'before',
+                             'raise'), clean=CLEAN)
+    model.validate(raised, 'case.yaml')     # schema.yaml takes it
+    [added] = [e['outcome-after-failure'] for e in raised['expectations']
+               if 'outcome-after-failure' in e]
+    assert added == {'operation': 'live-migration',
+                     'point': 'pre_live_migration', 'host': 'dest',
+                     'phase': 'before', 'action': 'raise',
+                     'exception': 'MigrationError', 'origin': ORIGIN,
+                     'outcome': CLEAN}
+    crashed = cases.case_scenario(
+        workflow, cases.Case('live_migration', 'src', 'before', 'crash'),
+        clean=CLEAN)
+    assert [e for e in crashed['expectations']
+            if 'outcome-after-failure' in e]
+    for action in ('periodic', 'shutdown', 'hang'):
+        other = cases.case_scenario(
+            workflow, cases.Case('pre_live_migration', 'dest', 'before',
+                                 action), clean=CLEAN)
+        assert not [e for e in other['expectations']
+                    if 'outcome-after-failure' in e], action
