@@ -133,6 +133,8 @@ def promise(operation: str, point: str, host: str, phase: str,
     """The row for a failure (``action``: a sweep action class; None: no
     row, Nova promises nothing the table checks)."""
     kind = ACTIONS.get(action)
+    if kind is None:
+        return None
     for row in table():
         if row.covers(operation, point, host, phase, kind, exception):
             return row

@@ -254,13 +254,15 @@ def case_scenario(workflow: records.Workflow, case: Case,
 FAILING = ('crash', 'raise', 'raise-generic')
 
 
-def failure_args(data, case, backend=tiers.DEFAULT):
+def failure_args(data: records.ScenarioData, case: Case,
+                 backend: str = tiers.DEFAULT) -> records.ScenarioData:
     """The ``outcome-after-failure`` arguments of ``case`` (without the
     clean outcome): the fault as the rollback table is keyed, and where
     each server was booted."""
-    args = {'operation': data.get('operation'), 'point': case.point,
-            'host': case.host, 'phase': case.phase,
-            'action': case.action, 'origin': booted_on(data)}
+    args: records.ScenarioData = {
+        'operation': data.get('operation'), 'point': case.point,
+        'host': case.host, 'phase': case.phase, 'action': case.action,
+        'origin': booted_on(data)}
     term = case.rule(backend)
     raised = re.search(r'raise\((\w+)\)', term or '')
     if raised:
