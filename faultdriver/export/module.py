@@ -14,6 +14,7 @@ from faultdriver.export import steps
 from faultdriver.export import Unsupported
 from faultdriver.export import writer as writer_module
 from faultdriver.scenario import provisions
+from faultdriver.scenario import statuses
 
 LICENCE = '''\
 # Licensed under the Apache License, Version 2.0 (the "License"); you may
@@ -177,8 +178,7 @@ def _text(writer):
 
 
 def _terminal():
-    from faultdriver.scenario import expect
-    return expect.TERMINAL
+    return statuses.TERMINAL
 
 
 def _paragraphs(text, indent=''):

@@ -23,6 +23,7 @@ from faultdriver import exception
 from faultdriver import hostshape
 from faultdriver import rules as rules_module
 from faultdriver.scenario import bounded_yaml
+from faultdriver.scenario import invariants
 from faultdriver.scenario import specs
 from faultdriver.scenario import tiers
 
@@ -47,14 +48,25 @@ CPU_SETS = ('cpu_dedicated_set', 'cpu_shared_set')
 MAX_MESSAGE = 300
 
 
-@functools.cache
 def schema():
     """schema.yaml, with the tier names of the one list of them
-    (:mod:`faultdriver.scenario.tiers`)."""
+    (:mod:`faultdriver.scenario.tiers`) and the expectations of the
+    registered invariants (:mod:`faultdriver.scenario.invariants`, read
+    again whenever it changed)."""
+    return _schema(invariants.version())
+
+
+@functools.lru_cache(maxsize=2)
+def _schema(version):
     text = importlib.resources.files(__package__).joinpath(
         'schema.yaml').read_text(encoding='utf-8')
     data = yaml.safe_load(text)
     data['$defs']['tier']['enum'] = list(tiers.NAMES)
+    kinds = data['$defs']['expectation']['properties']
+    for invariant in invariants.registered():
+        kinds[invariant.name] = invariant.schema()
+    data['properties']['recognises']['items']['properties'][
+        'invariant']['enum'] = list(invariants.names())
     return data
 
 

@@ -13,7 +13,7 @@ from faultdriver import exception
 from faultdriver.novacompat import texts
 from faultdriver.scenario import backend
 from faultdriver.scenario import collect
-from faultdriver.scenario import expect
+from faultdriver.scenario import statuses
 from faultdriver.scenario import tiers
 from faultdriver import waiting
 
@@ -63,7 +63,7 @@ class Steps:
         text = self.log_text()
         counts = {('error', host): text.count(PERIODIC_ERROR % host)
                   for host in self.scenario.hosts}
-        for status in expect.TERMINAL:
+        for status in statuses.TERMINAL:
             counts[('applied', status)] = text.count(
                 APPLIED_CONTEXT % status)
         return counts
@@ -453,7 +453,7 @@ class Steps:
         or one failed; or, with a host crashed, stopped or holding a
         caller (the event may never finish), every migration terminal.
         """
-        if not all(m['status'] in expect.TERMINAL
+        if not all(m['status'] in statuses.TERMINAL
                    for m in self.nova.migrations(server)):
             return False
         hosts = self.scenario.hosts
@@ -482,7 +482,7 @@ class Steps:
         RPC timeouts: a move stuck for good (its host died and every call
         to it timed out long ago) is not waited for to the deadline.
         Returns the moves still going, as ``alias: [statuses]``, or ''."""
-        over = expect.TERMINAL + expect.WAITING
+        over = statuses.TERMINAL + statuses.WAITING
         quiet = self._quiet_seconds
         last = {'state': None, 'since': time.monotonic()}
 
