@@ -8,6 +8,7 @@ import pytest
 from faultdriver.scenario import expect
 from faultdriver.scenario import invariants
 from faultdriver.scenario import model
+from faultdriver.scenario import recovery
 from faultdriver.scenario import specs
 from faultdriver.sweep import cases
 from faultdriver.sweep import findings
@@ -692,8 +693,7 @@ def test_the_move_end_accounting_waits_out_a_call_still_under_way(
         monkeypatch):
     """A live migration's source saves 'completed' before it deletes the
     migration's allocation: a read in between is not the move's end."""
-    from faultdriver.scenario import steps as steps_module
-    monkeypatch.setattr(steps_module, 'ACCOUNTING_QUIET', 0.01)
+    monkeypatch.setattr(recovery, 'ACCOUNTING_QUIET', 0.01)
     assert _accounting_at_rest([4, 2])['src'].matches
     # A mismatch that stays (a periodic freed what placement holds) is
     # what the moves left.
