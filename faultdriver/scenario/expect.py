@@ -34,11 +34,14 @@ misattached_volumes = attachments.misattached_volumes
 misbound_ports = attachments.misbound_ports
 
 
-class _Kinds(collections.abc.Mapping):  # type: ignore[type-arg]
+Check = typing.Callable[..., Checked]
+
+
+class _Kinds(collections.abc.Mapping[str, Check]):
     """Every expectation kind's check, the registry's invariants as they
     are now (a test may register one)."""
 
-    def __getitem__(self, kind: str) -> typing.Callable[..., Checked]:
+    def __getitem__(self, kind: str) -> Check:
         found = invariants.get(kind)
         return found.check if found else facts.KINDS[kind]
 
