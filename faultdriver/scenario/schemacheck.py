@@ -18,6 +18,7 @@ import yaml
 from faultdriver import exception
 from faultdriver import rules as rules_module
 from faultdriver.scenario import invariants
+from faultdriver.scenario import stepkinds
 from faultdriver.scenario import tiers
 
 #: Longest error message a scenario file gets (values in it are cut).
@@ -26,14 +27,15 @@ MAX_MESSAGE = 300
 
 def schema():
     """schema.yaml, with the tier names of the one list of them
-    (:mod:`faultdriver.scenario.tiers`) and the expectations of the
-    registered invariants (:mod:`faultdriver.scenario.invariants`, read
-    again whenever it changed)."""
-    return _schema(invariants.version())
+    (:mod:`faultdriver.scenario.tiers`), the expectations of the
+    registered invariants (:mod:`faultdriver.scenario.invariants`) and
+    the registered step kinds (:mod:`faultdriver.scenario.stepkinds`),
+    read again whenever a registry changed."""
+    return _schema(invariants.version(), stepkinds.version())
 
 
 @functools.lru_cache(maxsize=2)
-def _schema(version):
+def _schema(invariant_version, step_version):
     text = importlib.resources.files('faultdriver.scenario').joinpath(
         'schema.yaml').read_text(encoding='utf-8')
     data = yaml.safe_load(text)
@@ -41,6 +43,12 @@ def _schema(version):
     kinds = data['$defs']['expectation']['properties']
     for invariant in invariants.registered():
         kinds[invariant.name] = invariant.schema()
+    steps = data['$defs']['step']['properties']
+    for step in stepkinds.registered():
+        if step.name in steps:
+            raise ValueError('step kind %r: a bundled kind has that name'
+                             % step.name)
+        steps[step.name] = dict(step.schema)
     data['properties']['recognises']['items']['properties'][
         'invariant']['enum'] = list(invariants.names())
     return data

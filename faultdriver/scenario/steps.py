@@ -13,6 +13,7 @@ from faultdriver.novacompat import texts
 from faultdriver.scenario import backend
 from faultdriver.scenario import recovery
 from faultdriver.scenario import statuses
+from faultdriver.scenario import stepkinds
 from faultdriver.scenario import tiers
 
 Provision = tiers.Provision
@@ -73,9 +74,11 @@ class Steps(recovery.Recovery):
 
     def run(self, step):
         """Carry out one StepSpec; returns what it did (text) or None."""
-        method = getattr(self, 'do_' + step.kind.replace('-', '_'))
-        return method(**{k.replace('-', '_'): v
-                         for k, v in step.args.items()})
+        args = {k.replace('-', '_'): v for k, v in step.args.items()}
+        registered = stepkinds.get(step.kind)
+        if registered is not None:
+            return registered.run(self, **args)
+        return getattr(self, 'do_' + step.kind.replace('-', '_'))(**args)
 
     # -- the steps, one method each (see schema.yaml) -----------------------
     # A step that needs what only some tiers provide declares it

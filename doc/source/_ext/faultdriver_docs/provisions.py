@@ -23,6 +23,7 @@ def _users(provision):
     from faultdriver.actions import base
     from faultdriver.scenario import expect
     from faultdriver.scenario import model
+    from faultdriver.scenario import stepkinds
     from faultdriver.scenario import steps
 
     found = []
@@ -30,6 +31,8 @@ def _users(provision):
     kinds = [('step', name[3:].replace('_', '-'),
               getattr(steps.Steps, name))
              for name in sorted(dir(steps.Steps)) if name.startswith('do_')]
+    kinds += [('step', kind.name, kind.run)
+              for kind in stepkinds.registered()]
     kinds += [('expectation', name, check)
               for name, check in sorted(expect.KINDS.items())]
     kinds += [('topology key', name.replace('_', '-'), value.fget)
