@@ -50,7 +50,7 @@ def load(path=INDEX):
     bundled, an action class or point faultdriver does not know, a host
     the workflow does not have, an invariant that is none of the
     sweep's."""
-    from faultdriver.scenario import expect
+    from faultdriver.scenario import invariants as registry
     from faultdriver.scenario import model
     from faultdriver.sweep import cases
     from faultdriver.sweep import sweep
@@ -59,7 +59,7 @@ def load(path=INDEX):
     if not isinstance(data, dict) or not isinstance(data.get('shapes'),
                                                     dict):
         raise BadInput('%s: expected a mapping with key shapes' % path)
-    invariants = expect.INVARIANTS + expect.CASE_INVARIANTS
+    invariants = registry.names()
     shapes = {}
     for name, entry in data['shapes'].items():
         where = '%s: shapes.%s' % (path, name)

@@ -23,12 +23,11 @@ import time
 
 from faultdriver import exception
 from faultdriver.export import devstack
-from faultdriver.export import expectations as export_expectations
 from faultdriver.export import module
 from faultdriver.export import shipped
 from faultdriver.export import Unsupported
 from faultdriver import novaundertest
-from faultdriver.scenario import expect
+from faultdriver.scenario import invariants
 from faultdriver.scenario import model
 from faultdriver.scenario import report as report_module
 from faultdriver.scenario import variant_report
@@ -175,8 +174,7 @@ def paired(scenario, variant, report, where):
     tagged = [(spec, bool(spec.args.get('broken')))
               for spec in common] + \
         [(spec, True) for spec in scenario.own_expectations(variant)]
-    tagged.sort(key=lambda item: expect.LAST.index(item[0].kind) + 1
-                if item[0].kind in expect.LAST else 0)
+    tagged.sort(key=lambda item: invariants.rank(item[0].kind))
     results = report.expectations or []
     kinds = ([s.kind for s, _bug in tagged], [r.kind for r in results])
     if kinds[0] != kinds[1]:
@@ -271,8 +269,9 @@ def _expected_actual(pairs):
     out = ['## Expected result', '']
     bug = [(spec, result) for spec, result, of_bug in pairs if of_bug]
     for spec, result in bug:
-        if spec.kind in export_expectations.INVARIANTS:
-            text = export_expectations.INVARIANTS[spec.kind]
+        invariant = invariants.get(spec.kind)
+        if invariant is not None:
+            text = invariant.description
             out.append(_item(text[0].upper() + text[1:] + '.'))
         else:
             out.append(_item('Not: %s.' % result.expectation))

@@ -17,7 +17,7 @@ on devstack" until a devstack run is recorded.
 import shlex
 
 from faultdriver.export import Unsupported
-from faultdriver.scenario import expect
+from faultdriver.scenario import statuses
 
 #: The Nova test base's flavor (what the embedded tier's servers get).
 FLAVOR_RAM_MB = 2048
@@ -28,7 +28,7 @@ SOCKET = '/opt/stack/data/nova/faultdriver.sock'
 #: devstack's systemd unit of nova-compute.
 UNIT = 'devstack@n-cpu'
 #: Statuses after which a move waits for nobody (``settle``).
-SETTLED = expect.TERMINAL + expect.WAITING
+SETTLED = statuses.TERMINAL + statuses.WAITING
 #: libvirt's ``virsh domstate`` words for the scenario's guest states.
 DOMSTATE = {'shutoff': 'shut off', 'shutdown': 'in shutdown',
             'blocked': 'idle', 'nostate': 'no state'}

@@ -10,40 +10,16 @@ with no single correct value is left out with a ``NOTE`` saying so, and
 so is a fact the invariants it asserts contradict (a migration left
 ``running`` when every migration must end).
 
-The invariants and their order are those of
-:mod:`faultdriver.scenario.expect` (``LAST`` ones last: they run
-periodics and move servers).
+The invariants, their order (those with ``after`` last: they run
+periodics and move servers), their wording and their export form are
+the registry's (:mod:`faultdriver.scenario.invariants`).
 """
 
 from faultdriver import export
 from faultdriver.export import Unsupported
-from faultdriver.scenario import expect
+from faultdriver.scenario import invariants
 from faultdriver.scenario import provisions
-
-#: What each invariant says, for the FIXME comments.
-INVARIANTS = {
-    'migrations-terminal': 'every migration should end in a terminal '
-                           'status',
-    'servers-settled': 'every server should be ACTIVE, SHUTOFF or ERROR '
-                       'with no task state',
-    'pcpus-not-shared': 'no pCPU of a host should be pinned to two servers',
-    'allocations-consistent': 'placement should hold only what the '
-                              'servers and their moves in progress '
-                              'account for',
-    'volume-attachments': 'each volume of a server should be attached '
-                          'once, on the host the server is on',
-    'port-bindings': 'each port of a server should be bound once, active, '
-                     'on the host the server is on',
-    'accounting-matches-placement': 'after a periodic, the pCPUs each '
-                                    'host pins should be the PCPUs '
-                                    'placement allocated there',
-    'moves-again': 'every ACTIVE server should live-migrate away and '
-                   'back',
-    'periodics-clean': 'no resource tracker periodic should fail after '
-                       'the recovery began',
-    'tasks-ended': 'no running nova-compute should track a task for its '
-                   'graceful shutdown once the steps ended',
-}
+from faultdriver.scenario import statuses
 
 
 class Assertion:
@@ -59,10 +35,8 @@ class Assertion:
 
 def ordered(expectations):
     """As :func:`faultdriver.scenario.expect.evaluate` checks them."""
-    def key(item):
-        kind = item[0].kind
-        return expect.LAST.index(kind) + 1 if kind in expect.LAST else 0
-    return sorted(expectations, key=key)
+    return sorted(expectations, key=lambda item: invariants.rank(
+        item[0].kind))
 
 
 def write(writer, common, own):
@@ -70,24 +44,29 @@ def write(writer, common, own):
     (the variant's) expectations."""
     bug_variant = writer.scenario.expects_bug(writer.variant)
     items = [(e, False) for e in common] + [(e, bug_variant) for e in own]
-    asserted = {e.kind for e, _ in items if e.kind in expect.INVARIANTS}
+    asserted = {e.kind for e, _ in items
+                if invariants.get(e.kind) is not None}
     for index, (expectation, of_bug) in enumerate(ordered(items), 1):
         kind, args = expectation.kind, dict(expectation.args)
         where = 'expectation `%s` %s' % (kind, _short(args))
         why = export.lacking(provisions.expectation_needs(expectation))
         if why:
             raise Unsupported(where, why)
-        broken = kind in expect.INVARIANTS and args.pop('broken', False)
-        method = globals().get('_' + kind.replace('-', '_'))
-        if method is None:
-            raise Unsupported(where, 'no Nova test means for it')
-        result = method(writer, where, **{k.replace('-', '_'): v
-                                          for k, v in args.items()})
+        invariant = invariants.get(kind)
+        broken = invariant is not None and args.pop('broken', False)
+        if invariant is not None:
+            result = _invariant_form(writer, where, invariant, args)
+        else:
+            method = globals().get('_' + kind.replace('-', '_'))
+            if method is None:
+                raise Unsupported(where, 'no Nova test means for it')
+            result = method(writer, where, **{k.replace('-', '_'): v
+                                              for k, v in args.items()})
         of_bug = of_bug or broken
         writer.line()
         _emit(writer, result.setup)
-        if kind in expect.INVARIANTS:
-            _invariant(writer, kind, result, broken)
+        if invariant is not None:
+            _invariant(writer, invariant, result, broken)
         elif not of_bug:
             if writer.fixed and _contradicts(kind, args, asserted):
                 writer.comment(
@@ -111,13 +90,29 @@ def write(writer, common, own):
             _emit(writer, result.lines)
 
 
-def _invariant(writer, kind, result, broken):
+def _invariant_form(writer, where, invariant, args):
+    """The invariant's assertions from its export form: ``lines`` hold
+    it, ``fixed`` (here: its broken form) says it is broken."""
+    if invariant.export is None:
+        raise Unsupported(where, 'no Nova test means for it')
+    try:
+        form = invariant.export(writer, **{k.replace('-', '_'): v
+                                           for k, v in args.items()})
+    except invariants.NotExportable as exc:
+        raise Unsupported(where, str(exc))
+    writer.use(*form.uses)
+    return Assertion(
+        ['self.assertEqual(%s, %s)' % (form.empty, form.actual)],
+        ['self.assertNotEqual(%s, %s)' % (form.empty, form.actual)])
+
+
+def _invariant(writer, invariant, result, broken):
     if broken and not writer.fixed:
         writer.comment('FIXME(faultdriver): this is the bug%s: %s.' % (
-            _bug_ref(writer), INVARIANTS[kind]))
+            _bug_ref(writer), invariant.description))
         _emit(writer, result.fixed)     # the invariant's broken form
     else:
-        writer.comment('Invariant: %s.' % INVARIANTS[kind])
+        writer.comment('Invariant: %s.' % invariant.description)
         _emit(writer, result.lines)
 
 
@@ -143,13 +138,13 @@ def _contradicts(kind, args, asserted):
     """Whether a fact of every variant contradicts an invariant the
     fixed form asserts (so it is the bug's, not the scenario's)."""
     if kind == 'migrations' and 'migrations-terminal' in asserted:
-        return any(s not in expect.TERMINAL for s in args['statuses'])
+        return any(s not in statuses.TERMINAL for s in args['statuses'])
     if kind == 'host-usage' and 'accounting-matches-placement' in asserted:
         return ('pinned' in args and 'placement' in args and
                 args['pinned'] != args['placement'])
     if kind == 'server' and 'servers-settled' in asserted:
         return bool(args.get('task_state')) or args.get(
-            'status', 'ACTIVE') not in expect.SETTLED_SERVER
+            'status', 'ACTIVE') not in statuses.SETTLED_SERVER
     return False
 
 
@@ -279,61 +274,3 @@ def _servers_share_pcpus(writer, where, servers, count):
     return Assertion([
         'self.assertEqual(%d, len(set(self._pinning(%s)) &' % (count, first),
         '                     set(self._pinning(%s))))' % second])
-
-
-# -- invariants: lines = holds, fixed = broken --------------------------------
-
-def _pair(actual, empty):
-    return Assertion(['self.assertEqual(%s, %s)' % (empty, actual)],
-                     ['self.assertNotEqual(%s, %s)' % (empty, actual)])
-
-
-def _migrations_terminal(writer, where):
-    writer.use('unfinished_migrations')
-    return _pair('self._unfinished_migrations(%s)' % writer.server_dict(),
-                 '[]')
-
-
-def _servers_settled(writer, where):
-    writer.use('unsettled_servers')
-    return _pair('self._unsettled_servers(%s)' % writer.server_dict(), '[]')
-
-
-def _pcpus_not_shared(writer, where):
-    writer.use('shared_pcpus')
-    return _pair('self._shared_pcpus(%s)' % writer.server_dict(), '{}')
-
-
-def _allocations_consistent(writer, where):
-    writer.use('misplaced_allocations')
-    return _pair('self._misplaced_allocations(%s)' % writer.server_dict(),
-                 '[]')
-
-
-def _accounting_matches_placement(writer, where, hosts=None):
-    writer.use('accounting')
-    hosts = list(hosts or writer.scenario.hosts)
-    return _pair('self._unaccounted(%r)' % hosts, '{}')
-
-
-def _moves_again(writer, where, timeout=60):
-    writer.use('moves_again')
-    moved = writer.moved or list(writer.servers)
-    servers = '{%s}' % ', '.join('%r: %s' % (alias, writer.servers[alias])
-                                 for alias in moved)
-    actual = 'self._moves_again(%s%s)' % (
-        servers, '' if timeout == 60 else ', timeout=%s' % timeout)
-    return _pair(actual, '[]')
-
-
-def _periodics_clean(writer, where):
-    if 'recover' not in [s.kind for s in writer.scenario.steps]:
-        raise Unsupported(where, 'counts the periodics that failed since '
-                          'recover began; the scenario has no recover step')
-    writer.use('failed_periodics_since')
-    return _pair('self._failed_periodics_since(self.recovery_began)', '{}')
-
-
-def _tasks_ended(writer, where):
-    writer.use('tracked_tasks')
-    return _pair('self._tracked_tasks(%d)' % expect.TASK_GRACE, '{}')

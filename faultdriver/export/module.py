@@ -3,6 +3,7 @@ header, the docstrings that state the bug, the imports in Nova's order,
 the class on Nova's libvirt functional base with the scenario's hosts,
 CPU topology and flavors, and the helpers the test uses."""
 
+import inspect
 import re
 import textwrap
 
@@ -10,10 +11,12 @@ from faultdriver import export
 from faultdriver.export import expectations
 from faultdriver.export import faults
 from faultdriver.export import helpers
+from faultdriver.export import novahelpers
 from faultdriver.export import steps
 from faultdriver.export import Unsupported
 from faultdriver.export import writer as writer_module
 from faultdriver.scenario import provisions
+from faultdriver.scenario import statuses
 
 LICENCE = '''\
 # Licensed under the Apache License, Version 2.0 (the "License"); you may
@@ -65,14 +68,8 @@ LONG_RPC_TIMEOUT = 6
 #: (:class:`faultdriver.harness.injection.FaultInjection`).
 REPORT_INTERVAL = 1
 SERVICE_DOWN_TIME = 3
-DIED = '''\
-class ComputeDied(BaseException):
-    """Unwinds the thread in which a compute service died.
-
-    A BaseException, not an Exception: Nova's error handlers catch
-    Exception, and none of them runs in a killed process.
-    """
-'''
+#: Defined by a module whose test kills a compute (helpers.DIED_USERS).
+DIED = inspect.getsource(novahelpers.ComputeDied)
 
 
 def render(scenario, variant=None, fixed=False):
@@ -177,8 +174,7 @@ def _text(writer):
 
 
 def _terminal():
-    from faultdriver.scenario import expect
-    return expect.TERMINAL
+    return statuses.TERMINAL
 
 
 def _paragraphs(text, indent=''):

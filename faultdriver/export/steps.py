@@ -9,6 +9,7 @@ from faultdriver.export import Unsupported
 from faultdriver.export.writer import call
 from faultdriver.scenario import backend
 from faultdriver.scenario import provisions
+from faultdriver.scenario import stepkinds
 
 
 def write(writer, index, step):
@@ -18,7 +19,9 @@ def write(writer, index, step):
     why = export.lacking(provisions.step_needs(step))
     if why:
         raise Unsupported(where, why)
-    method = globals().get('_' + kind.replace('-', '_'))
+    registered = stepkinds.get(kind)
+    method = globals().get('_' + kind.replace('-', '_')) \
+        if registered is None else registered.export
     if method is None:
         raise Unsupported(where, 'no Nova test means for this step')
     writer.line()

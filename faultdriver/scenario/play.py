@@ -13,6 +13,7 @@ import typing
 from faultdriver.scenario import collect
 from faultdriver.scenario import conformance
 from faultdriver.scenario import expect
+from faultdriver.scenario import invariants
 from faultdriver.scenario import runstate
 from faultdriver.scenario import steps as steps_module
 from faultdriver.scenario import variant_report
@@ -103,13 +104,12 @@ def play(nova: typing.Any, scenario: typing.Any, variant: str,
 
 def _own(scenario: typing.Any, variant: str) -> typing.List[bool]:
     """Per verdict of :func:`expect.evaluate`, in its order (its
-    ``LAST`` kinds last, the others as written): whether it checks one
-    of the variant's own expectations, what shows its bug, rather than
-    one every variant checks."""
+    state-changing invariants last, the others as written): whether it
+    checks one of the variant's own expectations, what shows its bug,
+    rather than one every variant checks."""
     specs = scenario.expectations(variant)
     common = len(scenario.common_expectations())
-    rank = [expect.LAST.index(s.kind) + 1 if s.kind in expect.LAST else 0
-            for s in specs]
+    rank = [invariants.rank(s.kind) for s in specs]
     return [i >= common for i in sorted(range(len(specs)),
                                         key=rank.__getitem__)]
 

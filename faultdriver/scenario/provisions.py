@@ -20,6 +20,7 @@ import dataclasses
 
 from faultdriver import rules as rules_module
 from faultdriver.scenario import expect
+from faultdriver.scenario import stepkinds
 from faultdriver.scenario import steps as steps_module
 from faultdriver.scenario import tiers
 
@@ -36,9 +37,11 @@ class Demand:
 
 
 def step_needs(step):
-    """What a StepSpec needs (its ``do_`` method's declaration)."""
-    method = getattr(steps_module.Steps,
-                     'do_' + step.kind.replace('-', '_'), None)
+    """What a StepSpec needs (its ``do_`` method's declaration, or a
+    registered kind's ``run``)."""
+    registered = stepkinds.get(step.kind)
+    method = registered.run if registered is not None else getattr(
+        steps_module.Steps, 'do_' + step.kind.replace('-', '_'), None)
     return tiers.needs_of(method, step.args)
 
 

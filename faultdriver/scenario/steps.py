@@ -6,35 +6,26 @@ libvirt tiers) and knows none of them: a tier differs in its primitives,
 never in what a step does.
 """
 
-import threading
 import time
 
 from faultdriver import exception
 from faultdriver.novacompat import texts
 from faultdriver.scenario import backend
-from faultdriver.scenario import collect
-from faultdriver.scenario import expect
+from faultdriver.scenario import recovery
+from faultdriver.scenario import statuses
+from faultdriver.scenario import stepkinds
 from faultdriver.scenario import tiers
-from faultdriver import waiting
 
 Provision = tiers.Provision
 
 PERIODIC_ERROR = texts.PERIODIC_ERROR
-#: A move that shows no change (migration statuses, server status, task
-#: state, host) for this many RPC timeouts is stuck: by then every call
-#: its hosts made timed out, and the caller's error handling (which may
-#: call a dead host once more) timed out too.
-QUIET_RPC_TIMEOUTS = 3
 #: The resource tracker's line when its periodic applies an instance's
 #: migration context for a migration to this host
 #: (``ResourceTracker._update_available_resource``).
 APPLIED_CONTEXT = texts.APPLIED_CONTEXT
-#: Seconds between two reads of a mismatched accounting when the moves
-#: ended (``Steps._accounting_at_rest``).
-ACCOUNTING_QUIET = 1.0
 
 
-class Steps:
+class Steps(recovery.Recovery):
     """Carries out a scenario's steps on a running Nova (``nova``: a
     backend keeping :mod:`faultdriver.scenario.backend`'s contract)."""
 
@@ -66,7 +57,7 @@ class Steps:
         text = self.log_text()
         counts = {('error', host): text.count(PERIODIC_ERROR % host)
                   for host in self.scenario.hosts}
-        for status in expect.TERMINAL:
+        for status in statuses.TERMINAL:
             counts[('applied', status)] = text.count(
                 APPLIED_CONTEXT % status)
         return counts
@@ -86,9 +77,11 @@ class Steps:
 
     def run(self, step):
         """Carry out one StepSpec; returns what it did (text) or None."""
-        method = getattr(self, 'do_' + step.kind.replace('-', '_'))
-        return method(**{k.replace('-', '_'): v
-                         for k, v in step.args.items()})
+        args = {k.replace('-', '_'): v for k, v in step.args.items()}
+        registered = stepkinds.get(step.kind)
+        if registered is not None:
+            return registered.run(self, **args)
+        return getattr(self, 'do_' + step.kind.replace('-', '_'))(**args)
 
     # -- the steps, one method each (see schema.yaml) -----------------------
     # A step that needs what only some tiers provide declares it
@@ -272,254 +265,6 @@ class Steps:
         self.nova.wait(seen, 'guest of %s %s on %s' % (server, state, host),
                        timeout)
         return 'guest of %s %s on %s' % (server, state, host)
-
-    def do_recover(self, timeout=60, resize=None, rules=None):
-        """See schema.yaml's ``recover``; returns what it did.
-
-        ``rules``: ``{host: [rule, ...]}`` of the services recover starts
-        (a fault during the recovery, a sweep's second fault)."""
-        rules = rules or {}
-        self.recovery_marks = self.log_counts()
-        done = []
-        faults = self.nova.faults
-        live = self._up(self.scenario.hosts)
-        waiting_periodics = []
-        if any(faults.held(host) for host in live):
-            # A hang lasts until the move stopped changing and every
-            # host's periodic ran (or waits for a lock the held thread
-            # has: it runs once released, as in nova-compute).
-            self._settle(timeout)
-            waiting_periodics = self._periodics_while_held(live)
-            done.append('periodics while held: %s' % ', '.join(
-                '%s %s' % (host, 'waited' if thread.is_alive() else 'ran')
-                for host, thread in waiting_periodics))
-        for host in live:
-            released = faults.release(host)
-            if released:
-                done.append('released %s on %s' % (released, host))
-        for _host, thread in waiting_periodics:
-            thread.join(timeout)
-        self._settle(timeout)
-        if not waiting_periodics:
-            # What the moves left the trackers with, before recover's
-            # periodics repair it: a periodic that ran at the wrong time
-            # (bug 1879878) shows only here (outcome-as-clean).
-            self.move_end = self._accounting_at_rest(self._up(live),
-                                                     timeout)
-        unarmed = sorted(set(rules) & set(self._up(self.scenario.hosts)))
-        if unarmed:
-            # Rules arm with the service recover starts: for a host it
-            # does not start they would never fire, and the run would
-            # pass as if they had been tried.
-            raise AssertionError(
-                'recover: rules for %s, which recover does not start (it '
-                'is not crashed or stopped): they would never arm'
-                % ', '.join(unarmed))
-        done += self._start_down_hosts(timeout, rules)
-        stuck = self._settle(timeout)
-        if stuck:
-            done.append(stuck)
-        if resize:
-            done += self._decide_resizes(resize, timeout)
-        for _ in range(2):
-            for host in self._up(self.scenario.hosts):
-                self.do_periodic(host)
-        again = self._start_down_hosts(timeout)
-        if again:
-            # A fault of ``rules`` ended a started service after its start
-            # (a call the restarted host took, a periodic): the operator
-            # restarts it once more.
-            done += again
-            self._settle(timeout)
-            for host in self.scenario.hosts:
-                self.do_periodic(host)
-        if rules:
-            # An error a fault of ``rules`` made a periodic log (a raise in
-            # the resource update) is that fault, not a periodic failing
-            # after the recovery: periodics-clean counts from here.
-            self.recovery_marks = self.log_counts()
-        for alias, server in self.servers.items():
-            fields = self.nova.api.get_server(server['id'])
-            if fields['OS-EXT-STS:task_state']:
-                self.do_reset_state(alias, 'active' if fields['status'] !=
-                                    'ERROR' else 'error')
-                self.task_states_reset[alias] = \
-                    fields['OS-EXT-STS:task_state']
-                done.append('reset-state %s (was %s/%s)' % (
-                    alias, fields['status'], fields['OS-EXT-STS:task_state']))
-        return '; '.join(done) or 'nothing to do'
-
-    def _accounting_at_rest(self, hosts, timeout):
-        """``collect.accounting`` of ``hosts`` once it stopped changing.
-        A move's status is saved before its last calls (a live
-        migration's source deletes the migration's allocation after it
-        saves ``completed``): a mismatch read in between is not what the
-        move left, so a mismatch is read again every ``ACCOUNTING_QUIET``
-        seconds until two reads agree (no periodic runs meanwhile: a
-        mismatch a periodic made stays).  Where every host matches at
-        once nothing is waited for."""
-        seen = {'last': collect.accounting(self, hosts)}
-        if all(counted.matches for counted in seen['last'].values()):
-            return seen['last']
-
-        def agreed():
-            now = collect.accounting(self, hosts)
-            same, seen['last'] = now == seen['last'], now
-            return now if same else None
-        return waiting.until(agreed, timeout, 'accounting at rest',
-                             interval=ACCOUNTING_QUIET,
-                             fail=False) or seen['last']
-
-    def _up(self, hosts):
-        """``hosts`` but those crashed or stopped (a fault of ``recover``'s
-        rules may end one again: no periodic runs on a dead compute)."""
-        return [host for host in hosts if self.nova.compute_running(host)]
-
-    def _start_down_hosts(self, timeout, rules=None):
-        """Start every crashed or stopped compute again, with its
-        ``rules`` (a start they end is started once more without them, as
-        ``restart`` does); what it did."""
-        faults = self.nova.faults
-        done = []
-        for host in self.scenario.hosts:
-            if faults.is_crashed(host):
-                # The operator restarts it later, not at once (see
-                # schema.yaml's recover).
-                faults.wait_callers_gave_up(host, timeout)
-                what = 'restarted %s' % host
-            elif faults.is_stopped(host):
-                # A graceful stop is an upgrade's or a reboot's: the
-                # operator starts it again at once.
-                what = 'started %s again (it was stopped)' % host
-            else:
-                continue
-            host_rules = (rules or {}).get(host)
-            ended = None
-            if host_rules:
-                ended = self.do_restart(host, host_rules)
-            else:
-                faults.restart(host)
-            self.nova.wait_service_state(host, 'up', timeout)
-            done.append('%s (%s)' % (what, ended) if ended else what)
-        return done
-
-    @property
-    def _quiet_seconds(self):
-        """How long a move that changes nothing is given before it counts
-        as stuck: ``QUIET_RPC_TIMEOUTS`` of the backend's RPC timeouts."""
-        return QUIET_RPC_TIMEOUTS * self.nova.faults.rpc_timeout
-
-    def _periodics_while_held(self, hosts):
-        """Start every host's periodic; give each up to the quiet time of
-        ``_settle`` to end.  ``[(host, thread)]``: a thread still alive
-        waits for what the held thread holds."""
-        quiet = self._quiet_seconds
-        started = []
-        for host in hosts:
-            thread = threading.Thread(target=self.do_periodic, args=(host,),
-                                      name='recover-periodic-%s' % host,
-                                      daemon=True)
-            thread.start()
-            started.append((host, thread))
-        for _host, thread in started:
-            thread.join(quiet)
-        return started
-
-    def do_decide_resize(self, decision, timeout=60):
-        """See schema.yaml's ``decide-resize``."""
-        return '; '.join(self._decide_resizes(decision, timeout)) or \
-            'no server in VERIFY_RESIZE'
-
-    def _decide_resizes(self, decision, timeout):
-        """Confirm or revert every server waiting in VERIFY_RESIZE, as
-        its user would, and wait (bounded) for that to end."""
-        done = []
-        for alias, server in self.servers.items():
-            if self.nova.api.get_server(server['id'])['status'] != \
-                    'VERIFY_RESIZE':
-                continue
-            (self.do_confirm if decision == 'confirm' else
-             self.do_revert)(alias)
-            done.append('%s %s' % (decision, alias))
-            waiting.until(
-                lambda: self._decision_handled(server, decision), timeout,
-                '%s of %s' % (decision, alias), interval=0.5, fail=False)
-        return done
-
-    def _decision_handled(self, server, decision):
-        """Whether the computes are done with ``decision`` of
-        ``server``'s resize.
-
-        A terminal migration is not enough: the confirm saves the
-        migration confirmed and goes on (a failure after that sets it
-        error, the instance ERROR first), so checks taken at the terminal
-        status may see what the compute is still changing (a loaded
-        machine did).  Done: the decision's last compute event finished,
-        or one failed; or, with a host crashed, stopped or holding a
-        caller (the event may never finish), every migration terminal.
-        """
-        if not all(m['status'] in expect.TERMINAL
-                   for m in self.nova.migrations(server)):
-            return False
-        hosts = self.scenario.hosts
-        up = self._up(hosts)
-        if len(up) < len(hosts) or any(self.nova.faults.held(host)
-                                       for host in up):
-            return True
-        action, method = texts.DECISIONS[decision]
-        return any(event['finish_time'] and (
-            event['event'] == 'compute_' + method
-            or event['result'] == 'Error')
-            for event in self.nova.action_events(server, action))
-
-    def do_settle(self, timeout=backend.WAIT_TIMEOUT):
-        """Wait, at most ``timeout`` and without failing, until no
-        migration of the scenario's servers is in progress."""
-        self._settle(timeout)
-        return ', '.join('%s: %s' % (alias, [m['status'] for m in sorted(
-            self.nova.migrations(server), key=lambda m: m['id'])])
-            for alias, server in self.servers.items())
-
-    def _settle(self, timeout):
-        """Wait (bounded, without failing) until every move asked for has
-        a migration and each ended or waits for someone (a confirm, the
-        evacuated host), or until nothing moved for ``QUIET_RPC_TIMEOUTS``
-        RPC timeouts: a move stuck for good (its host died and every call
-        to it timed out long ago) is not waited for to the deadline.
-        Returns the moves still going, as ``alias: [statuses]``, or ''."""
-        over = expect.TERMINAL + expect.WAITING
-        quiet = self._quiet_seconds
-        last = {'state': None, 'since': time.monotonic()}
-
-        def settled():
-            state = self._move_state()
-            now = time.monotonic()
-            if state != last['state']:
-                last.update(state=state, since=now)
-            going = [(alias, statuses) for alias, (statuses, _server, moves)
-                     in state.items() if len(statuses) < moves or any(
-                         status not in over for status in statuses)]
-            if not going:
-                return 'settled'
-            if now - last['since'] >= quiet:
-                return 'stuck ' + ', '.join(
-                    '%s: %s' % (alias, list(statuses))
-                    for alias, statuses in going)
-            return None
-        outcome = waiting.until(settled, timeout, 'moves settled',
-                                interval=0.5, fail=False)
-        return '' if outcome == 'settled' else (outcome or 'not settled')
-
-    def _move_state(self):
-        """Per server: its migrations' statuses (oldest first), status,
-        task state and host (``move_state``), and the moves asked of it
-        (a move just asked for may have no migration record yet)."""
-        state = {}
-        for alias, server in self.servers.items():
-            statuses, *fields = self.nova.move_state(server)
-            state[alias] = (statuses, tuple(fields),
-                            self.moves.get(alias, 0))
-        return state
 
     def do_sleep(self, seconds):
         time.sleep(seconds)

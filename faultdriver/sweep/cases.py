@@ -10,7 +10,7 @@ import typing
 
 from faultdriver import points as points_module
 from faultdriver import rules as rules_module
-from faultdriver.scenario import expect
+from faultdriver.scenario import invariants
 from faultdriver.scenario import tiers
 from faultdriver.sweep import records
 from faultdriver.sweep import trace
@@ -20,9 +20,6 @@ ACTIONS = ('crash', 'raise', 'raise-generic', 'periodic', 'peer-periodic',
            'delay', 'hang', 'shutdown', 'shutdown-hold')
 DEFAULT_ACTIONS = ('crash', 'raise', 'periodic')
 GENERIC_EXCEPTION = 'InternalError'
-#: The cloud's invariants, as scenario expectations (expect.py).
-INVARIANTS: typing.Tuple[records.ScenarioData, ...] = tuple(
-    {kind: {}} for kind in expect.INVARIANTS)
 #: Between a depth-2 case's first fault and its second in its id.
 THEN = ' > '
 
@@ -226,7 +223,9 @@ def case_scenario(workflow: records.Workflow, case: Case,
         variant['patches'] = list(patches)
     variant.update(nova_changes or {})
     data['variants'] = {'case': variant}
-    data['expectations'] = [dict(i) for i in INVARIANTS]
+    # The cloud's invariants (the registry's swept ones), as scenario
+    # expectations.
+    data['expectations'] = [{kind: {}} for kind in invariants.swept()]
     if clean is not None and case.action in TIMING_ONLY:
         args: records.ScenarioData = {'outcome': clean}
         if clean_accounting:

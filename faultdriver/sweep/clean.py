@@ -8,7 +8,7 @@ against what the clean run broke, so that no case repeats it
 import copy
 import typing
 
-from faultdriver.scenario import expect
+from faultdriver.scenario import invariants
 from faultdriver.scenario import specs
 from faultdriver.sweep import cases
 from faultdriver.sweep import execute
@@ -56,7 +56,7 @@ def reproducer(workflow: records.Workflow, broken: typing.Sequence[str],
     for spec in map(specs.ExpectationSpec.from_json, data['expectations']):
         if spec.kind not in broken:
             kept.append(spec.to_json())
-        elif spec.kind in expect.INVARIANTS:
+        elif spec.kind in invariants.swept():
             kept.append(specs.ExpectationSpec(
                 spec.kind, dict(spec.args, broken=True)).to_json())
         else:

@@ -79,8 +79,11 @@ def test_a_result_saved_before_kinds_and_timings_writes_back_as_it_was():
 
 #: The modules that read a run (collect.py reads the backend's API
 #: views, the contract's, into the records).
-READERS = ('expect.py', 'report.py', 'timeline.py', 'variant_report.py',
-           'htmlreport.py', 'play.py', 'launch.py')
+READERS = ('expect.py', 'facts.py', 'report.py', 'timeline.py',
+           'variant_report.py', 'htmlreport.py', 'play.py', 'launch.py') + \
+    tuple(os.path.join('invariants', name) for name in (
+        'attachments.py', 'ended.py', 'outcome.py', 'pcpus.py',
+        'periodics.py', 'placement.py', 'tasks.py', 'usable.py'))
 #: A key read of a report, the run state or one of its records (the
 #: names these modules give them).
 KEYED = re.compile(r"""\b(?:state|report|entry|result|verdict|counted|

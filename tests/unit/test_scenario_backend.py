@@ -135,7 +135,7 @@ def test_conformance_imports_both_halves_and_they_not_it():
 
 
 def test_the_exported_helpers_wait_as_long_as_the_contract():
-    # export/helpers.py writes the wait default out (its text runs in
+    # export/novahelpers.py writes the wait default out (its text runs in
     # Nova's tree, importing nothing of faultdriver): it must stay the
     # contract's.
     import re

@@ -9,6 +9,7 @@ and ``expect`` import it only when a run starts).
 """
 
 from faultdriver.scenario import expect
+from faultdriver.scenario import invariants
 from faultdriver.scenario import model
 from faultdriver.scenario import steps
 
@@ -47,7 +48,7 @@ def test_schema_expectation_kinds_are_expects():
 
 def test_invariants_are_expectation_kinds():
     """What the sweep adds to every case can be checked."""
-    groups = expect.INVARIANTS + expect.CASE_INVARIANTS + expect.LAST
+    groups = invariants.names() + invariants.swept() + invariants.last()
     assert set(groups) <= set(expect.KINDS)
 
 

@@ -6,7 +6,9 @@ journal, case generation and sharding, case and finding scenario files
 import pytest
 
 from faultdriver.scenario import expect
+from faultdriver.scenario import invariants
 from faultdriver.scenario import model
+from faultdriver.scenario import recovery
 from faultdriver.scenario import specs
 from faultdriver.sweep import cases
 from faultdriver.sweep import findings
@@ -333,7 +335,7 @@ def test_a_case_scenario_is_a_valid_scenario_with_the_invariants():
         'stale_migration_context'])
     model.validate(data, 'case.yaml')
     assert data['rules']['dest'][-1] == 'pre_live_migration.before: 1*crash'
-    assert data['expectations'] == [dict(i) for i in cases.INVARIANTS]
+    assert data['expectations'] == [{kind: {}} for kind in invariants.swept()]
     assert data['variants']['case']['patches'] == ['stale_migration_context']
     assert data['steps'][-1] == {'recover': {}}
 
@@ -691,8 +693,7 @@ def test_the_move_end_accounting_waits_out_a_call_still_under_way(
         monkeypatch):
     """A live migration's source saves 'completed' before it deletes the
     migration's allocation: a read in between is not the move's end."""
-    from faultdriver.scenario import steps as steps_module
-    monkeypatch.setattr(steps_module, 'ACCOUNTING_QUIET', 0.01)
+    monkeypatch.setattr(recovery, 'ACCOUNTING_QUIET', 0.01)
     assert _accounting_at_rest([4, 2])['src'].matches
     # A mismatch that stays (a periodic freed what placement holds) is
     # what the moves left.

@@ -26,6 +26,7 @@ from faultdriver.control import server as server_module
 from faultdriver import engine as engine_module
 from faultdriver import manager_tasks
 from faultdriver.scenario import expect
+from faultdriver.scenario import invariants
 from tests import runstates
 from tests.unit import fakes
 
@@ -141,4 +142,4 @@ class TestTasksEndedInvariant(test.NoDBTestCase):
         self.assertTrue(met)
 
     def test_it_is_a_sweep_invariant(self):
-        self.assertIn('tasks-ended', expect.INVARIANTS)
+        self.assertIn('tasks-ended', invariants.swept())

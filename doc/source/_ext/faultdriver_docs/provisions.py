@@ -23,12 +23,16 @@ def _users(provision):
     from faultdriver.actions import base
     from faultdriver.scenario import expect
     from faultdriver.scenario import model
+    from faultdriver.scenario import stepkinds
     from faultdriver.scenario import steps
 
     found = []
-    kinds = [('step', name[3:].replace('_', '-'), method)
-             for name, method in sorted(vars(steps.Steps).items())
-             if name.startswith('do_')]
+    # dir: the steps' methods include the recovery mixin's.
+    kinds = [('step', name[3:].replace('_', '-'),
+              getattr(steps.Steps, name))
+             for name in sorted(dir(steps.Steps)) if name.startswith('do_')]
+    kinds += [('step', kind.name, kind.run)
+              for kind in stepkinds.registered()]
     kinds += [('expectation', name, check)
               for name, check in sorted(expect.KINDS.items())]
     kinds += [('topology key', name.replace('_', '-'), value.fget)

@@ -1,0 +1,517 @@
+"""The helper methods an exported Nova functional test may need, as real
+Python: linted, unit-tested, and copied into the exported module by
+:mod:`faultdriver.export.helpers` (which reads each method's source with
+:func:`inspect.getsource`).
+
+Each method uses Nova's test means only (its libvirt functional base,
+``InstanceHelperMixin``, fixtures and objects) and the names this
+module defines at its top, which the exported module defines alike
+(``CONF``, ``TERMINAL``, ``ComputeDied``, the imports of
+``faultdriver.export.module.IMPORTS``): an exported test imports
+nothing of faultdriver.  :class:`NovaHelpers` is a mixin of such a test
+class; a test of faultdriver may also use it on an object that has the
+attributes a method reads.
+
+The wait helpers' ``timeout=30`` defaults are the scenario contract's
+``backend.WAIT_TIMEOUT`` written out, not named: the copied text runs in
+Nova's tree alone.  tests/unit/test_scenario_backend.py holds every such
+default equal to the contract's constant.
+"""
+
+import threading
+import time
+from unittest import mock
+import urllib.parse
+
+import fixtures
+import oslo_messaging as messaging
+
+from nova.compute import rpcapi as compute_rpcapi
+import nova.conf
+from nova import exception
+from nova import objects
+
+from faultdriver.scenario import statuses
+
+CONF = nova.conf.CONF
+#: Migration statuses Nova never leaves by itself (the exported module
+#: writes the tuple out).
+TERMINAL = statuses.TERMINAL
+
+
+class ComputeDied(BaseException):
+    """Unwinds the thread in which a compute service died.
+
+    A BaseException, not an Exception: Nova's error handlers catch
+    Exception, and none of them runs in a killed process.
+    """
+
+
+class NovaHelpers:
+    """The helpers, as methods of the exported test class."""
+
+    def _migrate_stub(self, domain, destination, params, flags):
+        """Complete a live migration in fakelibvirt in either direction
+        (LibvirtMigrationMixin's stub knows one): the guest appears on
+        the host the migration URI names and the source's job ends.
+        """
+        hostname = urllib.parse.urlparse(destination).hostname
+        self.computes[hostname].driver._host.get_connection().createXML(
+            params['destination_xml'],
+            'fake-createXML-doesnt-care-about-flags')
+        domain.complete_job()
+
+    def _migrations(self, server):
+        """The server's migrations, oldest first."""
+        return sorted(self.admin_api.api_get(
+            '/os-migrations?instance_uuid=%s' % server['id']
+        ).body['migrations'], key=lambda migration: migration['id'])
+
+    def _wait_for_nth_migration(self, server, index, status, timeout=30):
+        """Wait until the server's index-th migration (1: the oldest) is
+        in ``status``; fail at once if it ends error or failed instead.
+        """
+        deadline = time.monotonic() + timeout
+        statuses = []
+        while time.monotonic() < deadline:
+            migrations = self._migrations(server)
+            statuses = [migration['status'] for migration in migrations]
+            if len(migrations) >= index:
+                if statuses[index - 1] == status:
+                    return migrations[index - 1]
+                if (statuses[index - 1] in ('error', 'failed') and
+                        status not in ('error', 'failed')):
+                    break
+            time.sleep(0.2)
+        self.fail('migration %d of %s is not %s: %s'
+                  % (index, server['id'], status, statuses))
+
+    def _wait_for_service(self, hostname, state, timeout=30):
+        """Wait until the compute service of ``hostname`` is up or
+        down.
+        """
+        self._wait_for_service_parameter(
+            hostname, 'nova-compute', {'state': state},
+            max_retries=int(timeout * 2))
+
+    def _pinning(self, server):
+        """The pCPUs the server's NUMA topology pins it to."""
+        try:
+            numa = objects.InstanceNUMATopology.get_by_instance_uuid(
+                self.ctxt, server['id'])
+        except exception.NumaTopologyNotFound:
+            return []
+        if numa is None:
+            return []
+        return sorted(cpu for cell in numa.cells
+                      for cpu in cell.cpu_pinning.values())
+
+    def _boot_pinned_as(self, hostname, flavor_id, other):
+        """Boot a server on ``hostname`` pinned to the pCPU numbers of
+        ``other``, booting again (at most three times) until one gets
+        them; the servers that did not are deleted.
+        """
+        wanted = self._pinning(other)
+        misses = []
+        server = self._create_server(
+            flavor_id=flavor_id, host=hostname, networks='none')
+        while self._pinning(server) != wanted:
+            self.assertLess(len(misses), 3, 'no server on %s got the '
+                            'pCPUs %s' % (hostname, wanted))
+            misses.append(server)
+            server = self._create_server(
+                flavor_id=flavor_id, host=hostname, networks='none')
+        for miss in misses:
+            self._delete_server(miss)
+        return server
+
+    def _pinned_cpus(self, hostname):
+        """The pCPUs the compute node of ``hostname`` records as
+        pinned.
+        """
+        node = objects.ComputeNode.get_by_nodename(self.ctxt, hostname)
+        numa = objects.NUMATopology.obj_from_db_obj(node.numa_topology)
+        return sorted(cpu for cell in numa.cells
+                      for cpu in cell.pinned_cpus)
+
+    def _placement_pcpus(self, hostname):
+        """The PCPUs placement has allocated on ``hostname``."""
+        return self._get_provider_usages(
+            self.compute_rp_uuids[hostname]).get('PCPU', 0)
+
+    def _periodic(self, hostname):
+        """Run the resource tracker periodic of ``hostname`` now, as its
+        timer would; whether it logged an error.
+        """
+        marker = 'Error updating resources for node %s' % hostname
+        before = self.compute_log.output.count(marker)
+        self.computes[hostname].manager.update_available_resource(
+            self.ctxt)
+        failed = self.compute_log.output.count(marker) > before
+        self.periodics.append((hostname, failed))
+        return failed
+
+    def _failed_periodics(self, hostname):
+        """How many periodics the test ran on ``hostname`` failed."""
+        return len([failed for host, failed in self.periodics
+                    if host == hostname and failed])
+
+    def _die(self, hostname):
+        """nova-compute on ``hostname`` dies in the calling thread, as a
+        killed process would: its RPC servers take no more messages and
+        never reply (callers time out), its timers (the heartbeat) stop,
+        and the thread unwinds with ComputeDied, which none of Nova's
+        error handlers catches.
+        """
+        compute = self.computes[hostname]
+        self.crashed[hostname] = time.monotonic()
+        for server in (compute.rpcserver, compute.rpcserver_alt):
+            if server is not None:
+                server.stop()
+        compute.tg.stop_timers()
+        raise ComputeDied(hostname)
+
+    def _fault(self, hostname, point, action, skip=0, after=False,
+               error=None):
+        """Make the (skip + 1)-th call of ``point`` on ``hostname`` fail:
+        a method of its driver or, ``tracker.<method>``, of its resource
+        tracker.  ``action`` crash: the compute dies (_die); raise: the
+        call raises ``error``.  Before the real call runs or, ``after``,
+        once it returned.
+        """
+        manager = self.computes[hostname].manager
+        target = manager.rt if point.startswith('tracker.') else (
+            manager.driver)
+        method = point.rpartition('.')[2]
+        real = getattr(target, method)
+        calls = []
+
+        def failing(*args, **kwargs):
+            calls.append(args)
+            if len(calls) != skip + 1:
+                return real(*args, **kwargs)
+            if after:
+                real(*args, **kwargs)
+            self.fired.append((hostname, point, action))
+            if action == 'raise':
+                raise error
+            self._die(hostname)
+
+        self.useFixture(fixtures.MockPatchObject(
+            target, method, autospec=True, side_effect=failing))
+
+    def _fired(self, hostname=None, point=None, action=None):
+        """How many of the test's faults fired, of those that match."""
+        return len([fired for fired in self.fired
+                    if hostname in (None, fired[0]) and
+                    point in (None, fired[1]) and
+                    action in (None, fired[2])])
+
+    def _wait_for_fault(self, hostname, point, timeout=30):
+        """Wait until the test's fault at ``point`` on ``hostname``
+        fired.
+        """
+        deadline = time.monotonic() + timeout
+        while not self._fired(hostname, point):
+            if time.monotonic() > deadline:
+                self.fail('no fault fired at %s on %s' % (point, hostname))
+            time.sleep(0.2)
+
+    def _watch_rpc(self, method):
+        """Record every call of ComputeAPI.``method`` that timed out: a
+        caller that gave up on a dead compute.
+        """
+        real = getattr(compute_rpcapi.ComputeAPI, method)
+        gave_up = self.gave_up[method] = threading.Event()
+
+        def watched(*args, **kwargs):
+            try:
+                return real(*args, **kwargs)
+            except messaging.MessagingTimeout:
+                gave_up.set()
+                raise
+
+        self.stub_out('nova.compute.rpcapi.ComputeAPI.' + method,
+                      watched)
+
+    def _restart_compute(self, hostname):
+        """Start nova-compute on ``hostname`` again on the same
+        hypervisor.  A dead one is not stopped first (its thread never
+        returned: a graceful stop would wait for it); the rest is what
+        restart_compute_service does after its stop().
+        """
+        if hostname not in self.crashed:
+            return self.restart_compute_service(hostname)
+        compute = self.computes.pop(hostname)
+        self.compute_rp_uuids.pop(hostname)
+        del self.crashed[hostname]
+        cell_name = self.host_mappings[hostname].cell_mapping.name
+        self.start_compute(hostname, cell_name=cell_name,
+                           connection=compute.driver._get_connection())
+        return self.computes[hostname]
+
+    def _move_state(self, server):
+        """Its migrations' statuses, status, task state and host."""
+        found = self.admin_api.get_server(server['id'])
+        return ([migration['status']
+                 for migration in self._migrations(server)],
+                found['status'], found['OS-EXT-STS:task_state'],
+                found['OS-EXT-SRV-ATTR:host'])
+
+    def _settle(self, moves, timeout=30):
+        """Wait, at most ``timeout`` seconds and without failing, until
+        every move asked of the servers (``moves``: [(server, moves
+        asked)]) has a migration that ended or waits for someone (a
+        confirm, the evacuated host), or until nothing changed for three
+        RPC timeouts (a move stuck for good).
+        """
+        over = TERMINAL + ('finished', 'done')
+        deadline = time.monotonic() + timeout
+        last, since = None, time.monotonic()
+        while time.monotonic() < deadline:
+            state = [self._move_state(server) for server, _asked in moves]
+            if state != last:
+                last, since = state, time.monotonic()
+            if all(len(found[0]) >= asked and
+                   all(status in over for status in found[0])
+                   for found, (_server, asked) in zip(state, moves)):
+                return
+            if time.monotonic() - since >= 3 * CONF.rpc_response_timeout:
+                return
+            time.sleep(0.5)
+
+    def _decide_resizes(self, moves, decision, timeout=30):
+        """Confirm or revert every resize waiting for it, as its user
+        would, and wait (bounded) until the computes handled it: its
+        migration ended and its last compute event finished, or one
+        failed (a confirm saves the migration confirmed before it is
+        done; a failure after that sets it error later).
+        """
+        action, last = {
+            'confirm': ('confirmResize', 'compute_confirm_resize'),
+            'revert': ('revertResize', 'compute_finish_revert_resize'),
+        }[decision]
+        for server, _asked in moves:
+            if self.admin_api.get_server(server['id'])['status'] != (
+                    'VERIFY_RESIZE'):
+                continue
+            self.api.post_server_action(server['id'], {action: None})
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline and not (
+                    self._decision_handled(server, action, last)):
+                time.sleep(0.5)
+
+    def _decision_handled(self, server, action, last):
+        """Whether the server's migrations ended and the newest
+        ``action`` has its ``last`` event finished, or one failed; a
+        dead compute's event never finishes: then the migrations
+        alone.
+        """
+        if not all(migration['status'] in TERMINAL
+                   for migration in self._migrations(server)):
+            return False
+        if self.crashed:
+            return True
+        newest = [found for found in self.admin_api.get_instance_actions(
+            server['id']) if found['action'] == action]
+        if not newest:
+            return False
+        events = self.admin_api.get_instance_action_details(
+            server['id'], newest[0]['request_id'])['events']
+        return any(event['finish_time'] and (
+            event['event'] == last or event['result'] == 'Error')
+            for event in events)
+
+    def _periodic_errors_logged(self):
+        """Per host, how often a periodic failed so far."""
+        return {hostname: self.compute_log.output.count(
+            'Error updating resources for node %s' % hostname)
+            for hostname in sorted(self.computes)}
+
+    def _recover(self, moves, resize=None, timeout=60):
+        """What an operator does after the fault: let the moves settle,
+        restart each dead compute once no caller waits for it any more,
+        let the moves settle again, confirm or revert (``resize``) a
+        resize waiting for it, run every compute's periodic twice, and
+        reset a server whose task state stayed set.
+        """
+        self.recovery_began = self._periodic_errors_logged()
+        self._settle(moves, timeout)
+        for hostname, died in sorted(self.crashed.items()):
+            # The longest RPC wait of a caller passed since it died.
+            time.sleep(max(0, died + CONF.long_rpc_timeout -
+                           time.monotonic()))
+            self._restart_compute(hostname)
+            self._wait_for_service(hostname, 'up', timeout)
+        self._settle(moves, timeout)
+        if resize:
+            self._decide_resizes(moves, resize, timeout)
+        for _round in range(2):
+            for hostname in sorted(self.computes):
+                self._periodic(hostname)
+        for server, _asked in moves:
+            found = self.admin_api.get_server(server['id'])
+            if found['OS-EXT-STS:task_state']:
+                state = 'error' if found['status'] == 'ERROR' else 'active'
+                self.admin_api.post_server_action(
+                    server['id'], {'os-resetState': {'state': state}})
+
+    def _unfinished_migrations(self, servers):
+        """The migrations of ``servers`` ({name: server}) that are not
+        in a terminal status.
+        """
+        return ['%s#%s %s' % (name, migration['id'], migration['status'])
+                for name, server in sorted(servers.items())
+                for migration in self._migrations(server)
+                if migration['status'] not in TERMINAL]
+
+    def _unsettled_servers(self, servers):
+        """The servers of ``servers`` ({name: server}) that are not
+        ACTIVE, SHUTOFF or ERROR with no task state.
+        """
+        unsettled = []
+        for name, server in sorted(servers.items()):
+            found = self.admin_api.get_server(server['id'])
+            if (found['status'] not in ('ACTIVE', 'SHUTOFF', 'ERROR') or
+                    found['OS-EXT-STS:task_state']):
+                unsettled.append('%s %s/%s' % (
+                    name, found['status'], found['OS-EXT-STS:task_state']))
+        return unsettled
+
+    def _shared_pcpus(self, servers):
+        """The pCPUs of a host pinned to two of ``servers``."""
+        owners = {}
+        for name, server in sorted(servers.items()):
+            hostname = self.admin_api.get_server(
+                server['id'])['OS-EXT-SRV-ATTR:host']
+            for cpu in self._pinning(server):
+                owners.setdefault((hostname, cpu), []).append(name)
+        return {key: names for key, names in owners.items()
+                if len(names) > 1}
+
+    def _misplaced_allocations(self, servers):
+        """What placement holds that the servers ({name: server})
+        and their migrations do not account for, every resource class:
+        a server's consumer belongs on its host and on both ends of a
+        move in progress, a migration's only while it is in progress,
+        no other consumer anywhere.
+        """
+        owner, going, migrations = {}, {}, {}
+        for name, server in sorted(servers.items()):
+            found = self.admin_api.get_server(server['id'])
+            owner[server['id']] = (name, found['OS-EXT-SRV-ATTR:host'])
+            for migration in self._migrations(server):
+                migrations[migration['uuid']] = (name, migration)
+                if migration['status'] not in TERMINAL:
+                    going.setdefault(name, set()).update((
+                        migration['source_compute'],
+                        migration['dest_compute']))
+        misplaced = []
+        for hostname in sorted(self.computes):
+            consumers = self.placement.get(
+                '/resource_providers/%s/allocations' %
+                self._get_provider_uuid_by_host(hostname)
+            ).body['allocations']
+            for consumer in sorted(consumers):
+                if consumer in owner:
+                    name, host = owner[consumer]
+                    if hostname == host or hostname in going.get(
+                            name, ()):
+                        continue
+                elif consumer in migrations:
+                    _name, migration = migrations[consumer]
+                    if (migration['status'] not in TERMINAL and
+                            hostname in (migration['source_compute'],
+                                         migration['dest_compute'])):
+                        continue
+                misplaced.append((hostname, consumer))
+            for consumer, (name, host) in sorted(owner.items()):
+                if host == hostname and consumer not in consumers:
+                    misplaced.append((hostname, name))
+        return misplaced
+
+    def _unaccounted(self, hostnames):
+        """The hosts whose pinned pCPUs, after a periodic, are not the
+        PCPUs placement allocated there: {host: (pinned, PCPU)}.
+        """
+        usage = {}
+        for hostname in hostnames:
+            self._periodic(hostname)
+            usage[hostname] = (len(self._pinned_cpus(hostname)),
+                               self._placement_pcpus(hostname))
+        return {hostname: found for hostname, found in usage.items()
+                if found[0] != found[1]}
+
+    def _moves_again(self, servers, timeout=60):
+        """Live-migrate every ACTIVE one of ``servers`` ({name: server})
+        away (the scheduler picks the host) and back, each move's source
+        running its periodic while the move is under way; the moves that
+        failed.
+        """
+        failed = []
+        for name, server in sorted(servers.items()):
+            found = self.admin_api.get_server(server['id'])
+            if found['status'] != 'ACTIVE':
+                continue
+            home = found['OS-EXT-SRV-ATTR:host']
+            for leg, hostname in (('away', None), ('back', home)):
+                try:
+                    self._live_migrate_with_periodic(
+                        server, hostname, timeout)
+                except Exception as exc:
+                    failed.append('%s (%s): %s' % (name, leg,
+                                                   str(exc)[:200]))
+                    break
+        return failed
+
+    def _live_migrate_with_periodic(self, server, hostname, timeout):
+        source = self.admin_api.get_server(
+            server['id'])['OS-EXT-SRV-ATTR:host']
+        index = len(self._migrations(server)) + 1
+        driver = self.computes[source].driver
+        real = driver.live_migration
+
+        def periodic_then_migrate(*args, **kwargs):
+            self._periodic(source)
+            return real(*args, **kwargs)
+
+        with mock.patch.object(driver, 'live_migration', autospec=True,
+                               side_effect=periodic_then_migrate):
+            self.api.post_server_action(server['id'], {
+                'os-migrateLive': {'host': hostname,
+                                   'block_migration': 'auto'}})
+            self._wait_for_nth_migration(server, index, 'completed',
+                                         timeout)
+            self._wait_for_server_parameter(
+                server, {'status': 'ACTIVE',
+                         'OS-EXT-STS:task_state': None},
+                max_retries=int(timeout * 2))
+
+    def _failed_periodics_since(self, mark):
+        """Per host, how many periodics failed since ``mark``
+        (_periodic_errors_logged), hosts with none left out.
+        """
+        now = self._periodic_errors_logged()
+        return {hostname: now[hostname] - mark.get(hostname, 0)
+                for hostname in now
+                if now[hostname] > mark.get(hostname, 0)}
+
+    def _tracked_tasks(self, grace):
+        """The tasks each running nova-compute still tracks for its
+        graceful shutdown ({hostname: ['name (instance uuid)']}), once
+        the ones ending now had ``grace`` seconds to end: a task
+        tracked for good makes every later graceful stop of its host
+        wait out the whole timeout.
+        """
+        deadline = time.monotonic() + grace
+        while True:
+            tracked = {}
+            for hostname, compute in self.computes.items():
+                tasks = compute.manager._in_progress_tasks.values()
+                if hostname not in self.crashed and tasks:
+                    tracked[hostname] = sorted(
+                        '%s (%s)' % (task['name'], task['instance_uuid'])
+                        for task in tasks)
+            if not tracked or time.monotonic() > deadline:
+                return tracked
+            time.sleep(0.5)

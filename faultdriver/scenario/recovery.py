@@ -1,0 +1,281 @@
+"""What an operator does once the fault happened: the ``recover``,
+``settle`` and ``decide-resize`` steps (see schema.yaml), and the waits
+they share -- moves settled or stuck, accounting at rest, held threads'
+periodics, dead computes started again.
+
+A mixin of :class:`faultdriver.scenario.steps.Steps`: it uses the
+steps' ``nova`` (the backend contract), ``scenario``, ``servers`` and
+``moves``, and the steps it takes as the operator would
+(``do_periodic``, ``do_restart``, ``do_confirm``, ``do_revert``,
+``do_reset_state``).
+"""
+
+import threading
+import time
+
+from faultdriver.novacompat import texts
+from faultdriver.scenario import backend
+from faultdriver.scenario import collect
+from faultdriver.scenario import statuses
+from faultdriver import waiting
+
+#: A move that shows no change (migration statuses, server status, task
+#: state, host) for this many RPC timeouts is stuck: by then every call
+#: its hosts made timed out, and the caller's error handling (which may
+#: call a dead host once more) timed out too.
+QUIET_RPC_TIMEOUTS = 3
+#: Seconds between two reads of a mismatched accounting when the moves
+#: ended (``Recovery._accounting_at_rest``).
+ACCOUNTING_QUIET = 1.0
+
+
+class Recovery:
+    """The operator's steps after a fault (mixed into Steps)."""
+
+    def do_recover(self, timeout=60, resize=None, rules=None):
+        """See schema.yaml's ``recover``; returns what it did.
+
+        ``rules``: ``{host: [rule, ...]}`` of the services recover starts
+        (a fault during the recovery, a sweep's second fault)."""
+        rules = rules or {}
+        self.recovery_marks = self.log_counts()
+        done = []
+        faults = self.nova.faults
+        live = self._up(self.scenario.hosts)
+        waiting_periodics = []
+        if any(faults.held(host) for host in live):
+            # A hang lasts until the move stopped changing and every
+            # host's periodic ran (or waits for a lock the held thread
+            # has: it runs once released, as in nova-compute).
+            self._settle(timeout)
+            waiting_periodics = self._periodics_while_held(live)
+            done.append('periodics while held: %s' % ', '.join(
+                '%s %s' % (host, 'waited' if thread.is_alive() else 'ran')
+                for host, thread in waiting_periodics))
+        for host in live:
+            released = faults.release(host)
+            if released:
+                done.append('released %s on %s' % (released, host))
+        for _host, thread in waiting_periodics:
+            thread.join(timeout)
+        self._settle(timeout)
+        if not waiting_periodics:
+            # What the moves left the trackers with, before recover's
+            # periodics repair it: a periodic that ran at the wrong time
+            # (bug 1879878) shows only here (outcome-as-clean).
+            self.move_end = self._accounting_at_rest(self._up(live),
+                                                     timeout)
+        unarmed = sorted(set(rules) & set(self._up(self.scenario.hosts)))
+        if unarmed:
+            # Rules arm with the service recover starts: for a host it
+            # does not start they would never fire, and the run would
+            # pass as if they had been tried.
+            raise AssertionError(
+                'recover: rules for %s, which recover does not start (it '
+                'is not crashed or stopped): they would never arm'
+                % ', '.join(unarmed))
+        done += self._start_down_hosts(timeout, rules)
+        stuck = self._settle(timeout)
+        if stuck:
+            done.append(stuck)
+        if resize:
+            done += self._decide_resizes(resize, timeout)
+        for _ in range(2):
+            for host in self._up(self.scenario.hosts):
+                self.do_periodic(host)
+        again = self._start_down_hosts(timeout)
+        if again:
+            # A fault of ``rules`` ended a started service after its start
+            # (a call the restarted host took, a periodic): the operator
+            # restarts it once more.
+            done += again
+            self._settle(timeout)
+            for host in self.scenario.hosts:
+                self.do_periodic(host)
+        if rules:
+            # An error a fault of ``rules`` made a periodic log (a raise in
+            # the resource update) is that fault, not a periodic failing
+            # after the recovery: periodics-clean counts from here.
+            self.recovery_marks = self.log_counts()
+        for alias, server in self.servers.items():
+            fields = self.nova.api.get_server(server['id'])
+            if fields['OS-EXT-STS:task_state']:
+                self.do_reset_state(alias, 'active' if fields['status'] !=
+                                    'ERROR' else 'error')
+                self.task_states_reset[alias] = \
+                    fields['OS-EXT-STS:task_state']
+                done.append('reset-state %s (was %s/%s)' % (
+                    alias, fields['status'], fields['OS-EXT-STS:task_state']))
+        return '; '.join(done) or 'nothing to do'
+
+    def _accounting_at_rest(self, hosts, timeout):
+        """``collect.accounting`` of ``hosts`` once it stopped changing.
+        A move's status is saved before its last calls (a live
+        migration's source deletes the migration's allocation after it
+        saves ``completed``): a mismatch read in between is not what the
+        move left, so a mismatch is read again every ``ACCOUNTING_QUIET``
+        seconds until two reads agree (no periodic runs meanwhile: a
+        mismatch a periodic made stays).  Where every host matches at
+        once nothing is waited for."""
+        seen = {'last': collect.accounting(self, hosts)}
+        if all(counted.matches for counted in seen['last'].values()):
+            return seen['last']
+
+        def agreed():
+            now = collect.accounting(self, hosts)
+            same, seen['last'] = now == seen['last'], now
+            return now if same else None
+        return waiting.until(agreed, timeout, 'accounting at rest',
+                             interval=ACCOUNTING_QUIET,
+                             fail=False) or seen['last']
+
+    def _up(self, hosts):
+        """``hosts`` but those crashed or stopped (a fault of ``recover``'s
+        rules may end one again: no periodic runs on a dead compute)."""
+        return [host for host in hosts if self.nova.compute_running(host)]
+
+    def _start_down_hosts(self, timeout, rules=None):
+        """Start every crashed or stopped compute again, with its
+        ``rules`` (a start they end is started once more without them, as
+        ``restart`` does); what it did."""
+        faults = self.nova.faults
+        done = []
+        for host in self.scenario.hosts:
+            if faults.is_crashed(host):
+                # The operator restarts it later, not at once (see
+                # schema.yaml's recover).
+                faults.wait_callers_gave_up(host, timeout)
+                what = 'restarted %s' % host
+            elif faults.is_stopped(host):
+                # A graceful stop is an upgrade's or a reboot's: the
+                # operator starts it again at once.
+                what = 'started %s again (it was stopped)' % host
+            else:
+                continue
+            host_rules = (rules or {}).get(host)
+            ended = None
+            if host_rules:
+                ended = self.do_restart(host, host_rules)
+            else:
+                faults.restart(host)
+            self.nova.wait_service_state(host, 'up', timeout)
+            done.append('%s (%s)' % (what, ended) if ended else what)
+        return done
+
+    @property
+    def _quiet_seconds(self):
+        """How long a move that changes nothing is given before it counts
+        as stuck: ``QUIET_RPC_TIMEOUTS`` of the backend's RPC timeouts."""
+        return QUIET_RPC_TIMEOUTS * self.nova.faults.rpc_timeout
+
+    def _periodics_while_held(self, hosts):
+        """Start every host's periodic; give each up to the quiet time of
+        ``_settle`` to end.  ``[(host, thread)]``: a thread still alive
+        waits for what the held thread holds."""
+        quiet = self._quiet_seconds
+        started = []
+        for host in hosts:
+            thread = threading.Thread(target=self.do_periodic, args=(host,),
+                                      name='recover-periodic-%s' % host,
+                                      daemon=True)
+            thread.start()
+            started.append((host, thread))
+        for _host, thread in started:
+            thread.join(quiet)
+        return started
+
+    def do_decide_resize(self, decision, timeout=60):
+        """See schema.yaml's ``decide-resize``."""
+        return '; '.join(self._decide_resizes(decision, timeout)) or \
+            'no server in VERIFY_RESIZE'
+
+    def _decide_resizes(self, decision, timeout):
+        """Confirm or revert every server waiting in VERIFY_RESIZE, as
+        its user would, and wait (bounded) for that to end."""
+        done = []
+        for alias, server in self.servers.items():
+            if self.nova.api.get_server(server['id'])['status'] != \
+                    'VERIFY_RESIZE':
+                continue
+            (self.do_confirm if decision == 'confirm' else
+             self.do_revert)(alias)
+            done.append('%s %s' % (decision, alias))
+            waiting.until(
+                lambda: self._decision_handled(server, decision), timeout,
+                '%s of %s' % (decision, alias), interval=0.5, fail=False)
+        return done
+
+    def _decision_handled(self, server, decision):
+        """Whether the computes are done with ``decision`` of
+        ``server``'s resize.
+
+        A terminal migration is not enough: the confirm saves the
+        migration confirmed and goes on (a failure after that sets it
+        error, the instance ERROR first), so checks taken at the terminal
+        status may see what the compute is still changing (a loaded
+        machine did).  Done: the decision's last compute event finished,
+        or one failed; or, with a host crashed, stopped or holding a
+        caller (the event may never finish), every migration terminal.
+        """
+        if not all(m['status'] in statuses.TERMINAL
+                   for m in self.nova.migrations(server)):
+            return False
+        hosts = self.scenario.hosts
+        up = self._up(hosts)
+        if len(up) < len(hosts) or any(self.nova.faults.held(host)
+                                       for host in up):
+            return True
+        action, method = texts.DECISIONS[decision]
+        return any(event['finish_time'] and (
+            event['event'] == 'compute_' + method
+            or event['result'] == 'Error')
+            for event in self.nova.action_events(server, action))
+
+    def do_settle(self, timeout=backend.WAIT_TIMEOUT):
+        """Wait, at most ``timeout`` and without failing, until no
+        migration of the scenario's servers is in progress."""
+        self._settle(timeout)
+        return ', '.join('%s: %s' % (alias, [m['status'] for m in sorted(
+            self.nova.migrations(server), key=lambda m: m['id'])])
+            for alias, server in self.servers.items())
+
+    def _settle(self, timeout):
+        """Wait (bounded, without failing) until every move asked for has
+        a migration and each ended or waits for someone (a confirm, the
+        evacuated host), or until nothing moved for ``QUIET_RPC_TIMEOUTS``
+        RPC timeouts: a move stuck for good (its host died and every call
+        to it timed out long ago) is not waited for to the deadline.
+        Returns the moves still going, as ``alias: [statuses]``, or ''."""
+        over = statuses.TERMINAL + statuses.WAITING
+        quiet = self._quiet_seconds
+        last = {'state': None, 'since': time.monotonic()}
+
+        def settled():
+            state = self._move_state()
+            now = time.monotonic()
+            if state != last['state']:
+                last.update(state=state, since=now)
+            going = [(alias, found) for alias, (found, _server, moves)
+                     in state.items() if len(found) < moves or any(
+                         status not in over for status in found)]
+            if not going:
+                return 'settled'
+            if now - last['since'] >= quiet:
+                return 'stuck ' + ', '.join(
+                    '%s: %s' % (alias, list(found))
+                    for alias, found in going)
+            return None
+        outcome = waiting.until(settled, timeout, 'moves settled',
+                                interval=0.5, fail=False)
+        return '' if outcome == 'settled' else (outcome or 'not settled')
+
+    def _move_state(self):
+        """Per server: its migrations' statuses (oldest first), status,
+        task state and host (``move_state``), and the moves asked of it
+        (a move just asked for may have no migration record yet)."""
+        state = {}
+        for alias, server in self.servers.items():
+            found, *fields = self.nova.move_state(server)
+            state[alias] = (found, tuple(fields),
+                            self.moves.get(alias, 0))
+        return state
