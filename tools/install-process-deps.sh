@@ -1,6 +1,7 @@
 #!/bin/bash
 # Install the Debian packages the process tier starts by hand (MariaDB and
-# RabbitMQ), if they are missing; with the argument "libvirt", also what
+# RabbitMQ; OpenSSH's server for the cloud transport's tests, which start
+# a key-only sshd on 127.0.0.1), if they are missing; with the argument "libvirt", also what
 # the libvirt tier runs (libvirtd, QEMU, qemu-img) and what building
 # libvirt-python needs (libvirt-dev, pkg-config).  No service is started
 # and none is enabled: the tiers run their own daemons, on loopback, with
@@ -10,7 +11,8 @@ set -euo pipefail
 # call waits for it, then finds the packages there).
 exec 9>/tmp/faultdriver-install-deps.lock
 flock 9
-PACKAGES=(mariadb-server mariadb-client rabbitmq-server)
+PACKAGES=(mariadb-server mariadb-client rabbitmq-server openssh-server
+          openssh-client)
 if [ "${1:-}" = libvirt ]; then
     PACKAGES+=(libvirt-daemon-system qemu-system-x86 qemu-utils
                libvirt-dev pkg-config mount iproute2)

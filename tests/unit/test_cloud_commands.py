@@ -13,10 +13,10 @@ import sys
 import pytest
 
 from faultdriver.control import server as server_module
+from tests import sshd
 from tests.unit import fakes
-from tests.unit import test_cloud_transport
 
-ROOT = test_cloud_transport.ROOT
+ROOT = sshd.ROOT
 
 
 @pytest.fixture
@@ -30,7 +30,7 @@ def served_socket(engine, sock_dir):
 
 def relay(socket_path, request):
     return subprocess.run(
-        test_cloud_transport.RELAY + ('--socket', socket_path),
+        sshd.RELAY + ('--socket', socket_path),
         input=request, capture_output=True, timeout=60)
 
 

@@ -18,6 +18,7 @@ import pwd
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -127,3 +128,14 @@ class Sshd:
             self.proc.terminate()
             self.proc.wait(10)
         shutil.rmtree(self.directory, ignore_errors=True)
+
+
+#: The repository this helper is in.
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+#: The real ``faultdriver ctl relay`` command class, run on the "host"
+#: from this worktree (the installed console script may predate it).
+RELAY = ('env', 'PYTHONPATH=%s' % ROOT, sys.executable, '-c',
+         'import sys; from faultdriver.cmd import cloud, main; '
+         'app = main.FaultDriverApp(); '
+         'app.command_manager.add_command("ctl relay", cloud.CtlRelay); '
+         'sys.exit(app.run(sys.argv[1:]))', 'ctl', 'relay')

@@ -1,18 +1,19 @@
 """The cloud transport against a REAL key-only sshd on 127.0.0.1
-(:mod:`tests.unit.sshd`, started by hand, never as a service): a
+(:mod:`tests.sshd`, started by hand, never as a service): a
 faultdriver control server's socket forwarded over OpenSSH and the
 unchanged control client talking through it; the relay fallback where
 sshd forbids forwarding, through the real ``ctl relay`` command; and
 each refusal exiting 2 naming the host and the fact.
 
-Skipped only where no OpenSSH server is installed.
+In the process tier's line (tools/install-process-deps.sh installs
+OpenSSH there); skipped only where no OpenSSH server is installed, and
+never in CI, where a missing sshd fails the tests instead.
 """
 
 import os
 import shutil
 import socket
 import stat
-import sys
 import tempfile
 
 import pytest
@@ -24,19 +25,34 @@ from faultdriver.cmd import cloud as cloud_cmd
 from faultdriver.cmd import main
 from faultdriver.control import client
 from faultdriver.control import server as server_module
-from tests.unit import sshd
+from faultdriver import engine as engine_module
+from faultdriver import journal as journal_module
+from tests import sshd
 
-pytestmark = pytest.mark.skipif(not sshd.available(), reason=sshd.MISSING)
+pytestmark = pytest.mark.skipif(
+    not sshd.available() and not os.environ.get('CI'), reason=sshd.MISSING)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-#: The real ``faultdriver ctl relay`` command class, run on the "host"
-#: from this worktree (the installed console script may predate it).
-RELAY = ('env', 'PYTHONPATH=%s' % ROOT, sys.executable, '-c',
-         'import sys; from faultdriver.cmd import cloud, main; '
-         'app = main.FaultDriverApp(); '
-         'app.command_manager.add_command("ctl relay", cloud.CtlRelay); '
-         'sys.exit(app.run(sys.argv[1:]))', 'ctl', 'relay')
+ROOT = sshd.ROOT
+RELAY = sshd.RELAY
+
+
+@pytest.fixture
+def sock_dir():
+    """A short private directory (AF_UNIX paths are limited to 107
+    bytes; pytest's tmp_path can be longer)."""
+    path = tempfile.mkdtemp(prefix='fdc', dir='/tmp')
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def engine():
+    """An enabled engine of host h1 with the unit tests' actions."""
+    from tests.unit import fakes
+    engine = engine_module.Engine('h1', fakes.ACTIONS, [], enabled=True,
+                                  journal=journal_module.Journal())
+    yield engine
+    engine.close()
 
 
 @pytest.fixture(scope='module')
