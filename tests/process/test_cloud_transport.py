@@ -25,8 +25,6 @@ from faultdriver.cmd import cloud as cloud_cmd
 from faultdriver.cmd import main
 from faultdriver.control import client
 from faultdriver.control import server as server_module
-from faultdriver import engine as engine_module
-from faultdriver import journal as journal_module
 from tests import sshd
 
 pytestmark = pytest.mark.skipif(
@@ -34,25 +32,6 @@ pytestmark = pytest.mark.skipif(
 
 ROOT = sshd.ROOT
 RELAY = sshd.RELAY
-
-
-@pytest.fixture
-def sock_dir():
-    """A short private directory (AF_UNIX paths are limited to 107
-    bytes; pytest's tmp_path can be longer)."""
-    path = tempfile.mkdtemp(prefix='fdc', dir='/tmp')
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
-
-
-@pytest.fixture
-def engine():
-    """An enabled engine of host h1 with the unit tests' actions."""
-    from tests.unit import fakes
-    engine = engine_module.Engine('h1', fakes.ACTIONS, [], enabled=True,
-                                  journal=journal_module.Journal())
-    yield engine
-    engine.close()
 
 
 @pytest.fixture(scope='module')

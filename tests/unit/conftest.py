@@ -1,5 +1,5 @@
-"""Fixtures the control-socket tests share, and the suite's one
-concurrency mode.
+"""The unit suite's one concurrency mode (the control-socket fixtures
+it shares with the process tier's tests are in tests/conftest.py).
 
 The unit tests run in one process.  Importing Nova's functional test
 package (``nova.tests.fixtures``, which some tests need for fakelibvirt
@@ -13,35 +13,10 @@ services do (the functional suites run both modes).
 """
 
 import os
-import shutil
-import tempfile
 
 from nova import monkey_patch
-import pytest
-
-from faultdriver import engine as engine_module
-from faultdriver import journal as journal_module
-from tests.unit import fakes
 
 # Nova settles the mode once, before anything imports eventlet (futurist
 # does, with nova.context), as its services do at start.
 os.environ.setdefault('OS_NOVA_DISABLE_EVENTLET_PATCHING', 'True')
 monkey_patch.patch()
-
-
-@pytest.fixture
-def sock_dir():
-    """A short private directory: AF_UNIX paths are limited to 107 bytes
-    and pytest's tmp_path can be longer."""
-    path = tempfile.mkdtemp(prefix='fdc', dir='/tmp')
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
-
-
-@pytest.fixture
-def engine():
-    """An enabled engine of host h1 with the test actions, no rules."""
-    engine = engine_module.Engine('h1', fakes.ACTIONS, [], enabled=True,
-                                  journal=journal_module.Journal())
-    yield engine
-    engine.close()
