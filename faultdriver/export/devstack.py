@@ -17,6 +17,7 @@ on devstack" until a devstack run is recorded.
 import shlex
 
 from faultdriver.export import Unsupported
+from faultdriver.novacompat import texts
 from faultdriver.scenario import statuses
 
 #: The Nova test base's flavor (what the embedded tier's servers get).
@@ -73,6 +74,24 @@ FUNCTIONS = {
             '|'.join(SETTLED)),
         '    done',
         '    return 0',
+        '}'],
+    'decisions_handled': [
+        '# decisions_handled SERVER: each confirm and revert of the server',
+        '# the API took has its last compute event finished (or one failed)',
+        'decisions_handled() {',
+        '    local req',
+        '    for req in $(openstack server event list "$1" -f value '
+        '-c "Request ID" -c Action | awk %s); do' % shlex.quote(
+            '$2 ~ /^(%s)$/ {print $1}' % '|'.join(
+                action for action, _method in texts.DECISIONS.values())),
+        '        openstack server event show "$1" "$req" -f json | '
+        'python3 -c %s || return 1' % shlex.quote(
+            'import json, sys; sys.exit(not any(e["finish_time"] and '
+            '(e["event"] in (%s) or e["result"] == "Error") for e in '
+            'json.load(sys.stdin)["events"]))'
+            % ', '.join('"compute_%s"' % method for _action, method
+                        in texts.DECISIONS.values())),
+        '    done',
         '}'],
     'server_is': [
         '# server_is SERVER COLUMN VALUE...: the server shows each value',
@@ -312,6 +331,11 @@ def _decide(steps, decision, timeout):
               '&& openstack server resize %s "$s"; done' % (servers,
                                                            decision),
               'wait_for %s settled %s || true' % (timeout, servers))
+
+
+def _step_wait_decisions(steps, where, server, timeout=30):
+    steps.use('wait_for', 'decisions_handled')
+    steps.add('wait_for %s decisions_handled %s' % (timeout, server))
 
 
 def _step_decide_resize(steps, where, decision, timeout=60):

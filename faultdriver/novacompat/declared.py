@@ -508,6 +508,10 @@ ASSUMPTIONS = [
       "log expectations on a task a stopping compute began after its wait "
       '(graceful-stop-between-move-steps)', 'scenario',
       counted=('new task started after shutdown',)),
+    A(MANAGER + '.confirm_resize', s.LogText('is already confirmed'),
+      'log expectations on a second confirm the source serialised behind '
+      'the first (second-confirm-during-confirm)', 'scenario',
+      counted=('is already confirmed',)),
     A('nova.exception.CPUPinningInvalid', s.Exists(type),
       'log expectations on the pinning error in a periodic traceback',
       'scenario', counted=('CPUPinningInvalid',)),

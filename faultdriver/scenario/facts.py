@@ -54,6 +54,17 @@ def _log(steps: Steps, state: State, text: str, **count: int) -> Checked:
     return met, 'log %r count %s' % (text, wanted), actual
 
 
+def _decisions(steps: Steps, state: State, server: str,
+               outcomes: typing.List[typing.Union[str, int]]) -> Checked:
+    """What the API answered the server's ``confirm``/``revert`` steps,
+    in order: ``accepted`` or the refusal's HTTP status (a concurrent
+    second call that Nova must refuse or serialise)."""
+    actual = [outcome for alias, _action, outcome in steps.decisions
+              if alias == server]
+    return (actual == outcomes,
+            '%s confirms/reverts answered %s' % (server, outcomes), actual)
+
+
 def _periodic_errors(steps: Steps, state: State, host: str,
                      **count: int) -> Checked:
     actual = sum(1 for h, error in steps.periodics if h == host and error)
@@ -126,6 +137,7 @@ KINDS: typing.Dict[str, typing.Callable[..., Checked]] = {
     'log': _log,
     'periodic-errors': _periodic_errors,
     'faults': _faults,
+    'decisions': _decisions,
     'pinned': _pinned,
     'servers-share-pcpus': _share,
     'guest': _guest,

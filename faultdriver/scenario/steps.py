@@ -23,6 +23,12 @@ PERIODIC_ERROR = texts.PERIODIC_ERROR
 #: migration context for a migration to this host
 #: (``ResourceTracker._update_available_resource``).
 APPLIED_CONTEXT = texts.APPLIED_CONTEXT
+#: The instance actions of a user's decision on a resize, and the compute
+#: events that end each (a revert ends on the source).
+DECISION_ACTIONS = tuple(action for action, _method
+                         in texts.DECISIONS.values())
+DECISION_EVENTS = tuple('compute_' + method for _action, method
+                        in texts.DECISIONS.values())
 
 
 class Steps(recovery.Recovery):
@@ -38,6 +44,9 @@ class Steps(recovery.Recovery):
         self.flavors = {}           # name -> flavor id
         self.volumes = {}           # alias -> volume id (attach-volume)
         self.periodics = []         # (host, error logged)
+        #: What the API answered each ``confirm``/``revert`` step:
+        #: (alias, action, 'accepted' or the refusal's HTTP status).
+        self.decisions = []
         #: Log counts when ``recover`` began (see :meth:`log_counts`):
         #: the periodics-clean invariant looks at what came after.
         self.recovery_marks = None
@@ -186,8 +195,39 @@ class Steps(recovery.Recovery):
             status = self.nova.refusal_status(exc)
             if not may_be_refused or status is None:
                 raise
+            self.decisions.append((server, action, status))
             return 'refused (%d): %s' % (status, str(exc)[:200])
+        self.decisions.append((server, action, 'accepted'))
         return 'accepted' if may_be_refused else None
+
+    def do_wait_decisions(self, server, timeout=backend.WAIT_TIMEOUT):
+        """See schema.yaml's ``wait-decisions``: until the computes
+        handled every confirm and revert of the server the API took (a
+        second one a user made while the first ran, too: its end is
+        what a scenario of concurrent calls is about, and it may come
+        after the migration ended)."""
+        uuid = self.server(server)['id']
+        api = self.nova.admin_api
+
+        def pending():
+            left = []
+            for action in api.get_instance_actions(uuid):
+                if action['action'] not in DECISION_ACTIONS:
+                    continue
+                events = api.get_instance_action_details(
+                    uuid, action['request_id']).get('events', [])
+                if not any(event['finish_time'] and (
+                        event['event'] in DECISION_EVENTS
+                        or event['result'] == 'Error')
+                        for event in events):
+                    left.append(action['action'])
+            return left
+        self.nova.wait(lambda: not pending(),
+                       'the confirms and reverts of %s handled' % server,
+                       timeout)
+        taken = [a for a in api.get_instance_actions(uuid)
+                 if a['action'] in DECISION_ACTIONS]
+        return '%d handled' % len(taken)
 
     def do_reset_state(self, server, state='active'):
         self.nova.admin_api.post_server_action(
