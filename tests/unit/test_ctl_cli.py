@@ -17,7 +17,8 @@ from faultdriver import engine as engine_module
 from faultdriver import journal as journal_module
 from tests.unit import fakes
 
-#: The console script pip installed next to this interpreter.
+#: The console script (faultdriver.cmd.main) pip installed next to this
+#: interpreter.
 SCRIPT = os.path.join(os.path.dirname(sys.executable), 'faultdriver')
 JOIN = 10.0
 
