@@ -6,6 +6,7 @@ nova.conf, :meth:`HostShape.from_nova_conf`, and reports it to Nova,
 can be given.  No Nova import."""
 
 import dataclasses
+import typing
 
 #: fakelibvirt's host memory when none is given (its HostInfo default,
 #: 16780000 kB), used by every tier so they agree.
@@ -68,7 +69,7 @@ class HostShape:
                    cpu_dedicated_set=conf.compute.cpu_dedicated_set,
                    cpu_shared_set=conf.compute.cpu_shared_set)
 
-    def replace(self, **changes):
+    def replace(self, **changes: typing.Any) -> 'HostShape':
         return dataclasses.replace(self, **changes)
 
     def as_dict(self):

@@ -294,7 +294,7 @@ def _clip(text, size=20):
     return text if len(text) <= size else text[:size] + '...'
 
 
-def parse(text):
+def parse(text: object) -> 'Rule':
     """Parse one rule's syntax; raise :class:`RuleError` if malformed."""
     if not isinstance(text, str) or not text.strip():
         raise RuleError(_clip(str(text), 80), None, 'empty rule')

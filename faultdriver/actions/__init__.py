@@ -6,12 +6,17 @@ name that does not resolve, or a plugin that fails to import, is an error
 at start-up that names the plugin and the choices.
 """
 
+import typing
+
 import stevedore
+
+if typing.TYPE_CHECKING:
+    from faultdriver.actions import base
 
 NAMESPACE = 'faultdriver.actions'
 
 
-def load_all():
+def load_all() -> typing.Dict[str, typing.Type['base.Action']]:
     """Map every action name to its class; fail loudly on a bad plugin."""
     def on_failure(manager, entrypoint, exc):
         raise RuntimeError('faultdriver action plugin %r (%s) failed to load:'

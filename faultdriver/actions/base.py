@@ -1,6 +1,11 @@
 """The base class every action plugin derives from."""
 
 import re
+import typing
+
+if typing.TYPE_CHECKING:
+    from faultdriver import rules
+    from faultdriver.scenario import tiers
 
 
 class Action:
@@ -47,7 +52,8 @@ class Action:
         return bound
 
     @classmethod
-    def needs(cls, term, rule):
+    def needs(cls, term: 'rules.Term', rule: 'rules.Rule'
+              ) -> typing.FrozenSet['tiers.Provision']:
         """What ``term`` of ``rule`` needs of the place Nova runs in
         (:class:`faultdriver.scenario.tiers.Provision`): nothing, unless
         the action says; a scenario whose rules need what a tier lacks

@@ -95,7 +95,7 @@ def _tree_digest(package):
     return digest.hexdigest()
 
 
-def recorded():
+def recorded() -> typing.Dict[str, typing.Any]:
     """The record of the Nova under test this process was given (from
     its environment; unchecked), or the stock record."""
     given = os.environ.get(ENV)
@@ -110,7 +110,7 @@ def is_changed():
     return bool(record.get('patches') or record.get('tree'))
 
 
-def current():
+def current() -> typing.Dict[str, typing.Any]:
     """The record of the Nova this process runs (in a run's process),
     checked: when the run asked for a changed Nova, the ``nova`` package
     imported must be its copy (a loud error, never a silent stock run).
@@ -145,7 +145,9 @@ def variant_keys(patches: typing.Iterable[str] = (),
     return keys
 
 
-def check_includes(record, patches, tree=None):
+def check_includes(record: typing.Mapping[str, typing.Any],
+                   patches: typing.Iterable[str],
+                   tree: typing.Optional[str] = None) -> None:
     """FaultDriverError unless the Nova under test (``record``) has every
     diff in ``patches`` (a scenario variant's ``nova-patches``) and runs
     on ``tree`` (its ``nova-tree``) if one is named: a runner given a case

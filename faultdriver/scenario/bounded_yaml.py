@@ -16,6 +16,7 @@ digits.
 """
 
 import math
+import typing
 
 import yaml
 
@@ -34,19 +35,21 @@ class LimitError(ValueError):
     the message names the line and what was expected."""
 
 
-def _line(node_or_mark):
+def _line(node_or_mark: typing.Any) -> str:
+    # A yaml node or mark (each untyped in yaml's stubs), or None.
     mark = getattr(node_or_mark, 'start_mark', node_or_mark)
     return 'line %d' % (mark.line + 1) if mark is not None else 'somewhere'
 
 
 class _Loader(yaml.SafeLoader):
 
-    def __init__(self, stream):
+    def __init__(self, stream: str) -> None:
         super().__init__(stream)
         self._depth = 0
         self._aliases = 0
 
-    def compose_node(self, parent, index):
+    def compose_node(self, parent: typing.Optional[yaml.Node],
+                     index: int) -> typing.Optional[yaml.Node]:
         if self.check_event(yaml.AliasEvent):
             self._aliases += 1
             if self._aliases > MAX_ALIASES:
@@ -62,9 +65,10 @@ class _Loader(yaml.SafeLoader):
         finally:
             self._depth -= 1
 
-    def construct_mapping(self, node, deep=False):
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False
+                          ) -> typing.Dict[typing.Hashable, typing.Any]:
         if isinstance(node, yaml.MappingNode):
-            seen = {}
+            seen: typing.Dict[str, str] = {}
             for key, _value in node.value:
                 if key.tag == _MERGE:
                     continue
@@ -83,14 +87,14 @@ class _Loader(yaml.SafeLoader):
                 seen[key.value] = _line(key)
         return super().construct_mapping(node, deep)
 
-    def construct_yaml_float(self, node):
+    def construct_yaml_float(self, node: yaml.ScalarNode) -> float:
         value = super().construct_yaml_float(node)
         if not math.isfinite(value):
             raise LimitError('%s: %s is not a finite number' % (
                 _line(node), _short(node.value)))
         return value
 
-    def construct_yaml_int(self, node):
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
         if sum(c.isdigit() for c in node.value) > MAX_DIGITS:
             raise LimitError('%s: integer %s has more than %d digits' % (
                 _line(node), _short(node.value), MAX_DIGITS))
@@ -102,7 +106,7 @@ _Loader.add_constructor('tag:yaml.org,2002:float',
 _Loader.add_constructor('tag:yaml.org,2002:int', _Loader.construct_yaml_int)
 
 
-def _short(text, size=40):
+def _short(text: object, size: int = 40) -> str:
     text = str(text)
     return text if len(text) <= size else text[:size] + '...'
 
@@ -112,13 +116,14 @@ def _short(text, size=40):
 CHARS_PER_VALUE = 16
 
 
-def _expanded_size(root):
+def _expanded_size(root: yaml.Node) -> int:
     """How many values ``root`` stands for with every alias expanded (a
     scalar counts one per :data:`CHARS_PER_VALUE` characters too); stops
     counting past :data:`MAX_NODES`."""
-    sizes, active = {}, set()
+    sizes: typing.Dict[int, int] = {}
+    active: typing.Set[int] = set()
 
-    def size(node):
+    def size(node: yaml.Node) -> int:
         key = id(node)
         if key in sizes:
             return sizes[key]
@@ -130,7 +135,7 @@ def _expanded_size(root):
         if isinstance(node, yaml.ScalarNode):
             total += len(node.value) // CHARS_PER_VALUE
         if isinstance(node, yaml.SequenceNode):
-            children = node.value
+            children: typing.Iterable[yaml.Node] = node.value
         elif isinstance(node, yaml.MappingNode):
             children = [n for pair in node.value for n in pair]
         else:
@@ -146,7 +151,7 @@ def _expanded_size(root):
     return size(root)
 
 
-def load_bytes(data):
+def load_bytes(data: bytes) -> typing.Any:
     """The one document in ``data`` (bytes), within the bounds."""
     if len(data) > MAX_BYTES:
         raise LimitError('%d bytes; at most %d' % (len(data), MAX_BYTES))
@@ -170,7 +175,7 @@ def load_bytes(data):
         loader.dispose()
 
 
-def load_file(path):
+def load_file(path: str) -> typing.Any:
     """The document of the file at ``path``, within the bounds.  OSError
     if it cannot be read; :class:`LimitError` or ``yaml.YAMLError`` if
     its content is refused."""

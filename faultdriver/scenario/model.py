@@ -11,6 +11,7 @@ import dataclasses
 import importlib.resources
 import os
 import stat
+import typing
 
 import yaml
 
@@ -46,28 +47,28 @@ CPU_SETS = semantics.CPU_SETS
 @dataclasses.dataclass
 class Scenario:
     path: str
-    data: dict
+    data: typing.Dict[str, typing.Any]
 
     name = property(lambda self: self.data['name'])
     description = property(lambda self: self.data['description'].strip())
     variants = property(lambda self: self.data['variants'])
 
     @property
-    def steps(self):
+    def steps(self) -> typing.List[specs.StepSpec]:
         """The steps, as :class:`~faultdriver.scenario.specs.StepSpec`."""
         return [specs.StepSpec.from_json(s) for s in self.data['steps']]
 
     @property
-    def hosts(self):
+    def hosts(self) -> typing.List[str]:
         return list(self.data.get('topology', {}).get('hosts',
                                                       DEFAULT_HOSTS))
 
     @property
-    def pinned(self):
+    def pinned(self) -> bool:
         return bool(self.data.get('topology', {}).get('pinned', False))
 
     @property
-    def periodic_timer(self):
+    def periodic_timer(self) -> bool:
         """Whether nova-compute also runs the tracker periodic on its
         timer (process tiers; the embedded Nova has none)."""
         return bool(self.data.get('topology', {}).get('periodic-timer',
@@ -75,13 +76,15 @@ class Scenario:
 
     @property
     @tiers.needs(tiers.Provision.TRANSFERS_GUEST)
-    def live_migration_bandwidth(self):
+    def live_migration_bandwidth(self) -> typing.Optional[int]:
         """MiB/s a live migration's transfer may use on real libvirt
         (``[libvirt] live_migration_bandwidth``), or None: Nova's default,
         no limit."""
-        return self.data.get('topology', {}).get('live-migration-bandwidth')
+        found: typing.Optional[int] = self.data.get('topology', {}).get(
+            'live-migration-bandwidth')
+        return found
 
-    def host_shapes(self):
+    def host_shapes(self) -> typing.Dict[str, hostshape.HostShape]:
         """``{host: HostShape}`` (faultdriver.hostshape)."""
         topology = self.data.get('topology', {})
         base = (PINNED_HOST if self.pinned else NOVA_HOST).replace(
@@ -90,42 +93,44 @@ class Scenario:
             host, {})) for host in self.hosts}
 
     @property
-    def backends(self):
+    def backends(self) -> typing.Tuple[str, ...]:
         """Backends the scenario runs on (every one unless it says)."""
         return tuple(self.data.get('backends', tiers.NAMES))
 
     @property
-    def dedicated_cpus(self):
+    def dedicated_cpus(self) -> bool:
         """Whether hosts have dedicated pCPUs (pinning is reported)."""
         return any(shape.cpu_dedicated_set
                    for shape in self.host_shapes().values())
 
-    def common_expectations(self):
+    def common_expectations(self) -> typing.List[specs.ExpectationSpec]:
         """Every variant's expectations (ExpectationSpec)."""
         return [specs.ExpectationSpec.from_json(e)
                 for e in self.data.get('expectations', ())]
 
-    def own_expectations(self, variant):
+    def own_expectations(self, variant: str
+                         ) -> typing.List[specs.ExpectationSpec]:
         """The expectations ``variant`` adds (ExpectationSpec)."""
         return [specs.ExpectationSpec.from_json(e)
                 for e in self.variants[variant].get('expectations', ())]
 
-    def expectations(self, variant):
+    def expectations(self, variant: str
+                     ) -> typing.List[specs.ExpectationSpec]:
         """What decides ``variant``'s verdict: the common expectations,
         then its own."""
         return self.common_expectations() + self.own_expectations(variant)
 
-    def patches(self, variant):
+    def patches(self, variant: str) -> typing.List[str]:
         return list(self.variants[variant].get('patches', ()))
 
-    def nova_patches(self, variant):
+    def nova_patches(self, variant: str) -> typing.List[str]:
         """The variant's Nova diffs, as paths (relative ones are relative
         to the scenario file)."""
         folder = os.path.dirname(os.path.abspath(self.path))
         return [os.path.join(folder, path) for path in
                 self.variants[variant].get('nova-patches', ())]
 
-    def nova_tree(self, variant):
+    def nova_tree(self, variant: str) -> typing.Optional[str]:
         """The variant's Nova source tree, as a path (a relative one is
         relative to the scenario file), or None for the installed Nova."""
         tree = self.variants[variant].get('nova-tree')
@@ -134,21 +139,22 @@ class Scenario:
         return os.path.abspath(os.path.join(
             os.path.dirname(os.path.abspath(self.path)), tree))
 
-    def expects_bug(self, variant):
-        return self.variants[variant].get('expect', 'ok') == 'bug'
+    def expects_bug(self, variant: str) -> bool:
+        expects: bool = self.variants[variant].get('expect', 'ok') == 'bug'
+        return expects
 
 
-def bundled():
+def bundled() -> typing.Dict[str, str]:
     """Bundled scenarios: ``{name: path}``."""
     folder = importlib.resources.files(BUNDLED)
-    found = {}
+    found: typing.Dict[str, str] = {}
     for entry in folder.iterdir():
         if entry.name.endswith(('.yaml', '.yml')):
             found[entry.name.rsplit('.', 1)[0]] = str(entry)
     return dict(sorted(found.items()))
 
 
-def resolve(name_or_path):
+def resolve(name_or_path: str) -> str:
     """A bundled scenario's path, or the file given."""
     choices = bundled()
     if os.path.isfile(name_or_path) or (os.path.exists(name_or_path) and
@@ -162,7 +168,7 @@ def resolve(name_or_path):
            ', '.join(choices)))
 
 
-def load(name_or_path):
+def load(name_or_path: str) -> Scenario:
     """The validated Scenario of a file or bundled name; ScenarioError
     naming the file for anything wrong, read within the bounds of
     :mod:`faultdriver.scenario.bounded_yaml`."""
@@ -171,7 +177,7 @@ def load(name_or_path):
     return scenario
 
 
-def read(name_or_path):
+def read(name_or_path: str) -> Scenario:
     """The Scenario of a file or bundled name, checked against the
     schema only (no Nova import: quick); :func:`check` does the rest.
     ``scenario run`` starts its variants on this; each variant's process
@@ -192,13 +198,13 @@ def read(name_or_path):
     return _schema_checked(data, path)
 
 
-def _schema_checked(data, path):
+def _schema_checked(data: typing.Any, path: str) -> Scenario:
     """The Scenario of ``data`` if it matches the schema."""
     schemacheck.check(data, path)
     return Scenario(path, data)
 
 
-def validate(data, path='<scenario>'):
+def validate(data: typing.Any, path: str = '<scenario>') -> Scenario:
     """The Scenario, or ScenarioError for the first problem found."""
     scenario = _schema_checked(data, path)
     check(scenario)

@@ -17,12 +17,24 @@ records.
 """
 
 import dataclasses
+import typing
 
 from faultdriver import rules as rules_module
 from faultdriver.scenario import expect
+from faultdriver.scenario import specs
 from faultdriver.scenario import stepkinds
 from faultdriver.scenario import steps as steps_module
 from faultdriver.scenario import tiers
+
+#: A loaded scenario (faultdriver.scenario.model.Scenario: it reaches
+#: this module through its semantic check, so it is not imported here;
+#: not annotated yet).
+Scenario = typing.Any
+
+#: What needs a provision, or lacks one: a set of them.
+Provisions = typing.FrozenSet[tiers.Provision]
+#: A key path in a scenario file (``('steps', 3, 'wait-guest')``).
+Where = typing.Tuple[typing.Union[str, int], ...]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,13 +42,13 @@ class Demand:
     """One part of a scenario that needs provisions of its tier."""
 
     #: Its key path in the file (``['steps', 3, 'wait-guest']``).
-    where: tuple
+    where: Where
     #: What it is beyond its key (a rule's action term), or ''.
     what: str
-    provisions: frozenset
+    provisions: Provisions
 
 
-def step_needs(step):
+def step_needs(step: specs.StepSpec) -> Provisions:
     """What a StepSpec needs (its ``do_`` method's declaration, or a
     registered kind's ``run``)."""
     registered = stepkinds.get(step.kind)
@@ -45,13 +57,14 @@ def step_needs(step):
     return tiers.needs_of(method, step.args)
 
 
-def expectation_needs(expectation):
+def expectation_needs(expectation: specs.ExpectationSpec) -> Provisions:
     """What an ExpectationSpec needs (its check's declaration)."""
     return tiers.needs_of(expect.KINDS.get(expectation.kind),
                           expectation.args)
 
 
-def rule_needs(text):
+def rule_needs(text: object
+               ) -> typing.List[typing.Tuple[rules_module.Term, Provisions]]:
     """``[(term, provisions)]`` of each action term of rule ``text``
     that needs some (its action class's ``needs``)."""
     from faultdriver import actions as actions_module
@@ -62,7 +75,7 @@ def rule_needs(text):
         return []       # model.check says what is wrong with it (a
         # scenario only read, as scenario run reads it, may have one)
     actions = actions_module.load_all()
-    found = []
+    found: typing.List[typing.Tuple[rules_module.Term, Provisions]] = []
     for term in rule.terms:
         action = actions.get(term.action)
         try:
@@ -74,10 +87,11 @@ def rule_needs(text):
     return found
 
 
-def topology_needs(scenario):
+def topology_needs(scenario: Scenario
+                   ) -> typing.List[typing.Tuple[str, Provisions]]:
     """``[(key, provisions)]`` of the scenario's topology keys that need
     some (the declaration on the Scenario's reader of the key)."""
-    found = []
+    found: typing.List[typing.Tuple[str, Provisions]] = []
     for key, value in scenario.data.get('topology', {}).items():
         reader = getattr(type(scenario), key.replace('-', '_'), None)
         needed = tiers.needs_of(getattr(reader, 'fget', reader)) \
@@ -87,7 +101,8 @@ def topology_needs(scenario):
     return found
 
 
-def _rule_texts(scenario):
+def _rule_texts(scenario: Scenario
+                ) -> typing.Iterator[typing.Tuple[Where, typing.Any]]:
     """``(key path, rule text)`` of every rule the scenario writes: its
     ``rules``, then each step's (``rule``, ``rules``)."""
     for host, texts in scenario.data.get('rules', {}).items():
@@ -107,7 +122,7 @@ def _rule_texts(scenario):
                 yield where + ('rules', j), text
 
 
-def demands(scenario):
+def demands(scenario: Scenario) -> typing.List[Demand]:
     """Every Demand of ``scenario``, in file order: topology, rules,
     steps, expectations (every variant's, then each variant's own)."""
     found = [Demand(('topology', key), '', needed)
@@ -119,7 +134,8 @@ def demands(scenario):
         needed = step_needs(step)
         if needed:
             found.append(Demand(('steps', i, step.kind), '', needed))
-    blocks = [(('expectations',), scenario.common_expectations())]
+    blocks: typing.List[typing.Tuple[Where, typing.Any]] = [
+        (('expectations',), scenario.common_expectations())]
     blocks += [(('variants', v, 'expectations'), scenario.own_expectations(v))
                for v in scenario.variants]
     for prefix, block in blocks:
@@ -131,19 +147,21 @@ def demands(scenario):
     return found
 
 
-def needed(scenario):
+def needed(scenario: Scenario) -> Provisions:
     """Every provision the scenario needs."""
     return frozenset().union(*(d.provisions for d in demands(scenario)))
 
 
-def describe(provisions):
+def describe(provisions: typing.Iterable[tiers.Provision]) -> str:
     """``a real hypervisor and block storage``."""
     texts = sorted(p.text for p in provisions)
     return ' and '.join(texts) if len(texts) < 3 else \
         ', '.join(texts[:-1]) + ' and ' + texts[-1]
 
 
-def lacking(scenario, provides):
+def lacking(scenario: Scenario,
+            provides: typing.Iterable[tiers.Provision]
+            ) -> typing.Optional[typing.Tuple[Demand, Provisions]]:
     """``(Demand, provisions missing)`` of the first part of
     ``scenario`` that needs what ``provides`` (a set of Provision) lacks,
     or None."""
@@ -154,7 +172,9 @@ def lacking(scenario, provides):
     return None
 
 
-def refusal(scenario, tier):
+def refusal(scenario: Scenario, tier: tiers.Tier
+            ) -> typing.Optional[typing.Tuple[typing.List[typing.Union[
+                str, int]], str]]:
     """Why ``scenario`` cannot run on ``tier`` (a tiers.Tier): ``(key
     path, message)`` naming the first part that needs what the tier
     lacks; None if it can."""
@@ -167,7 +187,7 @@ def refusal(scenario, tier):
         tier.name)
 
 
-def advice(scenario):
+def advice(scenario: Scenario) -> str:
     """What the scenario's ``backends`` key should say: every tier that
     provides all it needs."""
     providers = tiers.providing(needed(scenario))

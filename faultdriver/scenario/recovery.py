@@ -12,12 +12,18 @@ steps' ``nova`` (the backend contract), ``scenario``, ``servers`` and
 
 import threading
 import time
+import typing
 
 from faultdriver.novacompat import texts
 from faultdriver.scenario import backend
+from faultdriver.scenario import backend_records as records
 from faultdriver.scenario import collect
+from faultdriver.scenario import runstate
 from faultdriver.scenario import statuses
 from faultdriver import waiting
+
+if typing.TYPE_CHECKING:
+    from faultdriver.scenario import backend_base
 
 #: A move that shows no change (migration statuses, server status, task
 #: state, host) for this many RPC timeouts is stuck: by then every call
@@ -28,11 +34,41 @@ QUIET_RPC_TIMEOUTS = 3
 #: ended (``Recovery._accounting_at_rest``).
 ACCOUNTING_QUIET = 1.0
 
+#: Each running host's accounting (``collect.accounting``).
+Accounting = typing.Dict[str, runstate.HostCount]
+#: Per server: its migrations' statuses, (status, task state, host) and
+#: the moves asked of it (``Recovery._move_state``).
+MoveStates = typing.Dict[
+    str, typing.Tuple[typing.Tuple[str, ...],
+                      typing.Tuple[typing.Optional[str], ...], int]]
+
 
 class Recovery:
     """The operator's steps after a fault (mixed into Steps)."""
 
-    def do_recover(self, timeout=60, resize=None, rules=None):
+    # What it uses of the Steps it is mixed into (declared for the type
+    # checker only: Steps.__init__ sets them, and defines the steps).
+    nova: 'backend_base.BackendBase'
+    #: faultdriver.scenario.model.Scenario (not annotated yet).
+    scenario: typing.Any
+    servers: typing.Dict[str, records.Server]
+    moves: typing.Dict[str, int]
+    recovery_marks: typing.Any
+    move_end: typing.Optional[Accounting]
+    task_states_reset: typing.Dict[str, str]
+    log_counts: typing.Callable[[], typing.Any]
+    do_periodic: typing.Callable[[str], typing.Any]
+    do_restart: typing.Callable[[str, typing.Sequence[str]],
+                                typing.Optional[str]]
+    do_confirm: typing.Callable[[str], typing.Any]
+    do_revert: typing.Callable[[str], typing.Any]
+    do_reset_state: typing.Callable[[str, str], typing.Any]
+
+    def do_recover(self, timeout: float = 60,
+                   resize: typing.Optional[str] = None,
+                   rules: typing.Optional[
+                       typing.Mapping[str, typing.Sequence[str]]] = None
+                   ) -> str:
         """See schema.yaml's ``recover``; returns what it did.
 
         ``rules``: ``{host: [rule, ...]}`` of the services recover starts
@@ -42,7 +78,8 @@ class Recovery:
         done = []
         faults = self.nova.faults
         live = self._up(self.scenario.hosts)
-        waiting_periodics = []
+        waiting_periodics: typing.List[
+            typing.Tuple[str, threading.Thread]] = []
         if any(faults.held(host) for host in live):
             # A hang lasts until the move stopped changing and every
             # host's periodic ran (or waits for a lock the held thread
@@ -108,7 +145,8 @@ class Recovery:
                     alias, fields['status'], fields['OS-EXT-STS:task_state']))
         return '; '.join(done) or 'nothing to do'
 
-    def _accounting_at_rest(self, hosts, timeout):
+    def _accounting_at_rest(self, hosts: typing.Iterable[str],
+                            timeout: float) -> Accounting:
         """``collect.accounting`` of ``hosts`` once it stopped changing.
         A move's status is saved before its last calls (a live
         migration's source deletes the migration's allocation after it
@@ -121,7 +159,7 @@ class Recovery:
         if all(counted.matches for counted in seen['last'].values()):
             return seen['last']
 
-        def agreed():
+        def agreed() -> typing.Optional[Accounting]:
             now = collect.accounting(self, hosts)
             same, seen['last'] = now == seen['last'], now
             return now if same else None
@@ -129,12 +167,16 @@ class Recovery:
                              interval=ACCOUNTING_QUIET,
                              fail=False) or seen['last']
 
-    def _up(self, hosts):
+    def _up(self, hosts: typing.Iterable[str]) -> typing.List[str]:
         """``hosts`` but those crashed or stopped (a fault of ``recover``'s
         rules may end one again: no periodic runs on a dead compute)."""
         return [host for host in hosts if self.nova.compute_running(host)]
 
-    def _start_down_hosts(self, timeout, rules=None):
+    def _start_down_hosts(
+            self, timeout: float,
+            rules: typing.Optional[
+                typing.Mapping[str, typing.Sequence[str]]] = None
+    ) -> typing.List[str]:
         """Start every crashed or stopped compute again, with its
         ``rules`` (a start they end is started once more without them, as
         ``restart`` does); what it did."""
@@ -163,12 +205,14 @@ class Recovery:
         return done
 
     @property
-    def _quiet_seconds(self):
+    def _quiet_seconds(self) -> float:
         """How long a move that changes nothing is given before it counts
         as stuck: ``QUIET_RPC_TIMEOUTS`` of the backend's RPC timeouts."""
         return QUIET_RPC_TIMEOUTS * self.nova.faults.rpc_timeout
 
-    def _periodics_while_held(self, hosts):
+    def _periodics_while_held(self, hosts: typing.Iterable[str]
+                              ) -> typing.List[
+                                  typing.Tuple[str, threading.Thread]]:
         """Start every host's periodic; give each up to the quiet time of
         ``_settle`` to end.  ``[(host, thread)]``: a thread still alive
         waits for what the held thread holds."""
@@ -184,12 +228,13 @@ class Recovery:
             thread.join(quiet)
         return started
 
-    def do_decide_resize(self, decision, timeout=60):
+    def do_decide_resize(self, decision: str, timeout: float = 60) -> str:
         """See schema.yaml's ``decide-resize``."""
         return '; '.join(self._decide_resizes(decision, timeout)) or \
             'no server in VERIFY_RESIZE'
 
-    def _decide_resizes(self, decision, timeout):
+    def _decide_resizes(self, decision: str,
+                        timeout: float) -> typing.List[str]:
         """Confirm or revert every server waiting in VERIFY_RESIZE, as
         its user would, and wait (bounded) for that to end."""
         done = []
@@ -205,7 +250,8 @@ class Recovery:
                 '%s of %s' % (decision, alias), interval=0.5, fail=False)
         return done
 
-    def _decision_handled(self, server, decision):
+    def _decision_handled(self, server: records.Server,
+                          decision: str) -> bool:
         """Whether the computes are done with ``decision`` of
         ``server``'s resize.
 
@@ -231,7 +277,7 @@ class Recovery:
             or event['result'] == 'Error')
             for event in self.nova.action_events(server, action))
 
-    def do_settle(self, timeout=backend.WAIT_TIMEOUT):
+    def do_settle(self, timeout: float = backend.WAIT_TIMEOUT) -> str:
         """Wait, at most ``timeout`` and without failing, until no
         migration of the scenario's servers is in progress."""
         self._settle(timeout)
@@ -239,7 +285,7 @@ class Recovery:
             self.nova.migrations(server), key=lambda m: m['id'])])
             for alias, server in self.servers.items())
 
-    def _settle(self, timeout):
+    def _settle(self, timeout: float) -> str:
         """Wait (bounded, without failing) until every move asked for has
         a migration and each ended or waits for someone (a confirm, the
         evacuated host), or until nothing moved for ``QUIET_RPC_TIMEOUTS``
@@ -248,9 +294,11 @@ class Recovery:
         Returns the moves still going, as ``alias: [statuses]``, or ''."""
         over = statuses.TERMINAL + statuses.WAITING
         quiet = self._quiet_seconds
-        last = {'state': None, 'since': time.monotonic()}
+        # The move state last seen changing, and since when.
+        last: typing.Dict[str, typing.Any] = {
+            'state': None, 'since': time.monotonic()}
 
-        def settled():
+        def settled() -> typing.Optional[str]:
             state = self._move_state()
             now = time.monotonic()
             if state != last['state']:
@@ -269,11 +317,11 @@ class Recovery:
                                 interval=0.5, fail=False)
         return '' if outcome == 'settled' else (outcome or 'not settled')
 
-    def _move_state(self):
+    def _move_state(self) -> MoveStates:
         """Per server: its migrations' statuses (oldest first), status,
         task state and host (``move_state``), and the moves asked of it
         (a move just asked for may have no migration record yet)."""
-        state = {}
+        state: MoveStates = {}
         for alias, server in self.servers.items():
             found, *fields = self.nova.move_state(server)
             state[alias] = (found, tuple(fields),

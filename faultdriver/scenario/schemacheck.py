@@ -11,6 +11,7 @@ import functools
 import importlib.resources
 import math
 import re
+import typing
 
 import jsonschema
 import yaml
@@ -25,7 +26,7 @@ from faultdriver.scenario import tiers
 MAX_MESSAGE = 300
 
 
-def schema():
+def schema() -> typing.Dict[str, typing.Any]:
     """schema.yaml, with the tier names of the one list of them
     (:mod:`faultdriver.scenario.tiers`), the expectations of the
     registered invariants (:mod:`faultdriver.scenario.invariants`) and
@@ -35,10 +36,11 @@ def schema():
 
 
 @functools.lru_cache(maxsize=2)
-def _schema(invariant_version, step_version):
+def _schema(invariant_version: int,
+            step_version: int) -> typing.Dict[str, typing.Any]:
     text = importlib.resources.files('faultdriver.scenario').joinpath(
         'schema.yaml').read_text(encoding='utf-8')
-    data = yaml.safe_load(text)
+    data: typing.Dict[str, typing.Any] = yaml.safe_load(text)
     data['$defs']['tier']['enum'] = list(tiers.NAMES)
     kinds = data['$defs']['expectation']['properties']
     for invariant in invariants.registered():
@@ -54,18 +56,20 @@ def _schema(invariant_version, step_version):
     return data
 
 
-def _integer(checker, instance):
+def _integer(checker: object, instance: object) -> bool:
     """JSON Schema counts 2.0 as an integer; a scenario does not."""
     return isinstance(instance, int) and not isinstance(instance, bool)
 
 
-def _number(checker, instance):
+def _number(checker: object, instance: object) -> bool:
     """NaN and infinity compare false with every bound: not numbers."""
     return (isinstance(instance, (int, float))
             and not isinstance(instance, bool) and math.isfinite(instance))
 
 
-def _pattern(validator, pattern, instance, schema):
+def _pattern(validator: object, pattern: str, instance: object,
+             schema: object
+             ) -> typing.Iterator[jsonschema.ValidationError]:
     """Names match their pattern whole: Python's ``$`` would also let a
     trailing newline through."""
     if isinstance(instance, str) and (not re.search(pattern, instance)
@@ -81,11 +85,11 @@ Validator = jsonschema.validators.extend(
         {'integer': _integer, 'number': _number}))
 
 
-def clip(text, size=MAX_MESSAGE):
+def clip(text: str, size: int = MAX_MESSAGE) -> str:
     return text if len(text) <= size else text[:size] + '...'
 
 
-def check(data, path):
+def check(data: object, path: object) -> None:
     """ScenarioError naming ``path``, the key path and what was expected
     at the first place where ``data`` does not match the schema."""
     try:
@@ -98,7 +102,7 @@ def check(data, path):
             path, clip(_describe(errors[0]))))
 
 
-def key_path(parts):
+def key_path(parts: typing.Iterable[typing.Union[str, int]]) -> str:
     text = ''
     for part in parts:
         if isinstance(part, int):
@@ -108,7 +112,9 @@ def key_path(parts):
     return text or '(top level)'
 
 
-def _describe(error):
+def _describe(error: typing.Any) -> str:
+    # A jsonschema.ValidationError from iter_errors (its stubs allow an
+    # unset schema and instance, which such an error always has).
     where = key_path(error.absolute_path)
     if error.validator == 'additionalProperties':
         known = list(error.schema.get('properties', ()))

@@ -10,6 +10,7 @@ the key path and what was expected.
 
 import os
 import re
+import typing
 
 from faultdriver import exception
 from faultdriver import rules as rules_module
@@ -25,7 +26,7 @@ MAX_CPU_NUMBER = 1023
 CPU_SETS = ('cpu_dedicated_set', 'cpu_shared_set')
 
 
-def check(scenario):
+def check(scenario: typing.Any) -> None:
     """What the schema cannot say (ScenarioError for the first problem):
     hosts, servers, flavors, fixes and rules that must exist, expectations
     that can fail, CPU sets Nova accepts.  Imports Nova."""
@@ -37,7 +38,8 @@ def check(scenario):
         check_tier(scenario, name)
 
 
-def check_tier(scenario, name, advice=None):
+def check_tier(scenario: typing.Any, name: str,
+               advice: typing.Optional[str] = None) -> None:
     """ScenarioError naming the first part of ``scenario`` that needs
     what tier ``name`` does not provide (Tier.provides), then ``advice``
     (default: what its ``backends`` key should say)."""

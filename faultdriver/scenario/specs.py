@@ -13,11 +13,14 @@ import typing
 
 @dataclasses.dataclass(frozen=True)
 class _KindArgs:
+    #: What the file calls one (``step``), for the refusal's words.
+    WHAT: typing.ClassVar[str]
+
     kind: str
-    args: dict
+    args: typing.Dict[str, typing.Any]
 
     @classmethod
-    def from_json(cls, item):
+    def from_json(cls, item: typing.Any) -> typing.Self:
         """From the file's ``{kind: args}`` (``args`` may be null)."""
         if not isinstance(item, dict) or len(item) != 1:
             raise ValueError('a %s is a mapping of one kind to its '
@@ -28,7 +31,7 @@ class _KindArgs:
     def to_json(self) -> typing.Dict[str, typing.Dict[str, typing.Any]]:
         return {self.kind: dict(self.args)}
 
-    def describe(self):
+    def describe(self) -> str:
         """``kind key=value ...``: one line of a listing or a timeline."""
         return '%s %s' % (self.kind, ' '.join(
             '%s=%s' % (k, v) for k, v in self.args.items()))

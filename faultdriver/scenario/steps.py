@@ -7,14 +7,20 @@ never in what a step does.
 """
 
 import time
+import typing
 
 from faultdriver import exception
 from faultdriver.novacompat import texts
 from faultdriver.scenario import backend
+from faultdriver.scenario import backend_records as records
 from faultdriver.scenario import recovery
+from faultdriver.scenario import specs
 from faultdriver.scenario import statuses
 from faultdriver.scenario import stepkinds
 from faultdriver.scenario import tiers
+
+if typing.TYPE_CHECKING:
+    from faultdriver.scenario import backend_base
 
 Provision = tiers.Provision
 
@@ -35,18 +41,22 @@ class Steps(recovery.Recovery):
     """Carries out a scenario's steps on a running Nova (``nova``: a
     backend keeping :mod:`faultdriver.scenario.backend`'s contract)."""
 
-    def __init__(self, nova, scenario, variant):
+    def __init__(self, nova: 'backend_base.BackendBase',
+                 scenario: typing.Any, variant: str) -> None:
         self.nova = nova
         self.scenario = scenario
         self.variant = variant
         self.servers = {}           # alias -> server (API view)
         self.moves = {}             # alias -> moves started
-        self.flavors = {}           # name -> flavor id
-        self.volumes = {}           # alias -> volume id (attach-volume)
-        self.periodics = []         # (host, error logged)
+        self.flavors: typing.Dict[str, str] = {}    # name -> flavor id
+        #: alias -> volume id (attach-volume)
+        self.volumes: typing.Dict[str, str] = {}
+        #: (host, error logged)
+        self.periodics: typing.List[typing.Tuple[str, bool]] = []
         #: What the API answered each ``confirm``/``revert`` step:
         #: (alias, action, 'accepted' or the refusal's HTTP status).
-        self.decisions = []
+        self.decisions: typing.List[
+            typing.Tuple[str, str, typing.Union[str, int]]] = []
         #: Log counts when ``recover`` began (see :meth:`log_counts`):
         #: the periodics-clean invariant looks at what came after.
         self.recovery_marks = None
@@ -58,7 +68,7 @@ class Steps(recovery.Recovery):
         #: outcome-after-failure judges, not the operator's repair).
         self.task_states_reset = {}
 
-    def log_counts(self):
+    def log_counts(self) -> typing.Dict[typing.Tuple[str, str], int]:
         """How often the log has each host's periodic error line and
         the tracker's line for each status of a migration whose context
         it applied (counts, not positions: the process tier's log is
@@ -71,26 +81,28 @@ class Steps(recovery.Recovery):
                 APPLIED_CONTEXT % status)
         return counts
 
-    def log_text(self):
+    def log_text(self) -> str:
         return self.nova.log_text()
 
-    def server(self, alias):
+    def server(self, alias: str) -> records.Server:
         return self.servers[alias]
 
-    def flavor(self, name):
+    def flavor(self, name: str) -> str:
         if name not in self.flavors:
             spec = self.scenario.data['flavors'][name]
             self.flavors[name] = self.nova.create_flavor(
                 spec['vcpus'], spec.get('extra_specs'))
         return self.flavors[name]
 
-    def run(self, step):
+    def run(self, step: specs.StepSpec) -> typing.Optional[str]:
         """Carry out one StepSpec; returns what it did (text) or None."""
         args = {k.replace('-', '_'): v for k, v in step.args.items()}
         registered = stepkinds.get(step.kind)
         if registered is not None:
             return registered.run(self, **args)
-        return getattr(self, 'do_' + step.kind.replace('-', '_'))(**args)
+        done: typing.Optional[str] = getattr(
+            self, 'do_' + step.kind.replace('-', '_'))(**args)
+        return done
 
     # -- the steps, one method each (see schema.yaml) -----------------------
     # A step that needs what only some tiers provide declares it
@@ -98,11 +110,13 @@ class Steps(recovery.Recovery):
     # it loads (faultdriver.scenario.provisions).
 
     @tiers.needs(volume=Provision.BLOCK_STORAGE, port=Provision.NETWORK)
-    def do_boot(self, server, host=None, flavor=None, pin_as=None,
-                status='ACTIVE', volume=False, port=False):
+    def do_boot(self, server: str, host: typing.Optional[str] = None,
+                flavor: typing.Optional[str] = None,
+                pin_as: typing.Optional[str] = None, status: str = 'ACTIVE',
+                volume: bool = False, port: bool = False) -> str:
         host = host or self.scenario.hosts[0]
 
-        def boot():
+        def boot() -> records.Server:
             if flavor:
                 return self.nova.create_server(
                     host, self.flavor(flavor), status=status, volume=volume,
@@ -115,7 +129,7 @@ class Steps(recovery.Recovery):
             return 'ERROR: %s' % created.get('fault', {}).get('message')
         if pin_as:
             wanted = self.nova.instance_pinning(self.server(pin_as))
-            misses = []
+            misses: typing.List[records.Server] = []
             while self.nova.instance_pinning(created) != wanted:
                 if len(misses) >= 3:
                     raise AssertionError(
@@ -130,37 +144,42 @@ class Steps(recovery.Recovery):
                                     if self.scenario.dedicated_cpus else '-')
 
     @tiers.needs(Provision.BLOCK_STORAGE)
-    def do_attach_volume(self, server, volume):
+    def do_attach_volume(self, server: str, volume: str) -> str:
         self.volumes[volume] = self.nova.attach_volume(self.server(server))
         return 'volume %s' % self.volumes[volume]
 
     @tiers.needs(Provision.BLOCK_STORAGE)
-    def do_detach_volume(self, server, volume):
+    def do_detach_volume(self, server: str, volume: str) -> None:
         self.nova.detach_volume(self.server(server), self.volumes[volume])
 
-    def do_delete(self, server):
+    def do_delete(self, server: str) -> None:
         self.nova.delete_server(self.servers.pop(server))
 
-    def _move(self, server, body, api=None):
+    def _move(self, server: str, body: typing.Dict[str, object],
+              api: typing.Optional[backend.ComputeAPI] = None) -> None:
         (api or self.nova.api).post_server_action(self.server(server)['id'],
                                                   body)
         self.moves[server] = self.moves.get(server, 0) + 1
 
-    def do_live_migrate(self, server, host=None):
+    def do_live_migrate(self, server: str,
+                        host: typing.Optional[str] = None) -> None:
         self._move(server, {'os-migrateLive': {
             'host': host, 'block_migration': 'auto'}})
 
-    def do_migrate(self, server, host=None):
+    def do_migrate(self, server: str,
+                   host: typing.Optional[str] = None) -> None:
         self._move(server, {'migrate': {'host': host} if host else None})
 
-    def do_resize(self, server, flavor):
+    def do_resize(self, server: str, flavor: str) -> None:
         self._move(server, {'resize': {'flavorRef': self.flavor(flavor)}})
 
-    def do_evacuate(self, server, host=None):
+    def do_evacuate(self, server: str,
+                    host: typing.Optional[str] = None) -> None:
         self._move(server, {'evacuate': {'host': host} if host else {}},
                    api=self.nova.admin_api)
 
-    def do_abort(self, server, index=None, timeout=backend.WAIT_TIMEOUT):
+    def do_abort(self, server: str, index: typing.Optional[int] = None,
+                 timeout: float = backend.WAIT_TIMEOUT) -> str:
         index = index or self.moves.get(server, 1)
         migrations = sorted(self.nova.migrations(self.server(server)),
                             key=lambda m: m['id'])
@@ -178,13 +197,16 @@ class Steps(recovery.Recovery):
             index, migration['uuid'][:8], migration['status'],
             event['result'])
 
-    def do_confirm(self, server, may_be_refused=False):
+    def do_confirm(self, server: str,
+                   may_be_refused: bool = False) -> typing.Optional[str]:
         return self._post_decision(server, 'confirmResize', may_be_refused)
 
-    def do_revert(self, server, may_be_refused=False):
+    def do_revert(self, server: str,
+                  may_be_refused: bool = False) -> typing.Optional[str]:
         return self._post_decision(server, 'revertResize', may_be_refused)
 
-    def _post_decision(self, server, action, may_be_refused):
+    def _post_decision(self, server: str, action: str,
+                       may_be_refused: bool) -> typing.Optional[str]:
         """Post the user's decision; with ``may_be_refused`` an API
         refusal (4xx) is the step's outcome, not its failure (what each
         variant shows is for its expectations to say)."""
@@ -200,7 +222,8 @@ class Steps(recovery.Recovery):
         self.decisions.append((server, action, 'accepted'))
         return 'accepted' if may_be_refused else None
 
-    def do_wait_decisions(self, server, timeout=backend.WAIT_TIMEOUT):
+    def do_wait_decisions(self, server: str,
+                          timeout: float = backend.WAIT_TIMEOUT) -> str:
         """See schema.yaml's ``wait-decisions``: until the computes
         handled every confirm and revert of the server the API took (a
         second one a user made while the first ran, too: its end is
@@ -209,7 +232,7 @@ class Steps(recovery.Recovery):
         uuid = self.server(server)['id']
         api = self.nova.admin_api
 
-        def pending():
+        def pending() -> typing.List[str]:
             left = []
             for action in api.get_instance_actions(uuid):
                 if action['action'] not in DECISION_ACTIONS:
@@ -229,43 +252,49 @@ class Steps(recovery.Recovery):
                  if a['action'] in DECISION_ACTIONS]
         return '%d handled' % len(taken)
 
-    def do_reset_state(self, server, state='active'):
+    def do_reset_state(self, server: str, state: str = 'active') -> None:
         self.nova.admin_api.post_server_action(
             self.server(server)['id'], {'os-resetState': {'state': state}})
 
-    def do_wait_migration(self, server, status, index=None,
-                          timeout=backend.WAIT_TIMEOUT):
+    def do_wait_migration(self, server: str, status: str,
+                          index: typing.Optional[int] = None,
+                          timeout: float = backend.WAIT_TIMEOUT) -> str:
         index = index or self.moves.get(server, 1)
         migration = self.nova.wait_newest_migration(
             self.server(server), status, index, timeout=timeout)
         return 'migration %d (%s) %s' % (index, migration['uuid'][:8],
                                          status)
 
-    def do_wait_server(self, server, timeout=backend.WAIT_TIMEOUT, **fields):
+    def do_wait_server(self, server: str,
+                       timeout: float = backend.WAIT_TIMEOUT,
+                       **fields: typing.Any) -> None:
         self.servers[server] = self.nova.wait_for_server(
             self.server(server), timeout=timeout, **fields)
 
-    def do_wait_service(self, host, state, timeout=backend.WAIT_TIMEOUT):
+    def do_wait_service(self, host: str, state: str,
+                        timeout: float = backend.WAIT_TIMEOUT) -> None:
         self.nova.wait_service_state(host, state, timeout=timeout)
 
-    def do_wait_point(self, host, point, count=1, phase='before',
-                      timeout=backend.WAIT_TIMEOUT):
+    def do_wait_point(self, host: str, point: str, count: int = 1,
+                      phase: str = 'before',
+                      timeout: float = backend.WAIT_TIMEOUT) -> None:
         self.nova.faults.wait_for_hit(host, point, count, timeout, phase)
 
-    def do_wait_queued(self, host, method, expired=True,
-                       timeout=backend.WAIT_TIMEOUT):
+    def do_wait_queued(self, host: str, method: str, expired: bool = True,
+                       timeout: float = backend.WAIT_TIMEOUT) -> None:
         self.nova.faults.wait_for_queued(host, method, expired, timeout)
 
-    def do_crash(self, host):
+    def do_crash(self, host: str) -> None:
         self.nova.faults.crash_host(host)
 
-    def do_stop(self, host):
+    def do_stop(self, host: str) -> None:
         self.nova.stop_compute(host)
 
-    def do_force_down(self, host, down=True):
+    def do_force_down(self, host: str, down: bool = True) -> None:
         self.nova.force_down(host, down)
 
-    def do_restart(self, host, rules=()):
+    def do_restart(self, host: str,
+                   rules: typing.Sequence[str] = ()) -> typing.Optional[str]:
         try:
             self.nova.faults.restart(host, rules=list(rules))
         except exception.StartFailed as exc:
@@ -276,7 +305,7 @@ class Steps(recovery.Recovery):
             return '%s; started again without rules' % exc
         return None
 
-    def do_periodic(self, host):
+    def do_periodic(self, host: str) -> str:
         marker = PERIODIC_ERROR % host
         before = self.log_text().count(marker)
         if not self.nova.run_periodic(host):
@@ -285,26 +314,32 @@ class Steps(recovery.Recovery):
         self.periodics.append((host, error))
         return 'ERROR logged' if error else 'no error'
 
-    def do_add_rule(self, host, rule):
+    def do_add_rule(self, host: str, rule: str) -> None:
         self.nova.faults.add_rule(host, rule)
 
-    def do_clear_rules(self, host):
+    def do_clear_rules(self, host: str) -> None:
         self.nova.faults.set_rules(host, [])
 
-    def do_release(self, host, barrier=None):
+    def do_release(self, host: str,
+                   barrier: typing.Optional[str] = None) -> str:
         return 'released %s' % self.nova.faults.release(host, barrier)
 
     @tiers.needs(Provision.REAL_HYPERVISOR)
-    def do_wait_guest(self, server, host, state, timeout=60):
+    def do_wait_guest(self, server: str, host: str, state: str,
+                      timeout: float = 60) -> str:
         """Until ``host``'s hypervisor has the server's guest in ``state``
         (``absent``: has none)."""
         uuid = self.server(server)['id']
 
-        def seen():
-            return self.nova.guests(host).get(uuid, 'absent') == state
+        def seen() -> bool:
+            # Never None here: a tier without a real hypervisor (None)
+            # is refused when the scenario loads (tiers.needs above).
+            guests = self.nova.guests(host)
+            return guests.get(  # type: ignore[union-attr]
+                uuid, 'absent') == state
         self.nova.wait(seen, 'guest of %s %s on %s' % (server, state, host),
                        timeout)
         return 'guest of %s %s on %s' % (server, state, host)
 
-    def do_sleep(self, seconds):
+    def do_sleep(self, seconds: float) -> None:
         time.sleep(seconds)

@@ -9,6 +9,7 @@ from its source to its destination, shaded until its final status.
 """
 
 from html import escape
+import typing
 
 from faultdriver.scenario import timeline
 
@@ -28,33 +29,43 @@ COLOURS = {
 }
 
 
-def colour(style):
+#: Lanes' x coordinates; an event's ``to`` is looked up in it (a lane
+#: for the kinds that draw to one).
+Xs = typing.Dict[typing.Optional[str], float]
+#: ``(lanes, first row, last row, kind)``: a host down, a migration in
+#: flight (:func:`_intervals`).
+Span = typing.Tuple[typing.Tuple[typing.Optional[str], ...], int, int, str]
+
+
+def colour(style: str) -> str:
     return COLOURS.get(style, '#5d4037')
 
 
-def _attrs(values):
+def _attrs(values: typing.Mapping[str, object]) -> str:
     return ' '.join('%s="%s"' % (k.rstrip('_').replace('_', '-'),
                                  escape(str(v)))
                     for k, v in values.items())
 
 
-def _el(name, body='', **attrs):
+def _el(name: str, body: str = '', **attrs: object) -> str:
     if body:
         return '<%s %s>%s</%s>' % (name, _attrs(attrs), body, name)
     return '<%s %s/>' % (name, _attrs(attrs))
 
 
-def _text(x, y, text, size=12, fill='#263238', **attrs):
+def _text(x: float, y: float, text: str, size: int = 12,
+          fill: str = '#263238', **attrs: object) -> str:
     return _el('text', escape(text), x=x, y=y, font_size=size, fill=fill,
                **attrs)
 
 
-def _fit(text, width):
+def _fit(text: str, width: float) -> str:
     limit = int(width / CHAR)
     return text if len(text) <= limit else text[:limit - 1] + '\u2026'
 
 
-def _arrow(x1, x2, y, stroke, width=1.5):
+def _arrow(x1: float, x2: float, y: float, stroke: str,
+           width: float = 1.5) -> str:
     """A horizontal arrow from x1 to x2 with a filled head at x2."""
     sign = 1 if x2 > x1 else -1
     head = 6 + 2 * width
@@ -65,7 +76,7 @@ def _arrow(x1, x2, y, stroke, width=1.5):
                 x2 - sign * head, y + head / 2)))
 
 
-def _crash(x, y):
+def _crash(x: float, y: float) -> str:
     d = 5
     return ''.join([
         _el('circle', cx=x, cy=y, r=10, fill=colour('crash')),
@@ -74,7 +85,7 @@ def _crash(x, y):
             stroke='#fff', stroke_width=2.5)])
 
 
-def _marker(event, x, y):
+def _marker(event: timeline.Event, x: float, y: float) -> str:
     fill = colour(event.style)
     if event.kind == 'crash':
         return _crash(x, y) + _text(x + 14, y + 4, event.tag, 12, fill,
@@ -87,10 +98,14 @@ def _marker(event, x, y):
     return shape + _text(x + 11, y + 4, event.tag, 11, fill)
 
 
-def _intervals(events):
+def _intervals(events: typing.Sequence[timeline.Event]
+               ) -> typing.List[Span]:
     """``[(lane, first row, last row, kind)]``: hosts down, migrations
     in flight."""
-    spans, down, moving = [], {}, {}
+    spans: typing.List[Span] = []
+    down: typing.Dict[typing.Optional[str], int] = {}
+    moving: typing.Dict[str, typing.Tuple[
+        int, typing.Tuple[str, typing.Optional[str]]]] = {}
     for row, e in enumerate(events):
         host = e.to if e.kind == 'step' else e.lane
         if e.down and host not in down:
@@ -108,7 +123,7 @@ def _intervals(events):
     return spans
 
 
-def _event(event, x, y):
+def _event(event: timeline.Event, x: Xs, y: float) -> str:
     if event.kind == 'note':
         size = 10 if event.style == 'migration' else 8
         return _el('rect', x=x[event.lane] - size / 2, y=y - size / 2,
@@ -137,18 +152,18 @@ def _event(event, x, y):
     return _marker(event, x[event.lane], y)
 
 
-def diagram(report):
+def diagram(report: timeline.Report) -> str:
     """The SVG of one variant (an ``<svg>`` element, as text)."""
     lanes = timeline.lanes(report)
     events = timeline.events(report)
-    x = {lane: GUTTER + 70 + i * GAP for i, lane in enumerate(lanes)}
+    x: Xs = {lane: GUTTER + 70 + i * GAP for i, lane in enumerate(lanes)}
     text_x = x[lanes[-1]] + 90
     width = text_x + TEXT_WIDTH
     height = HEAD + ROW * max(len(events), 1) + FOOT
 
-    def cy(row):
+    def cy(row: int) -> float:
         return HEAD + ROW * row + ROW / 2
-    out = []
+    out: typing.List[str] = []
     for row, e in enumerate(events):
         if row % 2:
             out.append(_el('rect', x=0, y=HEAD + ROW * row, width=width,
@@ -206,13 +221,13 @@ def diagram(report):
     return _svg(width, height, ''.join(out), 'sequence-diagram')
 
 
-def _svg(width, height, body, css='icon'):
+def _svg(width: float, height: float, body: str, css: str = 'icon') -> str:
     return ('<svg class="%s" width="%d" height="%d" viewBox="0 0 %d %d" '
             'font-family="Helvetica, Arial, sans-serif" role="img">%s</svg>'
             % (css, width, height, width, height, body))
 
 
-def legend():
+def legend() -> typing.List[typing.Tuple[str, str]]:
     """The symbols of :func:`diagram`: ``[(icon as SVG text, meaning)]``."""
     items = [
         (_arrow(4, 40, 12, colour('step')), 'step on a host'),

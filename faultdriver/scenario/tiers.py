@@ -16,6 +16,7 @@ checks a scenario against the tiers it runs on when it loads.
 
 import dataclasses
 import enum
+import typing
 
 
 class Provision(enum.Enum):
@@ -23,7 +24,7 @@ class Provision(enum.Enum):
     ``ComputeDriver.capabilities`` (which FaultDriver forwards): these
     are what the place Nova runs in can do or show."""
 
-    def __init__(self, text, why):
+    def __init__(self, text: str, why: str) -> None:
         #: How a refusal names it: "needs a real hypervisor".
         self.text = text
         #: What it means, for the docs.
@@ -57,10 +58,14 @@ class Provision(enum.Enum):
         'that refuses a second binding for a host as Neutron does)')
 
     @property
-    def id(self):
+    def id(self) -> str:
         """Its name in the docs and tests: ``real-hypervisor``."""
         return self.name.lower().replace('_', '-')
 
+
+#: A step's, an expectation's or a key's arguments, as the scenario file
+#: writes them.
+_Args = typing.Optional[typing.Mapping[typing.Any, typing.Any]]
 
 #: Every provision (real libvirt provides them all).
 EVERY_PROVISION = frozenset(Provision)
@@ -72,10 +77,10 @@ class Needs:
     ``always``, and ``given`` ``(argument, provision)`` pairs, needed
     when that argument is given (neither absent, None nor false)."""
 
-    always: frozenset = frozenset()
-    given: tuple = ()
+    always: typing.FrozenSet[Provision] = frozenset()
+    given: typing.Tuple[typing.Tuple[str, Provision], ...] = ()
 
-    def of(self, args=None):
+    def of(self, args: _Args = None) -> typing.FrozenSet[Provision]:
         """The provisions needed with ``args`` (its arguments, as the
         scenario file writes them: ``pin-as`` or ``pin_as``)."""
         args = {str(k).replace('-', '_'): v for k, v in (args or {}).items()}
@@ -89,7 +94,11 @@ class Needs:
 NOTHING = Needs()
 
 
-def needs(*always, **given):
+_Declared = typing.TypeVar('_Declared')
+
+
+def needs(*always: Provision, **given: Provision
+          ) -> typing.Callable[[_Declared], _Declared]:
     """Declare what the decorated function (a step's ``do_`` method, an
     expectation's check, a scenario key's reader) needs of a tier:
     ``always``, and ``given`` ``argument=provision`` when that argument
@@ -98,16 +107,18 @@ def needs(*always, **given):
         if not isinstance(provision, Provision):
             raise TypeError('%r is not a tiers.Provision' % (provision,))
 
-    def declare(function):
-        function.needs = Needs(frozenset(always), tuple(sorted(
-            given.items(), key=lambda item: item[0])))
+    def declare(function: _Declared) -> _Declared:
+        setattr(function, 'needs', Needs(frozenset(always), tuple(sorted(
+            given.items(), key=lambda item: item[0]))))
         return function
     return declare
 
 
-def needs_of(function, args=None):
+def needs_of(function: object,
+             args: _Args = None) -> typing.FrozenSet[Provision]:
     """What ``function`` declared with :func:`needs`, for ``args``."""
-    return getattr(function, 'needs', NOTHING).of(args)
+    declared: Needs = getattr(function, 'needs', NOTHING)
+    return declared.of(args)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,7 +132,7 @@ class Tier:
     help: str
     #: ``python -m`` arguments of the runner of one variant, before the
     #: common ``FILE VARIANT MODE OUT``.
-    runner: tuple
+    runner: typing.Tuple[str, ...]
     #: What its computes run on when Nova runs as real processes
     #: (``faultdriver.process.stack.Stack``'s ``hypervisor``); None: Nova
     #: runs in the runner's process, on fakelibvirt.
@@ -133,7 +144,7 @@ class Tier:
     rpc_timeout: int
     #: The groups of ``faultdriver.scenario.prereqs.NEEDS`` it needs on
     #: this machine, checked before it starts.
-    prerequisites: tuple = ()
+    prerequisites: typing.Tuple[str, ...] = ()
     #: The pip extra that installs its own Python packages.
     extra: str = 'scenarios'
     #: Whether its runner takes ``--fork MODE FILE VARIANT=OUT...``:
@@ -142,9 +153,10 @@ class Tier:
     #: What it provides (:class:`Provision`; none unless it says): a
     #: scenario that needs what it lacks is refused when it loads,
     #: naming what needs it.
-    provides: frozenset = frozenset()
+    provides: typing.FrozenSet[Provision] = frozenset()
 
-    def lacks(self, wanted):
+    def lacks(self, wanted: typing.Iterable[Provision]
+              ) -> typing.FrozenSet[Provision]:
         """The provisions of ``wanted`` it does not provide."""
         return frozenset(wanted) - self.provides
 
@@ -154,13 +166,13 @@ class Tier:
     serves: bool = False
 
     @property
-    def delay(self):
+    def delay(self) -> int:
         """Seconds of a sweep's ``delay`` fault: longer than the RPC
         timeout, so the caller gives up while the step goes on."""
         return self.rpc_timeout + 1
 
     @property
-    def side_by_side(self):
+    def side_by_side(self) -> bool:
         """Whether several of its runs (a scenario's variants) go at
         once: not a whole stack of processes each."""
         return self.workers > 1
@@ -226,7 +238,8 @@ NAMES = tuple(TIERS)
 DEFAULT = 'embedded'
 #: ``--backend`` values that run every variant on several tiers, in
 #: order, and compare them.
-COMPARED = {'both': ('embedded', 'process'), 'all': NAMES}
+COMPARED: typing.Dict[str, typing.Tuple[str, ...]] = {
+    'both': ('embedded', 'process'), 'all': NAMES}
 
 #: What a stack of Nova processes can run its computes on.
 HYPERVISORS = tuple(tier.hypervisor for tier in TIERS.values()
@@ -242,7 +255,7 @@ def get(name: str) -> Tier:
                          % (name, ', '.join(NAMES))) from None
 
 
-def of_hypervisor(hypervisor):
+def of_hypervisor(hypervisor: typing.Optional[str]) -> Tier:
     """The tier whose Nova runs as processes on ``hypervisor``."""
     for tier in TIERS.values():
         if tier.hypervisor is not None and tier.hypervisor == hypervisor:
@@ -251,29 +264,30 @@ def of_hypervisor(hypervisor):
         hypervisor, ', '.join(HYPERVISORS)))
 
 
-def providing(wanted):
+def providing(wanted: typing.Iterable[Provision]
+              ) -> typing.Tuple[str, ...]:
     """The names of the tiers that provide all of ``wanted``."""
     return tuple(tier.name for tier in TIERS.values()
                  if not tier.lacks(wanted))
 
 
-def compared(backend):
+def compared(backend: str) -> typing.Tuple[str, ...]:
     """The tiers a ``--backend`` value runs on, in order."""
     return COMPARED.get(backend, (backend,))
 
 
-def with_processes():
+def with_processes() -> typing.Tuple[str, ...]:
     """Tiers whose Nova runs as real processes (``sweep --confirm``)."""
     return tuple(tier.name for tier in TIERS.values() if tier.hypervisor)
 
 
-def backend_choices():
+def backend_choices() -> typing.Tuple[str, ...]:
     """Every ``scenario run --backend`` value: each tier, then each
     comparison."""
     return NAMES + tuple(COMPARED)
 
 
-def backend_help(comparisons=True):
+def backend_help(comparisons: bool = True) -> str:
     """``--backend`` help, from the registry."""
     parts = ['%s: %s' % (tier.name, tier.help) for tier in TIERS.values()]
     if comparisons:

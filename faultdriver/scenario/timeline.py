@@ -144,6 +144,8 @@ def _fault(fault: journal.JournalEntry, t0: float) -> Event:
                      down=fault.outcome in ('finished', 'killed'),
                      tip=tip)
     action = fault.action
+    # A fired fault's entry has its action (JournalEntry checks it).
+    assert action is not None
     text = '%s on %s hit %s: %s' % (where, host, fault.hit, action)
     crash = action == 'crash'
     return Event(at=fault.time - t0, kind='crash' if crash else 'fault',

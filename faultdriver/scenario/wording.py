@@ -16,18 +16,22 @@ progress lines, the text report and the HTML page.
 """
 
 import ast
+import typing
 
 #: The verdict words of one expectation: (expects the bug, met) -> words.
 VERDICT = {(False, True): 'met', (False, False): 'NOT MET',
            (True, True): 'shows the bug', (True, False): 'bug not shown'}
 
 
-def tracker_fixes(patches):
+def tracker_fixes(patches: typing.Optional[typing.Iterable[str]]) -> str:
     """The candidate tracker fixes a variant ran with, in words."""
     return ', '.join(patches or ()) or 'none'
 
 
-def variant_facts(mode, patches, nova):
+def variant_facts(mode: str,
+                  patches: typing.Optional[typing.Iterable[str]],
+                  nova: typing.Optional[typing.Mapping[str, typing.Any]]
+                  ) -> str:
     """``threading mode, tracker fixes: none, Nova under test: nova
     34.0.0 (stock)``: how every announcement of a variant names what it
     runs (``nova``: the record of :mod:`faultdriver.novaundertest`)."""
@@ -36,13 +40,13 @@ def variant_facts(mode, patches, nova):
         mode, tracker_fixes(patches), novaundertest.describe(nova))
 
 
-def _times(count):
+def _times(count: int) -> str:
     if count == 1:
         return 'once'
     return '%s times' % count
 
 
-def _logged_text(expectation):
+def _logged_text(expectation: str) -> typing.Optional[str]:
     """The text of a ``log`` expectation's words (``log 'TEXT' count
     ...``, as :mod:`faultdriver.scenario.expect` writes them), or None."""
     head, found, _bounds = expectation.rpartition(' count ')
@@ -55,7 +59,8 @@ def _logged_text(expectation):
     return text if isinstance(text, str) else None
 
 
-def seen(kind, expectation, actual):
+def seen(kind: typing.Optional[str], expectation: str,
+         actual: typing.Any) -> str:
     """What an expectation saw, as a finding: ``'X' logged 2 times``
     for the counted kinds, else the expectation and its actual value."""
     if kind == 'log' and isinstance(actual, int):
@@ -70,13 +75,14 @@ def seen(kind, expectation, actual):
     return '%s (actual: %s)' % (expectation, actual)
 
 
-def verdict(expects_bug, met):
+def verdict(expects_bug: object, met: object) -> str:
     """``met``/``NOT MET``, or for a variant that expects the bug
     ``shows the bug``/``bug not shown``."""
     return VERDICT[bool(expects_bug), bool(met)]
 
 
-def shown(expects_bug, kind, expectation, met, actual):
+def shown(expects_bug: object, kind: typing.Optional[str],
+          expectation: str, met: object, actual: typing.Any) -> str:
     """An expectation's verdict, and what it saw where that is the bug:
     ``shows the bug: 'X' logged 2 times`` in a variant that expects the
     bug and saw it, else :func:`verdict`'s words."""
@@ -86,7 +92,8 @@ def shown(expects_bug, kind, expectation, met, actual):
     return words
 
 
-def result(expects_bug, kind, expectation, met, actual):
+def result(expects_bug: object, kind: typing.Optional[str],
+           expectation: str, met: object, actual: typing.Any) -> str:
     """One expectation's result in one line: :func:`shown`, with the
     actual value where it does not say it already (``met (0)``)."""
     if expects_bug and met:

@@ -43,7 +43,7 @@ def misattached_volumes(servers: typing.Mapping[str, runstate.RunServer]
     return found
 
 
-def volume_attachments(steps, state) -> base.Checked:
+def volume_attachments(steps: base.Steps, state: base.State) -> base.Checked:
     """Every volume of every server is attached once, on the server's
     host, as its block device mapping says."""
     found = misattached_volumes(state.servers)
@@ -68,7 +68,7 @@ def misbound_ports(servers: typing.Mapping[str, runstate.RunServer]
     return found
 
 
-def port_bindings(steps, state) -> base.Checked:
+def port_bindings(steps: base.Steps, state: base.State) -> base.Checked:
     """Every port of every server is bound once, active, on the server's
     host."""
     found = misbound_ports(state.servers)

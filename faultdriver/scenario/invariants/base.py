@@ -14,6 +14,8 @@ exported Nova test asserts it.  The registry
 import dataclasses
 import typing
 
+from faultdriver.scenario import runstate
+
 #: What a check returns: met, the expectation's text, the actual value.
 Checked = typing.Tuple[bool, str, typing.Any]
 #: A check: ``check(steps, state, **args)``; ``steps`` is the run's
@@ -21,6 +23,15 @@ Checked = typing.Tuple[bool, str, typing.Any]
 #: on the cloud use), ``state`` its :class:`~faultdriver.scenario.
 #: runstate.RunState`.
 Check = typing.Callable[..., Checked]
+#: The run's steps, as a check is given them (faultdriver.scenario.
+#: steps.Steps, not annotated yet: what the checks that act on the
+#: cloud use of it is read untyped).
+Steps = typing.Any
+#: The run's collected state, as a check is given it.
+State = runstate.RunState
+#: The exporter's writer, as an export form is given it (faultdriver.
+#: export.writer.Writer: a layer above, not imported here).
+Writer = typing.Any
 
 
 @dataclasses.dataclass(frozen=True)

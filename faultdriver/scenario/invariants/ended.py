@@ -5,7 +5,7 @@ from faultdriver.scenario.invariants import base
 from faultdriver.scenario import statuses
 
 
-def migrations_terminal(steps, state) -> base.Checked:
+def migrations_terminal(steps: base.Steps, state: base.State) -> base.Checked:
     """Every migration ended (none left running, preparing or
     post-migrating after the cloud settled)."""
     actual = ['%s#%s %s' % (m.server, m.id, m.status)
@@ -14,7 +14,7 @@ def migrations_terminal(steps, state) -> base.Checked:
         actual or 'all terminal'
 
 
-def servers_settled(steps, state) -> base.Checked:
+def servers_settled(steps: base.Steps, state: base.State) -> base.Checked:
     """Every server ACTIVE, SHUTOFF or ERROR with no task in progress (a
     task state left set needs an operator)."""
     actual = ['%s %s/%s' % (alias, s.status, s.task_state)
@@ -24,13 +24,13 @@ def servers_settled(steps, state) -> base.Checked:
         'state', actual or 'all settled'
 
 
-def _export_terminal(writer) -> base.NovaForm:
+def _export_terminal(writer: base.Writer) -> base.NovaForm:
     return base.NovaForm(('unfinished_migrations',),
                          'self._unfinished_migrations(%s)'
                          % writer.server_dict(), '[]')
 
 
-def _export_settled(writer) -> base.NovaForm:
+def _export_settled(writer: base.Writer) -> base.NovaForm:
     return base.NovaForm(('unsettled_servers',),
                          'self._unsettled_servers(%s)'
                          % writer.server_dict(), '[]')

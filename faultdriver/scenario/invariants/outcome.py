@@ -13,7 +13,7 @@ from faultdriver.scenario import statuses
 MoveEnd = typing.Dict[str, typing.Any]
 
 
-def moves_ended(state) -> typing.Dict[str, MoveEnd]:
+def moves_ended(state: base.State) -> typing.Dict[str, MoveEnd]:
     """How the moves ended: per server, its status, host and migration
     statuses (oldest first)."""
     return {alias: {'status': server.status, 'host': server.host,
@@ -22,7 +22,7 @@ def moves_ended(state) -> typing.Dict[str, MoveEnd]:
             for alias, server in state.servers.items()}
 
 
-def move_end_matches(state) -> typing.Dict[str, bool]:
+def move_end_matches(state: base.State) -> typing.Dict[str, bool]:
     """``{host: bool}``: whether each host's pinned pCPUs matched
     placement when the moves ended, before recover's periodics (the
     state's ``move_end``; {} where it was not taken)."""
@@ -31,7 +31,7 @@ def move_end_matches(state) -> typing.Dict[str, bool]:
 
 
 def outcome_as_clean(
-        steps, state,
+        steps: base.Steps, state: base.State,
         outcome: typing.Optional[typing.Dict[str, MoveEnd]] = None,
         accounting: typing.Optional[typing.Dict[str, bool]] = None
 ) -> base.Checked:
@@ -60,7 +60,7 @@ def outcome_as_clean(
 
 
 def outcome_after_shutdown(
-        steps, state,
+        steps: base.Steps, state: base.State,
         outcome: typing.Optional[typing.Dict[str, MoveEnd]] = None,
         origin: typing.Optional[typing.Dict[str, str]] = None,
         rollback: bool = True) -> base.Checked:

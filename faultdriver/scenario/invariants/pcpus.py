@@ -6,7 +6,7 @@ import typing
 from faultdriver.scenario.invariants import base
 
 
-def pcpus_not_shared(steps, state) -> base.Checked:
+def pcpus_not_shared(steps: base.Steps, state: base.State) -> base.Checked:
     """No pCPU is pinned to two servers on the same host."""
     owners: typing.Dict[typing.Tuple[typing.Optional[str], int],
                         typing.List[str]] = {}
@@ -21,7 +21,8 @@ def pcpus_not_shared(steps, state) -> base.Checked:
 
 
 def accounting_matches_placement(
-        steps, state, hosts: typing.Optional[typing.List[str]] = None
+        steps: base.Steps, state: base.State,
+        hosts: typing.Optional[typing.List[str]] = None
 ) -> base.Checked:
     """After a periodic on each host, its pinned pCPUs are placement's
     PCPU usage there (runs the periodics: checked after the others)."""
@@ -38,12 +39,14 @@ def accounting_matches_placement(
         actual
 
 
-def _export_not_shared(writer) -> base.NovaForm:
+def _export_not_shared(writer: base.Writer) -> base.NovaForm:
     return base.NovaForm(('shared_pcpus',), 'self._shared_pcpus(%s)'
                          % writer.server_dict(), '{}')
 
 
-def _export_accounting(writer, hosts=None) -> base.NovaForm:
+def _export_accounting(
+        writer: base.Writer,
+        hosts: typing.Optional[typing.List[str]] = None) -> base.NovaForm:
     hosts = list(hosts or writer.scenario.hosts)
     return base.NovaForm(('accounting',), 'self._unaccounted(%r)' % hosts,
                          '{}')

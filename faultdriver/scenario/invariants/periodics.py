@@ -17,7 +17,7 @@ EXCEPTION_LINE = re.compile(
     r'NotFound|Failed|Timeout|Conflict)): ', re.M)
 
 
-def periodics_clean(steps, state) -> base.Checked:
+def periodics_clean(steps: base.Steps, state: base.State) -> base.Checked:
     """No periodic failed since ``recover`` began (its own periodics, the
     accounting check's and those moves-again runs inside each follow-up
     move).  The actual value names the exceptions and, as evidence, the
@@ -71,7 +71,7 @@ def logged_periodic_errors(
     return errors
 
 
-def _export(writer) -> base.NovaForm:
+def _export(writer: base.Writer) -> base.NovaForm:
     if 'recover' not in [s.kind for s in writer.scenario.steps]:
         raise base.NotExportable(
             'counts the periodics that failed since recover began; the '

@@ -60,7 +60,8 @@ def misplaced_allocations(
     return found
 
 
-def allocations_consistent(steps, state) -> base.Checked:
+def allocations_consistent(steps: base.Steps,
+                           state: base.State) -> base.Checked:
     """Placement's allocations are what Nova's servers and migrations
     account for, every resource class, pinned or not (see
     :func:`misplaced_allocations`); read in the state collected after
@@ -74,7 +75,7 @@ def allocations_consistent(steps, state) -> base.Checked:
         'account for', found or 'all accounted for'
 
 
-def _export(writer) -> base.NovaForm:
+def _export(writer: base.Writer) -> base.NovaForm:
     return base.NovaForm(('misplaced_allocations',),
                          'self._misplaced_allocations(%s)'
                          % writer.server_dict(), '[]')

@@ -12,7 +12,7 @@ from faultdriver import waiting
 TASK_GRACE = 5
 
 
-def tasks_ended(steps, state) -> base.Checked:
+def tasks_ended(steps: base.Steps, state: base.State) -> base.Checked:
     """Once the steps ended, no running nova-compute tracks a task for
     Nova's graceful shutdown (faultdriver.manager_tasks).  A task tracked
     for good makes every later graceful stop of that host wait out the
@@ -46,7 +46,7 @@ def tasks_ended(steps, state) -> base.Checked:
             'ended', found or 'none tracked')
 
 
-def _export(writer) -> base.NovaForm:
+def _export(writer: base.Writer) -> base.NovaForm:
     return base.NovaForm(('tracked_tasks',),
                          'self._tracked_tasks(%d)' % TASK_GRACE, '{}')
 

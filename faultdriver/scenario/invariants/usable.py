@@ -12,7 +12,8 @@ from faultdriver.scenario.invariants import base
 WINDOW_RULE = 'live_migration.before: 1*periodic'
 
 
-def moves_again(steps, state, timeout: float = 60) -> base.Checked:
+def moves_again(steps: base.Steps, state: base.State,
+                timeout: float = 60) -> base.Checked:
     """Every ACTIVE server the scenario moved (every ACTIVE server if it
     moved none) live-migrates away (the scheduler picks the host) and
     back, and each move's source runs its periodic while the move is
@@ -34,7 +35,7 @@ def moves_again(steps, state, timeout: float = 60) -> base.Checked:
         failed or 'all moved'
 
 
-def _live_migrate(steps, server: typing.Mapping[str, typing.Any],
+def _live_migrate(steps: base.Steps, server: typing.Mapping[str, typing.Any],
                   host: typing.Optional[str], timeout: float) -> None:
     nova = steps.nova
     source = nova.api.get_server(server['id'])['OS-EXT-SRV-ATTR:host']
@@ -52,7 +53,7 @@ def _live_migrate(steps, server: typing.Mapping[str, typing.Any],
         nova.faults.remove_rule(source, index)
 
 
-def _export(writer, timeout=60) -> base.NovaForm:
+def _export(writer: base.Writer, timeout: float = 60) -> base.NovaForm:
     moved = writer.moved or list(writer.servers)
     servers = '{%s}' % ', '.join('%r: %s' % (alias, writer.servers[alias])
                                  for alias in moved)
