@@ -1,6 +1,7 @@
 """The scenario backend contract checked by behaviour, the same checks on
 every tier (the embedded Nova in tests/functional, processes in
-tests/process, real libvirt in tests/libvirt): what a step sees must not
+tests/process; real libvirt not yet: a first run there did not end in 7
+minutes and was taken out of tests/libvirt): what a step sees must not
 depend on the tier.
 
 ``check(nova, src, dest)`` needs a running Nova with two hosts, pinned
