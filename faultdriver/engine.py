@@ -45,7 +45,7 @@ class Hit:
     engine: object = None
     token: object = None   # what the action's prepare() kept for this hit
 
-    def describe(self):
+    def describe(self) -> str:
         return '%s.%s' % (self.point, self.phase)
 
 
