@@ -26,6 +26,7 @@ import functools
 import importlib
 from importlib import metadata
 import logging
+import typing
 
 from faultdriver import exception
 from faultdriver.novacompat import shapes
@@ -118,7 +119,8 @@ def nova_version_text():
     return 'Nova %s' % (nova_version() or '(version unknown)')
 
 
-def resolve(symbol, overrides=None):
+def resolve(symbol: str, overrides: typing.Optional[
+        typing.Mapping[str, typing.Any]] = None) -> typing.Any:
     """The object a dotted symbol names; Broken if it is missing.
 
     ``overrides`` maps a dotted prefix to an object that stands for it
@@ -238,7 +240,7 @@ def unavailable(groups=DRIVER_GROUPS):
     return {feature: '; '.join(why) for feature, why in found.items()}
 
 
-def remember(groups):
+def remember(groups: typing.Iterable[str]) -> None:
     """Check the assumptions of ``groups`` now, once for this process and
     every process it forks afterwards: their :func:`verify` and
     :func:`unavailable` answer from memory (a scenario's variants forked
