@@ -249,7 +249,7 @@ Related options:
 ]
 
 
-def register_opts(conf):
+def register_opts(conf: cfg.ConfigOpts) -> None:
     conf.register_group(GROUP)
     conf.register_opts(fault_opts, group=GROUP)
 

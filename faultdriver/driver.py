@@ -109,8 +109,13 @@ class FaultDriver(_Delegating):
     #: Marks the wrapper so it refuses to wrap itself.
     wraps_inner_driver = True
 
-    def __init__(self, virtapi, crash_handler=None, shutdown_handler=None,
-                 peer_periodic=None):
+    def __init__(self, virtapi: typing.Any,
+                 crash_handler: typing.Optional[
+                     typing.Callable[..., typing.Any]] = None,
+                 shutdown_handler: typing.Optional[
+                     typing.Callable[..., typing.Any]] = None,
+                 peer_periodic: typing.Optional[
+                     typing.Callable[[str, float], None]] = None) -> None:
         """``crash_handler`` / ``shutdown_handler``: what the ``crash`` /
         ``shutdown`` actions call instead of ending or signalling the
         process (the embedded harness passes its own, since every host
