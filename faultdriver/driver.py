@@ -226,7 +226,7 @@ class FaultDriver(_Delegating):
         finally:
             self.close()
 
-    def close(self):
+    def close(self) -> None:
         """Stop the control socket, release held threads, stop firing,
         unhook the tracker."""
         self._stop_control()
@@ -314,7 +314,7 @@ class FaultDriver(_Delegating):
         return control.path if control is not None else None
 
     @property
-    def engine(self):
+    def engine(self) -> engine_module.Engine:
         """The fault engine of this host (rules, counters, barriers)."""
         return self._fault_engine
 

@@ -46,7 +46,7 @@ class Hit:
     operation: str | None = None
     in_periodic: bool = False  # the hit runs in its host's resource periodic
     target: object = None  # the driver or tracker the point belongs to
-    engine: object = None
+    engine: 'Engine | None' = None
     token: object = None   # what the action's prepare() kept for this hit
 
     def describe(self) -> str:

@@ -192,7 +192,9 @@ def check(groups=GROUPS, overrides=None, declared=None):
     return results
 
 
-def verify(groups=DRIVER_GROUPS, overrides=None, declared=None):
+def verify(groups: typing.Iterable[str] = DRIVER_GROUPS,
+           overrides: typing.Optional[typing.Mapping[str, typing.Any]] = None,
+           declared: typing.Any = None) -> None:
     """Raise ConfigError naming every broken assumption (on a changed
     Nova under test: every one faultdriver cannot run without; those of
     an optional feature make it unavailable, see :func:`unavailable`)."""
