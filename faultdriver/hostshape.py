@@ -46,7 +46,7 @@ class HostShape:
         """Cores of one NUMA node (its sockets' cores)."""
         return self.cpu_sockets * self.cpu_cores
 
-    def fake_numa_options(self):
+    def fake_numa_options(self) -> typing.Dict[str, int]:
         """nova.conf ``[fake_numa]`` options (faultdriver.virt.conf) that
         give the ``fake_numa`` driver this host; its CPU sets are the
         ``[compute]`` options of :meth:`cpu_sets`."""
