@@ -224,16 +224,17 @@ def _warn_unavailable(feature, message):
                     novaundertest.recorded()), message)
 
 
-def unavailable(groups=DRIVER_GROUPS):
+def unavailable(
+        groups: typing.Iterable[str] = DRIVER_GROUPS) -> typing.Dict[str, str]:
     """``{feature: why}``: the optional features this Nova lacks (only
     ever non-empty on a changed Nova under test: on any other Nova a
     broken assumption refuses the start).  ``groups``: what this process
     checks (default what every FaultDriver start checks: a real
     nova-compute must never import Nova's test framework, which the
     harness group reaches)."""
-    found = {}
+    found: typing.Dict[str, typing.List[str]] = {}
     if not novaundertest.is_changed():
-        return found
+        return {}
     for group in groups:
         for result in _verified(group):
             if result.assumption.optional:
