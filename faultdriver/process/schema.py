@@ -17,6 +17,14 @@ import shutil
 from faultdriver.scenario import prereqs
 
 DATABASES = ('nova_api', 'nova_cell0', 'nova_cell1', 'placement')
+#: A stack with Keystone (:mod:`faultdriver.process.keystone`) also has
+#: Keystone's, synced with ``keystone-manage db_sync`` and cached in a
+#: template of its own (the ordinary stack's stays as small as it was).
+KEYSTONE_DATABASE = 'keystone'
+
+
+def databases(keystone=False):
+    return DATABASES + ((KEYSTONE_DATABASE,) if keystone else ())
 
 
 def cache_dir():
@@ -24,25 +32,28 @@ def cache_dir():
     return os.path.join(base, 'faultdriver')
 
 
-def template_path():
-    """Keyed by Nova's and placement's versions (the schema) and by the
-    MariaDB server binary (the data directory's format)."""
+def template_path(keystone=False):
+    """Keyed by Nova's and placement's versions (the schema), by
+    Keystone's where the stack has it, and by the MariaDB server binary
+    (the data directory's format)."""
     server = os.stat(prereqs.program('mariadbd'))
-    return os.path.join(cache_dir(), 'mariadb-%d-nova-%s-placement-%s' % (
+    return os.path.join(cache_dir(), 'mariadb-%d-nova-%s-placement-%s%s' % (
         server.st_mtime, metadata.version('nova'),
-        metadata.version('openstack-placement')))
+        metadata.version('openstack-placement'),
+        '-keystone-%s' % metadata.version('keystone') if keystone else ''))
 
 
-def cached():
+def cached(keystone=False):
     """The cached data directory, or None."""
-    path = template_path()
+    path = template_path(keystone)
     return path if os.path.exists(os.path.join(path, 'faultdriver.json')) \
         else None
 
 
 def adopt(stack):
     """Point the copied cell mappings at this stack's database and broker."""
-    with open(os.path.join(cached(), 'faultdriver.json')) as f:
+    with open(os.path.join(cached(stack.keystone),
+                           'faultdriver.json')) as f:
         old = json.load(f)
     for column, before, after in (
             ('database_connection', old['db_port'], stack.db.port),
@@ -54,8 +65,8 @@ def adopt(stack):
 
 def save(stack):
     """Keep a copy of the freshly built data directory for later stacks."""
-    path = template_path()
-    if cached():
+    path = template_path(stack.keystone)
+    if cached(stack.keystone):
         return
     tmp = path + '.%d.tmp' % os.getpid()
     stack.db.snapshot(tmp)

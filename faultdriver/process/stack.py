@@ -15,6 +15,7 @@ import concurrent.futures
 import contextlib
 import logging
 import os
+import secrets
 import shutil
 import tempfile
 import time
@@ -23,6 +24,7 @@ from faultdriver.process import backing
 from faultdriver.process import client
 from faultdriver.process import config
 from faultdriver.process import guardian
+from faultdriver.process import keystone as keystone_module
 from faultdriver.process import libvirt_host
 from faultdriver.process import netns_relay
 from faultdriver.process import network_standin
@@ -67,11 +69,15 @@ class Stack:
 
     def __init__(self, hosts=('src', 'dest'), faults=None, mode='threading',
                  workdir=None, keep=False, progress=None,
-                 hypervisor='fake_numa'):
+                 hypervisor='fake_numa', keystone=False):
         if hypervisor not in HYPERVISORS:
             raise ValueError('hypervisor %r: expected one of %s'
                              % (hypervisor, ', '.join(HYPERVISORS)))
         self.hosts = list(hosts)
+        #: Real Keystone in front of nova-api and placement
+        #: (:mod:`faultdriver.process.keystone`); without it nova-api
+        #: takes the identity from headers and placement runs noauth2.
+        self.keystone = keystone
         self.hypervisor = hypervisor
         self.faults = dict(faults or {})      # host -> compute faults dict
         self.mode = mode
@@ -103,6 +109,17 @@ class Stack:
         self.api_url = 'http://127.0.0.1:%d/v2.1' % self.api_port
         self.network.api_url = self.api_url
         self.network.api_headers = client.HEADERS
+        self.keystone_port = procs.free_port() if keystone else None
+        self.keystone_url = ('http://127.0.0.1:%d' % self.keystone_port
+                             if keystone else None)
+        #: Every Keystone user's password (admin and the services').
+        self.password = secrets.token_hex(12) if keystone else None
+        if keystone:
+            # Its events to nova-api carry the neutron user's token.
+            self.network.api_headers = {}
+            self.network.api_auth = keystone_module.TokenAuth(
+                self.keystone_url, 'neutron', self.password,
+                keystone_module.SERVICE_PROJECT)
         self.api_paste = os.path.join(self.dir, 'api-paste.ini')
         self.processes = {}                   # name -> procs.Process
         self.computes = {}                    # host -> procs.Process
@@ -223,21 +240,55 @@ class Stack:
         # rabbitmqctl finds the broker through that child's epmd.
         with self._part('rabbitmq'):
             self.rabbit.launch()
-        template = schema.cached()
-        self._step('mariadb', self.db.start, 60, template)
+        template = schema.cached(self.keystone)
+        keys = None
+        if self.keystone:
+            # Keystone's keys need no database: made while MariaDB starts.
+            keys = concurrent.futures.ThreadPoolExecutor(1)
+            keys_done = keys.submit(self._keystone_keys)
+        try:
+            self._step('mariadb', self.db.start, 60, template)
+        finally:
+            if keys is not None:
+                keys.shutdown()
+        if keys is not None:
+            with self._part('keystone'):
+                keys_done.result()
         self._write_configs()
+        if self.keystone:
+            # Its app loads (seconds) while the schema is made.
+            with self._part('keystone'):
+                self._start_wsgi(
+                    'keystone', 'keystone.wsgi.api:application',
+                    self.keystone_port,
+                    {'OS_KEYSTONE_CONFIG_FILES': self.keystone_conf})
         self._step('rabbitmq', self.rabbit.wait_ready)
         if template:
             self._step('schema (cached)', schema.adopt, self, part='schema')
         else:
             self._step('schema', self._build_schema)
-        self._step('placement', self._start_wsgi, 'placement',
-                   'placement.wsgi.api:application', self.placement_port,
-                   {'OS_PLACEMENT_CONFIG_DIR': self.placement_dir})
-        # nova-api reads the cell mappings once, at start.
-        self._step('nova-api', self._start_wsgi, 'nova-api',
-                   'nova.wsgi.osapi_compute:application', self.api_port,
-                   {'OS_NOVA_CONFIG_DIR': self.api_dir})
+        bootstrap = None
+        if self.keystone:
+            # While placement and nova-api start: neither asks Keystone
+            # before a request comes.
+            bootstrap = concurrent.futures.ThreadPoolExecutor(1)
+            bootstrapped = bootstrap.submit(
+                self._keystone_manage, *keystone_module.bootstrap_args(
+                    self.password, self.keystone_url))
+        try:
+            self._step('placement', self._start_wsgi, 'placement',
+                       'placement.wsgi.api:application',
+                       self.placement_port,
+                       {'OS_PLACEMENT_CONFIG_DIR': self.placement_dir})
+            # nova-api reads the cell mappings once, at start.
+            self._step('nova-api', self._start_wsgi, 'nova-api',
+                       'nova.wsgi.osapi_compute:application', self.api_port,
+                       {'OS_NOVA_CONFIG_DIR': self.api_dir})
+        finally:
+            if bootstrap is not None:
+                bootstrap.shutdown()
+        if bootstrap is not None:
+            self._step('keystone', self._register, bootstrapped)
         self.api = client.Client(self)
         services = ('nova-conductor', 'nova-scheduler')
         for name in services:
@@ -341,8 +392,20 @@ class Stack:
     def compute_conf(self, host):
         return os.path.join(self.dir, 'nova-compute-%s.conf' % host)
 
+    @property
+    def keystone_dir(self):
+        return os.path.join(self.dir, 'keystone')
+
+    @property
+    def keystone_conf(self):
+        return os.path.join(self.keystone_dir, 'keystone.conf')
+
     def _write_configs(self):
-        config.api_paste(self.api_paste)
+        if self.keystone:
+            # The installed api-paste, authtoken and all.
+            shutil.copy(config.installed_api_paste(), self.api_paste)
+        else:
+            config.api_paste(self.api_paste)
         common = config.nova_common(self)
         config.write(self.nova_conf, common)
         config.write(self.compute_common_conf, config.compute_common(common))
@@ -380,9 +443,44 @@ class Stack:
             prereqs.script('nova-manage'), '--config-file', self.nova_conf] +
             list(args))
 
+    def _keystone_manage(self, *args):
+        self._run('keystone-manage-' + args[0], [
+            prereqs.script('keystone-manage'), '--config-file',
+            self.keystone_conf] + list(args))
+
+    def _keystone_keys(self):
+        """keystone.conf, and the fernet and credential keys."""
+        os.makedirs(self.keystone_dir, exist_ok=True)
+        os.makedirs(self.logs, exist_ok=True)
+        config.write(self.keystone_conf, keystone_module.settings(
+            self.db.url('keystone'), self.keystone_dir,
+            os.path.join(self.logs, 'keystone.log')))
+        owner = keystone_module.owner_args()
+        self._keystone_manage('fernet_setup', *owner)
+        self._keystone_manage('credential_setup', *owner)
+
+    def _register(self, bootstrapped):
+        """Once ``bootstrap`` made the admin, region and identity
+        endpoint: the service users and the catalog, through Keystone's
+        API."""
+        bootstrapped.result()
+        catalog = keystone_module.Catalog(self.keystone_url, self.password)
+        catalog.wait_ready()
+        catalog.register(self.password, {
+            'compute': ('nova', self.api_url),
+            'placement': ('placement', self.placement_url),
+            'image': ('glance', self.glance.url),
+            'network': ('neutron', self.neutron.url),
+            'volumev3': ('cinderv3',
+                         self.cinder.url + '/v3/$(project_id)s'),
+        })
+
     def _build_schema(self):
-        self.db.create_databases(*schema.DATABASES)
-        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        self.db.create_databases(*schema.databases(self.keystone))
+        with concurrent.futures.ThreadPoolExecutor(
+                3 if self.keystone else 2) as pool:
+            if self.keystone:
+                keystone_sync = pool.submit(self._keystone_manage, 'db_sync')
             placement = pool.submit(self._run, 'placement-manage', [
                 prereqs.script('placement-manage'), '--config-file',
                 os.path.join(self.placement_dir, 'placement.conf'),
@@ -394,6 +492,8 @@ class Stack:
             self._manage('cell_v2', 'create_cell', '--name', 'cell1')
             cell0.result()
             placement.result()
+            if self.keystone:
+                keystone_sync.result()
         # Syncs cell1 ([database]) and the mapped cell0.
         self._manage('db', 'sync')
         schema.save(self)
