@@ -52,6 +52,8 @@ STATE = 'stack.json'
 LOG = 'supervisor.log'
 #: Seconds a graceful stop of a compute may take by default.
 STOP_BOUND = 60.0
+#: How the supervisor is started (``python -m MODULE``).
+MODULE = 'faultdriver.process.supervisor'
 
 
 def state_dir() -> str:
@@ -67,14 +69,17 @@ def _path(name: str) -> str:
 
 
 def running_pid() -> typing.Optional[int]:
-    """The live supervisor's pid, or None."""
+    """The live supervisor's pid, or None.  A pidfile left behind may
+    name a pid another process has now: only a process running this
+    module counts (so ``stack down`` never signals a stranger)."""
     try:
         with open(_path(PIDFILE)) as f:
             pid = int(f.read().strip())
-        os.kill(pid, 0)
+        with open('/proc/%d/cmdline' % pid, 'rb') as f:
+            argv = f.read().split(b'\0')
     except (OSError, ValueError):
         return None
-    return pid
+    return pid if MODULE.encode() in argv else None
 
 
 def read_state() -> dict[str, typing.Any]:
@@ -385,7 +390,7 @@ def up(out: str, name: str, keystone_on: bool, owner: typing.Optional[str],
         os.unlink(_path(STATE))
     except OSError:
         pass
-    argv = [sys.executable, '-m', 'faultdriver.process.supervisor',
+    argv = [sys.executable, '-m', MODULE,
             '--out', os.path.abspath(out), '--name', name]
     if not keystone_on:
         argv.append('--no-keystone')
@@ -469,7 +474,7 @@ def _sweep(stack_dir: typing.Optional[str], timeout: float = 60) -> None:
 
 
 def main(argv: typing.Optional[list[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog='faultdriver.process.supervisor')
+    parser = argparse.ArgumentParser(prog=MODULE)
     parser.add_argument('--out', required=True)
     parser.add_argument('--name', required=True)
     parser.add_argument('--no-keystone', action='store_true')
