@@ -200,3 +200,34 @@ class Catalog:
                 self._call('POST', '/endpoints', {'endpoint': {
                     'service_id': service, 'interface': interface,
                     'region_id': REGION, 'url': url}})
+
+
+def check_catalog(token_body: dict[str, typing.Any],
+                  endpoints: dict[str, tuple[str, str]]) -> None:
+    """Raise naming the first service whose public URL in a token's
+    catalog is not ``endpoints``' (``{type: (name, url)}``)."""
+    found = {entry['type']: {e['url'] for e in entry['endpoints']
+                             if e['interface'] == 'public'}
+             for entry in token_body.get('catalog', [])}
+    project = token_body.get('project', {}).get('id', '')
+    for kind, (_name, url) in sorted(endpoints.items()):
+        url = url.replace('$(project_id)s', project)
+        if found.get(kind) != {url}:
+            raise RuntimeError('Keystone\'s catalog has %s at %s, not %s'
+                               % (kind, sorted(found.get(kind, ())), url))
+
+
+def adopt(query: typing.Callable[..., typing.Any], password: str,
+          endpoints: dict[str, tuple[str, str]]) -> None:
+    """A cached Keystone database made this stack's: every endpoint's
+    URL (this stack's ports) and every user's password (this stack's;
+    bcrypt as Keystone hashes it, :data:`HASH_ROUNDS`).  ``query`` is
+    :meth:`faultdriver.process.backing.MariaDB.query`."""
+    import bcrypt
+    for kind, (_name, url) in endpoints.items():
+        query('keystone', 'UPDATE endpoint JOIN service ON '
+              'endpoint.service_id = service.id SET endpoint.url = %s '
+              'WHERE service.type = %s', url, kind)
+    hashed = bcrypt.hashpw(password.encode(),
+                           bcrypt.gensalt(HASH_ROUNDS)).decode('ascii')
+    query('keystone', 'UPDATE password SET password_hash = %s', hashed)

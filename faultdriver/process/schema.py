@@ -5,8 +5,9 @@ The first stack runs ``placement-manage db sync`` and Nova's
 ``db sync`` (half a minute to a minute on two cores).  The MariaDB data
 directory is then copied under ``~/.cache/faultdriver``, keyed by the
 Nova and placement versions; later stacks start from a copy of it and
-only rewrite the cell mappings' database and broker addresses.  Delete
-that directory to rebuild.
+only rewrite the cell mappings' database and broker addresses (and, with
+Keystone, whose users and catalog are cached too, the endpoints' URLs and
+the users' passwords).  Delete that directory to rebuild.
 """
 
 from importlib import metadata
@@ -40,7 +41,8 @@ def template_path(keystone=False):
     return os.path.join(cache_dir(), 'mariadb-%d-nova-%s-placement-%s%s' % (
         server.st_mtime, metadata.version('nova'),
         metadata.version('openstack-placement'),
-        '-keystone-%s' % metadata.version('keystone') if keystone else ''))
+        '-keystone-%s-catalog' % metadata.version('keystone') if keystone
+        else ''))
 
 
 def cached(keystone=False):
@@ -61,6 +63,10 @@ def adopt(stack):
         stack.db.query('nova_api', 'UPDATE cell_mappings SET {0} = '
                        'REPLACE({0}, %s, %s)'.format(column),
                        '127.0.0.1:%d/' % before, '127.0.0.1:%d/' % after)
+    if stack.keystone:
+        from faultdriver.process import keystone
+        keystone.adopt(stack.db.query, stack.password,
+                       stack.keystone_endpoints())
 
 
 def save(stack):

@@ -267,28 +267,15 @@ class Stack:
             self._step('schema (cached)', schema.adopt, self, part='schema')
         else:
             self._step('schema', self._build_schema)
-        bootstrap = None
+        self._step('placement', self._start_wsgi, 'placement',
+                   'placement.wsgi.api:application', self.placement_port,
+                   {'OS_PLACEMENT_CONFIG_DIR': self.placement_dir})
+        # nova-api reads the cell mappings once, at start.
+        self._step('nova-api', self._start_wsgi, 'nova-api',
+                   'nova.wsgi.osapi_compute:application', self.api_port,
+                   {'OS_NOVA_CONFIG_DIR': self.api_dir})
         if self.keystone:
-            # While placement and nova-api start: neither asks Keystone
-            # before a request comes.
-            bootstrap = concurrent.futures.ThreadPoolExecutor(1)
-            bootstrapped = bootstrap.submit(
-                self._keystone_manage, *keystone_module.bootstrap_args(
-                    self.password, self.keystone_url))
-        try:
-            self._step('placement', self._start_wsgi, 'placement',
-                       'placement.wsgi.api:application',
-                       self.placement_port,
-                       {'OS_PLACEMENT_CONFIG_DIR': self.placement_dir})
-            # nova-api reads the cell mappings once, at start.
-            self._step('nova-api', self._start_wsgi, 'nova-api',
-                       'nova.wsgi.osapi_compute:application', self.api_port,
-                       {'OS_NOVA_CONFIG_DIR': self.api_dir})
-        finally:
-            if bootstrap is not None:
-                bootstrap.shutdown()
-        if bootstrap is not None:
-            self._step('keystone', self._register, bootstrapped)
+            self._step('keystone', self._keystone_ready)
         self.api = client.Client(self)
         services = ('nova-conductor', 'nova-scheduler')
         for name in services:
@@ -459,21 +446,40 @@ class Stack:
         self._keystone_manage('fernet_setup', *owner)
         self._keystone_manage('credential_setup', *owner)
 
-    def _register(self, bootstrapped):
-        """Once ``bootstrap`` made the admin, region and identity
-        endpoint: the service users and the catalog, through Keystone's
-        API."""
-        bootstrapped.result()
-        catalog = keystone_module.Catalog(self.keystone_url, self.password)
-        catalog.wait_ready()
-        catalog.register(self.password, {
+    def keystone_endpoints(self):
+        """The catalog: ``{type: (service name, URL)}``."""
+        return {
+            'identity': ('keystone', self.keystone_url),
             'compute': ('nova', self.api_url),
             'placement': ('placement', self.placement_url),
             'image': ('glance', self.glance.url),
             'network': ('neutron', self.neutron.url),
             'volumev3': ('cinderv3',
                          self.cinder.url + '/v3/$(project_id)s'),
-        })
+        }
+
+    def _keystone_setup(self):
+        """Once its schema is synced: ``bootstrap`` (admin, region,
+        identity endpoint), then the service users and the catalog
+        through Keystone's API (kept in the cached schema: later stacks
+        only rewrite URLs and passwords, :func:`keystone.adopt`)."""
+        self._keystone_manage(*keystone_module.bootstrap_args(
+            self.password, self.keystone_url))
+        catalog = keystone_module.Catalog(self.keystone_url, self.password)
+        catalog.wait_ready()
+        endpoints = self.keystone_endpoints()
+        del endpoints['identity']
+        catalog.register(self.password, endpoints)
+
+    def _keystone_ready(self):
+        """Keystone answers and gives the admin a token with this
+        stack's catalog (a cached one rewritten wrongly fails here)."""
+        keystone_module.Catalog(self.keystone_url,
+                                self.password).wait_ready()
+        _token, body = keystone_module.token(
+            self.keystone_url, keystone_module.ADMIN, self.password,
+            keystone_module.ADMIN)
+        keystone_module.check_catalog(body, self.keystone_endpoints())
 
     def _build_schema(self):
         self.db.create_databases(*schema.databases(self.keystone))
@@ -494,6 +500,8 @@ class Stack:
             placement.result()
             if self.keystone:
                 keystone_sync.result()
+        if self.keystone:
+            self._keystone_setup()
         # Syncs cell1 ([database]) and the mapped cell0.
         self._manage('db', 'sync')
         schema.save(self)
