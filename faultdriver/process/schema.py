@@ -52,10 +52,12 @@ def cached(keystone=False):
         else None
 
 
-def adopt(stack):
-    """Point the copied cell mappings at this stack's database and broker."""
-    with open(os.path.join(cached(stack.keystone),
-                           'faultdriver.json')) as f:
+def adopt(stack, keystone=None):
+    """Point the copied cell mappings at this stack's database and
+    broker; with ``keystone`` (default: the stack's), Keystone's catalog
+    and passwords too (from the template with Keystone)."""
+    keystone = stack.keystone if keystone is None else keystone
+    with open(os.path.join(cached(keystone), 'faultdriver.json')) as f:
         old = json.load(f)
     for column, before, after in (
             ('database_connection', old['db_port'], stack.db.port),
@@ -63,10 +65,10 @@ def adopt(stack):
         stack.db.query('nova_api', 'UPDATE cell_mappings SET {0} = '
                        'REPLACE({0}, %s, %s)'.format(column),
                        '127.0.0.1:%d/' % before, '127.0.0.1:%d/' % after)
-    if stack.keystone:
-        from faultdriver.process import keystone
-        keystone.adopt(stack.db.query, stack.password,
-                       stack.keystone_endpoints())
+    if keystone:
+        from faultdriver.process import keystone as keystone_module
+        keystone_module.adopt(stack.db.query, stack.password,
+                              stack.keystone_endpoints())
 
 
 def save(stack):

@@ -241,13 +241,17 @@ class Stack:
         with self._part('rabbitmq'):
             self.rabbit.launch()
         template = schema.cached(self.keystone)
+        # No template with Keystone yet: the one without, Keystone's
+        # schema and catalog added (then saved with them).
+        base = (schema.cached() if self.keystone and not template
+                else None)
         keys = None
         if self.keystone:
             # Keystone's keys need no database: made while MariaDB starts.
             keys = concurrent.futures.ThreadPoolExecutor(1)
             keys_done = keys.submit(self._keystone_keys)
         try:
-            self._step('mariadb', self.db.start, 60, template)
+            self._step('mariadb', self.db.start, 60, template or base)
         finally:
             if keys is not None:
                 keys.shutdown()
@@ -265,6 +269,9 @@ class Stack:
         self._step('rabbitmq', self.rabbit.wait_ready)
         if template:
             self._step('schema (cached)', schema.adopt, self, part='schema')
+        elif base:
+            self._step('schema (cached, keystone added)', self._add_keystone,
+                       part='schema')
         else:
             self._step('schema', self._build_schema)
         self._step('placement', self._start_wsgi, 'placement',
@@ -298,6 +305,28 @@ class Stack:
         self.timings['total'] = round(time.monotonic() - begin, 2)
         self.progress('stack up in %.1fs (%s)' % (
             self.timings['total'], self.dir))
+
+    def wait_schedulable(self, timeout=60):
+        """Wait until every host is mapped to the cell (the scheduler
+        discovers hosts each second) and has its provider's inventory in
+        placement: a boot right after :meth:`start` is then scheduled,
+        not refused with NoValidHost.  A scenario run boots later than
+        that anyway; a standing cloud's first user may not."""
+        def ready():
+            mapped = {row['host'] for row in self.db.query(
+                'nova_api', 'SELECT host FROM host_mappings')}
+            if not set(self.hosts) <= mapped:
+                return False
+            for host in self.hosts:
+                uuid = self.api.provider(host)
+                if not uuid or not self.api.get(
+                        '/resource_providers/%s/inventories' % uuid,
+                        placement=True)['inventories']:
+                    return False
+            return True
+        self._step('schedulable', self.api.wait, ready,
+                   'every host mapped and in placement', timeout,
+                   part='nova-scheduler')
 
     def _connect_hosts(self):
         """Each libvirt host's namespace reaches the controller's
@@ -480,6 +509,13 @@ class Stack:
             self.keystone_url, keystone_module.ADMIN, self.password,
             keystone_module.ADMIN)
         keystone_module.check_catalog(body, self.keystone_endpoints())
+
+    def _add_keystone(self):
+        schema.adopt(self, keystone=False)
+        self.db.create_databases(schema.KEYSTONE_DATABASE)
+        self._keystone_manage('db_sync')
+        self._keystone_setup()
+        schema.save(self)
 
     def _build_schema(self):
         self.db.create_databases(*schema.databases(self.keystone))

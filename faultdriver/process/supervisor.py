@@ -243,6 +243,7 @@ class Supervisor:
         signal.signal(signal.SIGTERM, self._terminate)
         try:
             with self.stack:
+                self.stack.wait_schedulable()
                 self._start_sshds()
                 self._write_clouds()
                 self._give()

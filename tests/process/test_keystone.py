@@ -23,6 +23,7 @@ def stack():
     faults = {'src': {'inner_driver': 'fake_numa'}}
     with stack_module.Stack(hosts=('src',), faults=faults, mode=stacks.MODE,
                             progress=print, keystone=True) as running:
+        running.wait_schedulable()
         yield running
 
 
