@@ -171,12 +171,14 @@ class Catalog:
             body, name=name)})[single]['id']
         return created
 
-    def wait_ready(self, timeout: float = 60) -> None:
+    def wait_ready(self, timeout: float = 180) -> None:
+        """Until Keystone answers (its app loads at the first request:
+        tens of seconds on a loaded machine)."""
         def answers() -> bool:
             try:
                 return requests.get(self.url + '/v3',
-                                    timeout=5).status_code == 200
-            except requests.ConnectionError:
+                                    timeout=60).status_code == 200
+            except (requests.ConnectionError, requests.Timeout):
                 return False
         waiting.until(answers, timeout, 'Keystone at %s' % self.url)
 
