@@ -52,6 +52,9 @@ class Recovery:
     #: faultdriver.scenario.model.Scenario (not annotated yet).
     scenario: typing.Any
     servers: typing.Dict[str, records.Server]
+    #: Servers another user's delete (``second-call``) took while the
+    #: steps run: no longer waited for (``wait-second-call`` drops them).
+    gone: typing.Set[str]
     moves: typing.Dict[str, int]
     recovery_marks: typing.Any
     move_end: typing.Optional[Accounting]
@@ -134,7 +137,7 @@ class Recovery:
             # the resource update) is that fault, not a periodic failing
             # after the recovery: periodics-clean counts from here.
             self.recovery_marks = self.log_counts()
-        for alias, server in self.servers.items():
+        for alias, server in self._present():
             fields = self.nova.api.get_server(server['id'])
             if fields['OS-EXT-STS:task_state']:
                 self.do_reset_state(alias, 'active' if fields['status'] !=
@@ -144,6 +147,11 @@ class Recovery:
                 done.append('reset-state %s (was %s/%s)' % (
                     alias, fields['status'], fields['OS-EXT-STS:task_state']))
         return '; '.join(done) or 'nothing to do'
+
+    def _present(self) -> typing.List[typing.Tuple[str, records.Server]]:
+        """The scenario's servers but those another user deleted."""
+        return [(alias, server) for alias, server in list(
+            self.servers.items()) if alias not in self.gone]
 
     def _accounting_at_rest(self, hosts: typing.Iterable[str],
                             timeout: float) -> Accounting:
@@ -238,7 +246,7 @@ class Recovery:
         """Confirm or revert every server waiting in VERIFY_RESIZE, as
         its user would, and wait (bounded) for that to end."""
         done = []
-        for alias, server in self.servers.items():
+        for alias, server in self._present():
             if self.nova.api.get_server(server['id'])['status'] != \
                     'VERIFY_RESIZE':
                 continue
@@ -283,7 +291,7 @@ class Recovery:
         self._settle(timeout)
         return ', '.join('%s: %s' % (alias, [m['status'] for m in sorted(
             self.nova.migrations(server), key=lambda m: m['id'])])
-            for alias, server in self.servers.items())
+            for alias, server in self._present())
 
     def _settle(self, timeout: float) -> str:
         """Wait (bounded, without failing) until every move asked for has
@@ -322,7 +330,7 @@ class Recovery:
         task state and host (``move_state``), and the moves asked of it
         (a move just asked for may have no migration record yet)."""
         state: MoveStates = {}
-        for alias, server in self.servers.items():
+        for alias, server in self._present():
             found, *fields = self.nova.move_state(server)
             state[alias] = (found, tuple(fields),
                             self.moves.get(alias, 0))

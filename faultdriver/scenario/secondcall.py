@@ -179,6 +179,9 @@ def other_user(steps: 'steps_module.Steps', made: Made, count: int,
         try:
             request(steps, made, to, flavor)
             made.answer = ACCEPTED
+            if made.call == 'delete':
+                # The steps still running stop waiting for it.
+                steps.gone.add(made.server)
         except Exception as exc:
             made.answer = steps.nova.refusal_status(exc)
             made.error = '%s: %s' % (type(exc).__name__, str(exc)[:300])

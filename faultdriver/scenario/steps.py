@@ -62,6 +62,8 @@ class Steps(recovery.Recovery):
         #: thread).
         self.second_calls: typing.List[
             typing.Tuple[secondcall.Made, typing.Any]] = []
+        #: Servers whose delete another user's call had accepted.
+        self.gone: typing.Set[str] = set()
         #: Log counts when ``recover`` began (see :meth:`log_counts`):
         #: the periodics-clean invariant looks at what came after.
         self.recovery_marks = None
