@@ -246,7 +246,9 @@ RECOGNISERS = (
          Sign('accounting-matches-placement', charged_for_nothing('src')),
          Sign('tasks-ended', r'live_migration_at_dest')),
         (Where(LIVE, ('live_migration',), 'src', DELETE, ('before',)),
-         Where(LIVE, ('capabilities_as_traits',), 'dest', DELETE))),
+         Where(LIVE, ('capabilities_as_traits', 'pre_live_migration',
+                      'post_live_migration_at_destination'), 'dest',
+               DELETE))),
     Recogniser(
         'F21', 'a delete during a resize\'s confirm fails with 500 and '
         'leaves the server ERROR',
