@@ -59,6 +59,9 @@ class Recovery:
     recovery_marks: typing.Any
     move_end: typing.Optional[Accounting]
     task_states_reset: typing.Dict[str, str]
+    #: The move state the last ``_settle`` saw and since when (``state``,
+    #: ``since``): where a ``resume`` wait takes up its quiet time.
+    _last_quiet: typing.Optional[typing.Dict[str, typing.Any]] = None
     log_counts: typing.Callable[[], typing.Any]
     do_periodic: typing.Callable[[str], typing.Any]
     do_restart: typing.Callable[[str, typing.Sequence[str]],
@@ -86,8 +89,11 @@ class Recovery:
         if any(faults.held(host) for host in live):
             # A hang lasts until the move stopped changing and every
             # host's periodic ran (or waits for a lock the held thread
-            # has: it runs once released, as in nova-compute).
-            self._settle(timeout)
+            # has: it runs once released, as in nova-compute).  A move
+            # the workflow's own settle saw stop changing, unchanged
+            # since, is not watched for another quiet time (a hang case
+            # cost two: issue 41, benchmarks/hang_cost.py).
+            self._settle(timeout, resume=True)
             waiting_periodics = self._periodics_while_held(live)
             done.append('periodics while held: %s' % ', '.join(
                 '%s %s' % (host, 'waited' if thread.is_alive() else 'ran')
@@ -293,18 +299,27 @@ class Recovery:
             self.nova.migrations(server), key=lambda m: m['id'])])
             for alias, server in self._present())
 
-    def _settle(self, timeout: float) -> str:
+    def _settle(self, timeout: float, resume: bool = False) -> str:
         """Wait (bounded, without failing) until every move asked for has
         a migration and each ended or waits for someone (a confirm, the
         evacuated host), or until nothing moved for ``QUIET_RPC_TIMEOUTS``
         RPC timeouts: a move stuck for good (its host died and every call
         to it timed out long ago) is not waited for to the deadline.
-        Returns the moves still going, as ``alias: [statuses]``, or ''."""
+        Returns the moves still going, as ``alias: [statuses]``, or ''.
+
+        ``resume``: a move state the last wait saw unchanged, and still
+        the same, has been quiet since the last wait saw it change
+        (nothing was done in between that could move it: never after a
+        release or a restart)."""
         over = statuses.TERMINAL + statuses.WAITING
         quiet = self._quiet_seconds
         # The move state last seen changing, and since when.
         last: typing.Dict[str, typing.Any] = {
             'state': None, 'since': time.monotonic()}
+        before = self._last_quiet
+        if resume and before and before['state'] == self._move_state():
+            last.update(before)
+        self._last_quiet = last
 
         def settled() -> typing.Optional[str]:
             state = self._move_state()
