@@ -27,8 +27,10 @@ import typing
 from faultdriver.scenario import backend
 from faultdriver.scenario import backend_records as records
 
-if typing.TYPE_CHECKING:
-    from faultdriver.scenario import steps as steps_module
+#: The run's steps (faultdriver.scenario.steps.Steps, which imports this
+#: module): its ``nova``, ``servers``, ``moves``, ``gone``,
+#: ``second_calls``, ``server()`` and ``flavor()``.
+Steps = typing.Any
 
 #: The calls a user or admin could make while a move runs, and the API
 #: request each is (``live-migrate``, ``migrate``, ``resize`` and
@@ -111,7 +113,7 @@ def judge(made: Made) -> typing.Tuple[str, str]:
     return UNCLEAN, 'neither refused (4xx) nor accepted: %s' % made.error
 
 
-def request(steps: 'steps_module.Steps', made: Made,
+def request(steps: Steps, made: Made,
             to: typing.Optional[str] = None,
             flavor: typing.Optional[str] = None) -> None:
     """Make ``made.call`` as its user would; raises what the API client
@@ -147,7 +149,7 @@ def request(steps: 'steps_module.Steps', made: Made,
                          'flavor' % made.call)
 
 
-def other_user(steps: 'steps_module.Steps', made: Made, count: int,
+def other_user(steps: Steps, made: Made, count: int,
                timeout: float, to: typing.Optional[str],
                flavor: typing.Optional[str]) -> None:
     """What the thread ``second-call`` starts does (fills ``made``)."""
@@ -197,7 +199,7 @@ def other_user(steps: 'steps_module.Steps', made: Made, count: int,
 MOVES = ('live-migrate', 'migrate', 'resize', 'evacuate')
 
 
-def start(steps: 'steps_module.Steps', server: str, call: str, host: str,
+def start(steps: Steps, server: str, call: str, host: str,
           point: str, phase: str = 'before', count: int = 1,
           barrier: str = BARRIER, to: typing.Optional[str] = None,
           flavor: typing.Optional[str] = None,
@@ -214,7 +216,7 @@ def start(steps: 'steps_module.Steps', server: str, call: str, host: str,
         point, phase, host, count, call, server)
 
 
-def join(steps: 'steps_module.Steps',
+def join(steps: Steps,
          timeout: float = HIT_TIMEOUT + backend.WAIT_TIMEOUT) -> str:
     """The ``wait-second-call`` step: wait for every other user to end
     (fails at ``timeout``); a server whose delete was accepted is waited
@@ -239,7 +241,7 @@ def join(steps: 'steps_module.Steps',
     return '; '.join(said) or 'no second call'
 
 
-def checked(steps: 'steps_module.Steps', state: typing.Any,
+def checked(steps: Steps, state: typing.Any,
             server: str) -> typing.Tuple[bool, str, typing.Any]:
     """The ``second-call`` expectation: every second call of ``server``
     was made while its step was held and refused cleanly (4xx) or
