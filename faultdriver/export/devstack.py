@@ -390,6 +390,18 @@ def _step_wait_queued(steps, where, host, method, expired=True, timeout=30):
                       'bus\'s, with no openstack CLI form')
 
 
+def _step_second_call(steps, where, **args):
+    raise Unsupported(where, 'another user\'s call made in the background '
+                      'while a step is held, and checked to be made while '
+                      'it holds, has no single openstack CLI form (run the '
+                      'call by hand between the hang and its release)')
+
+
+def _step_wait_second_call(steps, where, **args):
+    raise Unsupported(where, 'it waits for a second-call, which has no CLI '
+                      'form')
+
+
 def _step_crash(steps, where, host):
     steps.add('# a crash stays down until a later step starts it: if your '
               '%s unit' % UNIT,

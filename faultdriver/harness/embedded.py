@@ -393,8 +393,13 @@ class EmbeddedNova(backend_base.BackendBase,
     def _migrate_to_uri_stub(self, domain: typing.Any, destination: str,
                              params: runstate.JSON, flags: int) -> None:
         host = urllib.parse.urlparse(destination).hostname
-        self.computes[host].driver._host.get_connection().createXML(
+        guest = self.computes[host].driver._host.get_connection().createXML(
             params['destination_xml'], 'fake-createXML-doesnt-care')
+        # Persistent, as Nova's VIR_MIGRATE_PERSIST_DEST makes it on real
+        # libvirt: fakelibvirt forgets a transient domain once stopped, so
+        # a migrated server's stop lost its guest (a second-call sweep's
+        # stop after the move; not Nova's doing).
+        guest._transient = False
         domain.complete_job()
 
     def stop_compute(self, host: str) -> None:

@@ -7,6 +7,7 @@ import typing
 
 from faultdriver.scenario.invariants import base
 from faultdriver.scenario import runstate
+from faultdriver.scenario import secondcall
 from faultdriver.scenario import tiers
 
 Checked = base.Checked
@@ -138,6 +139,7 @@ KINDS: typing.Dict[str, typing.Callable[..., Checked]] = {
     'periodic-errors': _periodic_errors,
     'faults': _faults,
     'decisions': _decisions,
+    'second-call': secondcall.checked,
     'pinned': _pinned,
     'servers-share-pcpus': _share,
     'guest': _guest,

@@ -14,6 +14,7 @@ from faultdriver.novacompat import texts
 from faultdriver.scenario import backend
 from faultdriver.scenario import backend_records as records
 from faultdriver.scenario import recovery
+from faultdriver.scenario import secondcall
 from faultdriver.scenario import specs
 from faultdriver.scenario import statuses
 from faultdriver.scenario import stepkinds
@@ -57,6 +58,12 @@ class Steps(recovery.Recovery):
         #: (alias, action, 'accepted' or the refusal's HTTP status).
         self.decisions: typing.List[
             typing.Tuple[str, str, typing.Union[str, int]]] = []
+        #: The ``second-call`` steps' other users: (what each made, its
+        #: thread).
+        self.second_calls: typing.List[
+            typing.Tuple[secondcall.Made, typing.Any]] = []
+        #: Servers whose delete another user's call had accepted.
+        self.gone: typing.Set[str] = set()
         #: Log counts when ``recover`` began (see :meth:`log_counts`):
         #: the periodics-clean invariant looks at what came after.
         self.recovery_marks = None
@@ -251,6 +258,22 @@ class Steps(recovery.Recovery):
         taken = [a for a in api.get_instance_actions(uuid)
                  if a['action'] in DECISION_ACTIONS]
         return '%d handled' % len(taken)
+
+    def do_second_call(self, server: str, call: str, host: str,
+                       point: str, phase: str = 'before', count: int = 1,
+                       barrier: str = secondcall.BARRIER,
+                       to: typing.Optional[str] = None,
+                       flavor: typing.Optional[str] = None,
+                       timeout: float = secondcall.HIT_TIMEOUT) -> str:
+        """See schema.yaml's ``second-call`` (faultdriver.scenario.
+        secondcall): another user's call while a step is held."""
+        return secondcall.start(self, server, call, host, point, phase,
+                                count, barrier, to, flavor, timeout)
+
+    def do_wait_second_call(
+            self, timeout: float = secondcall.HIT_TIMEOUT +
+            backend.WAIT_TIMEOUT) -> str:
+        return secondcall.join(self, timeout)
 
     def do_reset_state(self, server: str, state: str = 'active') -> None:
         self.nova.admin_api.post_server_action(

@@ -11,13 +11,15 @@ import typing
 from faultdriver import points as points_module
 from faultdriver import rules as rules_module
 from faultdriver.scenario import invariants
+from faultdriver.scenario import model
+from faultdriver.scenario import secondcall
 from faultdriver.scenario import tiers
 from faultdriver.sweep import records
 from faultdriver.sweep import trace
 
 #: Action classes: the rule term each becomes at a point.
 ACTIONS = ('crash', 'raise', 'raise-generic', 'periodic', 'peer-periodic',
-           'delay', 'hang', 'shutdown', 'shutdown-hold')
+           'delay', 'hang', 'shutdown', 'shutdown-hold', 'second-call')
 DEFAULT_ACTIONS = ('crash', 'raise', 'periodic')
 GENERIC_EXCEPTION = 'InternalError'
 #: Between a depth-2 case's first fault and its second in its id.
@@ -46,13 +48,17 @@ class Case:
     first: typing.Optional['Case'] = None
     #: ``peer-periodic``: the other host whose periodic runs at the step.
     peer: typing.Optional[str] = None
+    #: ``second-call``: the call made while the step is held
+    #: (:data:`SECOND_CALLS`).
+    call: typing.Optional[str] = None
 
     @property
     def label(self) -> str:
         """The action class as results and reports name it: with the
-        peer host for ``peer-periodic`` (``peer-periodic(src)``)."""
-        return '%s(%s)' % (self.action, self.peer) if self.peer else \
-            self.action
+        peer host for ``peer-periodic`` (``peer-periodic(src)``), the call
+        for ``second-call`` (``second-call(delete)``)."""
+        extra = self.peer or self.call
+        return '%s(%s)' % (self.action, extra) if extra else self.action
 
     @property
     def id(self) -> str:
@@ -95,6 +101,16 @@ class Case:
         if self.action == 'hang':
             # Held until recover released it after the periodics ran.
             return '%s: 1*hang' % where
+        if self.action == 'second-call':
+            # Held until the other user's call was answered (the
+            # ``second-call`` step releases its barrier).  Not a hit in a
+            # periodic (no step of the move is held there), nor in a
+            # service a restart step started (the other user waits on
+            # the service that runs when the move starts).
+            if self.in_periodic or self.restart or not self.call:
+                return None
+            return '%s: 1*hang(%d, %s)' % (where, SECOND_CALL_HOLD,
+                                           secondcall.BARRIER)
         if self.action == 'delay':
             # Longer than the tier's RPC timeout: the caller gives up
             # while the step goes on.
@@ -130,24 +146,75 @@ def scenario_name(prefix: str, case_id: str) -> str:
 def generate(steps: typing.Iterable[trace.TracedStep],
              actions: typing.Iterable[str] = DEFAULT_ACTIONS,
              backend: str = tiers.DEFAULT,
-             hosts: typing.Iterable[str] = ()) -> typing.List[Case]:
+             hosts: typing.Iterable[str] = (),
+             calls: typing.Iterable[str] = ()) -> typing.List[Case]:
     """Every (step, action) with a rule, sorted by id (a stable order the
     shards and the resume rely on); ``peer-periodic`` once for each of
-    the workflow's other ``hosts``."""
+    the workflow's other ``hosts``, ``second-call`` once for each of the
+    workflow's ``calls`` (:func:`second_calls`)."""
+    def variants(action: str, step: trace.TracedStep
+                 ) -> typing.Iterable[typing.Tuple[typing.Optional[str],
+                                                   typing.Optional[str]]]:
+        """``(peer, call)`` of each case of ``action`` at ``step``."""
+        if action == 'peer-periodic':
+            return [(peer, None)
+                    for peer in sorted(set(hosts) - {step.host})]
+        if action == 'second-call':
+            return [(None, call) for call in calls]
+        return [(None, None)]
     cases = [Case(step.point, step.host, step.phase, action, step.skip,
-                  step.in_periodic, step.restart, peer=peer)
+                  step.in_periodic, step.restart, peer=peer, call=call)
              for step in steps for action in actions
-             for peer in (sorted(set(hosts) - {step.host})
-                          if action == 'peer-periodic' else (None,))]
+             for peer, call in variants(action, step)]
     return sorted((c for c in cases if c.rule(backend)), key=lambda c: c.id)
+
+
+#: Seconds a ``second-call`` case's hang holds at most (the other user
+#: releases it once answered; this only bounds a run gone wrong).
+SECOND_CALL_HOLD = 300
+#: The calls a user or admin could make while a move of each kind runs
+#: (the workflow's first move step): the same move again, the user's
+#: decisions on a resize or cold migration (confirm or revert while one
+#: is held, twice or crossed), an admin's abort of a live migration, and
+#: delete, stop and soft reboot of the server.  ``start`` needs a
+#: stopped server, which no move here has: none.
+SECOND_CALLS = {
+    'live-migrate': ('live-migrate', 'abort', 'delete', 'stop', 'reboot'),
+    'migrate': ('migrate', 'confirm', 'revert', 'delete', 'stop', 'reboot'),
+    'resize': ('resize', 'confirm', 'revert', 'delete', 'stop', 'reboot'),
+    'evacuate': ('evacuate', 'delete', 'stop', 'reboot'),
+}
+
+
+def moved(data: records.ScenarioData
+          ) -> typing.Tuple[int, str, records.ScenarioData]:
+    """``(index, kind, args)`` of a workflow's first move step (where a
+    ``second-call`` case's other user starts); ValueError if it has
+    none."""
+    for index, step in enumerate(data['steps']):
+        [(kind, args)] = step.items()
+        if kind in model.MOVES:
+            return index, kind, dict(args or {})
+    raise ValueError('workflow %s has no move step (%s): no second call '
+                     'to make' % (data.get('name'), ', '.join(model.MOVES)))
+
+
+def second_calls(data: records.ScenarioData) -> typing.Tuple[str, ...]:
+    """The calls a ``second-call`` sweep of the workflow makes (by its
+    first move step's kind; none without a move)."""
+    try:
+        return SECOND_CALLS.get(moved(data)[1], ())
+    except ValueError:
+        return ()
 
 
 #: Action classes from the longest cases to the shortest (whole
 #: live-migration sweep, medians: crash 24 s with a restart and often a
 #: stuck move to wait out, periodic 15 s, raise 12 s; a hang waits for
 #: every periodic, a delay for an RPC timeout).
-SLOWEST_FIRST = ('hang', 'shutdown-hold', 'crash', 'delay', 'periodic',
-                 'peer-periodic', 'shutdown', 'raise', 'raise-generic')
+SLOWEST_FIRST = ('hang', 'shutdown-hold', 'crash', 'delay', 'second-call',
+                 'periodic', 'peer-periodic', 'shutdown', 'raise',
+                 'raise-generic')
 
 
 def slowest_first(cases: typing.Iterable[Case]) -> typing.List[Case]:
@@ -242,9 +309,32 @@ def case_scenario(workflow: records.Workflow, case: Case,
     if not any('recover' in step for step in steps):
         steps.append({'recover': {}})
     data['steps'] = steps
+    if case.action == 'second-call':
+        _second_call(data, case)
     if trace_recovery and needs_restart(case):
         _recover_rules(data, case.host).extend(trace.trace_rules())
     return data
+
+
+def _second_call(data: records.ScenarioData, case: Case) -> None:
+    """A ``second-call`` case's steps: the other user starts before the
+    move (the held step may come in any later step) and is joined before
+    ``recover``; the ``second-call`` expectation judges its answer."""
+    index, kind, args = moved(data)
+    call: records.ScenarioData = {
+        'server': args['server'], 'call': case.call, 'host': case.host,
+        'point': case.point, 'phase': case.phase, 'count': case.skip + 1}
+    if case.call == kind:
+        # The same move again, as the user asked it the first time.
+        if args.get('host'):
+            call['to'] = args['host']
+        if args.get('flavor'):
+            call['flavor'] = args['flavor']
+    steps = data['steps']
+    steps.insert(index, {'second-call': call})
+    last = max(i for i, step in enumerate(steps) if 'recover' in step)
+    steps.insert(last, {'wait-second-call': {}})
+    data['expectations'].append({'second-call': {'server': args['server']}})
 
 
 #: Action classes whose fault makes the step fail: their cases must end

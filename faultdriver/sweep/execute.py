@@ -16,6 +16,7 @@ import yaml
 from faultdriver import exception
 from faultdriver.scenario import launch
 from faultdriver.scenario import model
+from faultdriver.scenario import secondcall
 from faultdriver.scenario import tiers
 from faultdriver.sweep import cases as cases_module
 from faultdriver.sweep import records
@@ -105,6 +106,14 @@ def summarize(case: cases_module.Case, report: records.Report, path: str,
     broken = [e['kind'] for e in report.get('expectations', ())
               if not e['met']]
     internal = report.get('verdict') == 'internal error'
+    calls = second_calls(report)
+    # A second call not made while its step was held is not this class:
+    # the case did not run to its checks (never ok, never a finding).
+    not_reached = '; '.join(
+        '%s: %s' % (call['call'], call['why']) for call in calls
+        if call['verdict'] == secondcall.NOT_REACHED) or None
+    if case.action == 'second-call' and not calls and not internal:
+        not_reached = 'no second call was made'
     if report.get('step_failed'):
         broken.append('step-failed')
     return {'id': case.id, 'point': case.point, 'host': case.host,
@@ -131,9 +140,18 @@ def summarize(case: cases_module.Case, report: records.Report, path: str,
                          if e['kind'] == 'recover'],
             # The verdict's own word: a case that did not run to its
             # checks is never ok, whatever ``broken`` holds.
-            'internal_error': internal,
+            'internal_error': internal or bool(not_reached),
             'error': _first_lines(report.get('internal_error') or (
-                'no expectations were checked' if internal else None)),
+                'no expectations were checked' if internal else None) or (
+                'not reached: %s' % not_reached if not_reached else None)),
+            # ``second-call``: each call, its answer and the hold around
+            # it (faultdriver.scenario.secondcall.Made), and why a case
+            # was not reached.
+            'second_call': [{key: call.get(key) for key in (
+                'call', 'answer', 'verdict', 'why', 'held_since',
+                'called_at', 'answered_at', 'held_before', 'held_after')}
+                for call in calls],
+            'not_reached': not_reached,
             'scenario': path, 'seconds': round(seconds, 1),
             # Where a case's time goes (benchmarks/sweep.py).
             'setup_seconds': report.get('setup_seconds'),
@@ -144,6 +162,16 @@ def summarize(case: cases_module.Case, report: records.Report, path: str,
             'expectation_seconds': {e['kind']: e.get('seconds')
                                     for e in report.get('expectations', ())},
             'cpu_seconds': report.get('cpu_seconds') or {}}
+
+
+def second_calls(report: records.Report) -> typing.List[records.JSON]:
+    """What the ``second-call`` expectation saw of each call (``[]``
+    where the case made none)."""
+    for found in report.get('expectations', ()):
+        if found['kind'] == 'second-call' and \
+                isinstance(found['actual'], list):
+            return found['actual']
+    return []
 
 
 def _first_lines(text: records.JSON,

@@ -46,7 +46,7 @@ def _matrix(doc: records.Document, base: typing.Optional[str]) -> str:
             else:
                 said = report.outcome(case)
                 cells.append('<td class="%s">%s</td>' % (
-                    'good' if said == 'ok' else 'bad',
+                    'good' if said.startswith('ok') else 'bad',
                     _link(case['scenario'], report.cell(
                         case, named.get(case['id'])), base)))
         out.append('<tr><td>%s%s.%s</td><td>%s</td>%s</tr>' % (

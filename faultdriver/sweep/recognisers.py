@@ -11,6 +11,9 @@ until the finding (and this table) says otherwise.
 each finding and checks that its recogniser takes every one and every
 other recogniser rejects them.
 
+``second-call`` cases are recognised by their call (the action class's
+label, ``second-call(delete)``): F20, F21.
+
 Not here: F2, F3, F7 (real libvirt only), F12-F14 (no sweep case shows
 them), F18 (no sweep reaches its window; doc/findings.rst, F18 "Sweeps");
 and the groups doc/findings.rst names without a number (bug 1836369, the
@@ -29,6 +32,8 @@ FAILS = ('crash', 'raise')
 LIVE = ('live-migration',)
 COLD = ('migration', 'resize')
 EVACUATION = ('evacuation',)
+#: The user's delete while a step is held (``second-call`` cases).
+DELETE = ('second-call(delete)',)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -233,6 +238,23 @@ RECOGNISERS = (
               migration_holds('src', ('confirmed',)))),
         (Where(COLD, ('confirm_migration',
                       'tracker.drop_move_claim_at_source'), 'src', CRASH),)),
+    Recogniser(
+        'F20', 'a delete during a live migration leaks the source\'s '
+        'allocation',
+        (Sign('allocations-consistent',
+              r"src holds [^']* no server or migration of the scenario"),
+         Sign('accounting-matches-placement', charged_for_nothing('src')),
+         Sign('tasks-ended', r'live_migration_at_dest')),
+        (Where(LIVE, ('live_migration',), 'src', DELETE, ('before',)),
+         Where(LIVE, ('capabilities_as_traits', 'pre_live_migration',
+                      'post_live_migration_at_destination'), 'dest',
+               DELETE))),
+    Recogniser(
+        'F21', 'a delete during a resize\'s confirm fails with 500 and '
+        'leaves the server ERROR',
+        (Sign('second-call', r"'call': 'delete'.*'answer': None.*"
+              r"(?:code.: 500|MessagingTimeout)"),),
+        (Where(COLD, ('confirm_migration',), 'src', DELETE),)),
     Recogniser(
         'F19', 'a move that ends without dest being told leaves dest '
         'tracking it',

@@ -68,6 +68,11 @@ class CaseResult(typing.TypedDict):
     step_seconds: typing.Dict[str, float]
     expectation_seconds: typing.Dict[str, typing.Optional[float]]
     cpu_seconds: typing.Dict[str, float]
+    #: ``second-call`` cases: each call made while the step was held,
+    #: its answer and the hold around it; why the case was not reached
+    #: (then also ``internal_error``).  Absent from older results.
+    second_call: typing.NotRequired[typing.List[typing.Dict[str, JSON]]]
+    not_reached: typing.NotRequired[typing.Optional[str]]
 
 
 class Finding(typing.TypedDict):

@@ -14,11 +14,22 @@ from faultdriver.sweep import records
 def outcome(result: records.CaseResult) -> str:
     """A case's outcome in words, as its JSON records it: ``ok`` only
     where the verdict is ok."""
+    if result.get('not_reached'):
+        return 'NOT REACHED (not counted)'
     if result['internal_error']:
         return 'INTERNAL ERROR'
     if result.get('verdict', 'ok') == 'ok' and not result['broken']:
-        return 'ok'
-    return ', '.join(result['broken']) or str(result['verdict'])
+        return 'ok' + answered(result)
+    return (', '.join(result['broken']) or str(result['verdict'])) + \
+        answered(result)
+
+
+def answered(result: records.CaseResult) -> str:
+    """What the API answered a ``second-call`` case's call while the
+    step was held (`` (400)``, `` (accepted)``), else nothing."""
+    calls = result.get('second_call') or ()
+    return ''.join(' (%s)' % call['answer'] if call['answer'] is not None
+                   else ' (no answer)' for call in calls)
 
 
 def causes_of(doc: records.Document) -> typing.List[records.CauseJSON]:
@@ -45,7 +56,8 @@ def labels(doc: records.Document) -> typing.Dict[str, str]:
 def cell(case: records.CaseResult, label: typing.Optional[str]) -> str:
     """A matrix cell: the case's outcome, with its causes where broken."""
     said = outcome(case)
-    return '%s [%s]' % (said, label) if label and said != 'ok' else said
+    return '%s [%s]' % (said, label) if label and \
+        not said.startswith('ok') else said
 
 
 def invariants_text(case: records.BrokenCaseJSON) -> str:

@@ -204,14 +204,17 @@ def _chosen_cases(workflow: records.Workflow,
         steps = [s for s in steps if s.point in points]
     if hosts:
         steps = [s for s in steps if s.host in hosts]
-    every = cases_module.generate(steps, actions, backend, workflow.hosts)
+    every = cases_module.generate(steps, actions, backend, workflow.hosts,
+                                  cases_module.second_calls(workflow.data))
     if not every:
         # A sweep of nothing would report no finding, as a clean one does.
         raise exception.ScenarioError(
             'workflow %s: no case: none of the %d chosen steps takes a '
             'rule of --actions %s (raise: points that can raise; periodic: '
             'outside the host\'s own periodic; peer-periodic: outside the '
-            'tracker lock, with another host in the topology)' % (
+            'tracker lock, with another host in the topology; second-call: '
+            'outside a periodic and a restarted service, in a workflow with '
+            'a move step)' % (
                 workflow.name, len(steps), ','.join(actions)))
     chosen = cases_module.shard(every, *shard)
     progress('%d steps traced, %d cases, shard %d/%d runs %d' % (

@@ -121,6 +121,28 @@ def test_a_hang_is_released_after_every_hosts_periodic(tmp_path):
         assert 'released 1 on dest' in recovery, recovery
 
 
+def test_a_second_call_is_made_while_the_step_is_held(tmp_path):
+    """``second-call`` cases (shard 1/5 of the step's ten: the admin's
+    abort at both phases of the source's ``live_migration``): each call is
+    made while the hang holds the step (the journal's hold before the
+    call, the barrier holding before and after it) and its answer is
+    recorded: the abort of a migration still running is accepted, the
+    one after the driver's migration ended is refused with 409."""
+    doc = reduced_sweep(tmp_path, 'live_migration', 'src', 'second-call',
+                        '--workers', '1', '--shard', '1/5')
+    answers = {}
+    for case in doc['cases']:
+        assert not case['internal_error'], case
+        [call] = case['second_call']
+        assert call['held_before'] >= 1 and call['held_after'] >= 1, call
+        assert call['held_since'] <= call['called_at'] <= \
+            call['answered_at'], call
+        answers[case['id']] = call['answer']
+    assert answers == {
+        'live_migration.after@src:second-call(abort)': 409,
+        'live_migration.before@src:second-call(abort)': 'accepted'}
+
+
 DIFF = os.path.join(os.path.dirname(__file__), 'data',
                     'revert-stale-error-context.diff')
 

@@ -495,6 +495,25 @@ def test_settle_names_a_move_that_stopped_changing_as_stuck():
     assert steps._settle(timeout=600) == "stuck s1: ['running']"
 
 
+def test_a_resumed_settle_counts_the_quiet_time_already_seen():
+    """recover's wait while a hang holds a step takes up the quiet time
+    the workflow's settle saw (a hang case waited out two: issue 41);
+    a move that changed since, or a wait not resumed, starts again.  The
+    RPC timeout here is far beyond the deadline: only the quiet time
+    already seen can name the move stuck."""
+    steps = _settling(['running'])
+    steps.nova.faults.rpc_timeout = 10000
+    steps._settle(timeout=0.1)
+    steps._last_quiet['since'] -= 3 * 10000       # seen long ago
+    assert steps._settle(timeout=0.1, resume=True) == \
+        "stuck s1: ['running']"
+    steps._last_quiet['since'] -= 3 * 10000
+    assert steps._settle(timeout=0.1) == 'not settled'
+    steps._last_quiet['since'] -= 3 * 10000
+    steps.nova.statuses = ['completed']
+    assert steps._settle(timeout=0.1, resume=True) == ''
+
+
 def test_a_case_runs_only_the_periodics_its_steps_run():
     # So that a fault at a periodic's hit takes the same hit on processes
     # (which otherwise run the periodic on a timer) as in the embedded

@@ -154,11 +154,38 @@ RECORDED = [
      'tasks-ended', {'dest': ['live_migration_at_dest (s1)']}),
     ('F19', 'migration', 'migrate_disk_and_power_off', 'src', 'before',
      'crash', 'tasks-ended', {'dest': ['prep_resize_at_dest (s1)']}),
+    # F20: the user's delete while the live migration is held.
+    ('F20', 'live-migration', 'live_migration', 'src', 'before',
+     'second-call(delete)', 'allocations-consistent',
+     ['src holds 20 DISK_GB, 2048 MEMORY_MB, 2 PCPU for 42d5de6b-3aaa-4f4c-'
+      '9afb-3cedebf592fd, no server or migration of the scenario']),
+    ('F20', 'live-migration', 'live_migration', 'src', 'before',
+     'second-call(delete)', 'accounting-matches-placement',
+     {'src': '0 pinned / 2 PCPU', 'dest': '2 pinned / 2 PCPU'}),
+    ('F20', 'live-migration', 'capabilities_as_traits', 'dest', 'after',
+     'second-call(delete)', 'tasks-ended',
+     {'dest': ['live_migration_at_dest (fd29aa68)']}),
+    # F21: the user's delete while the confirm is held.
+    ('F21', 'resize', 'confirm_migration', 'src', 'after',
+     'second-call(delete)', 'second-call',
+     [{'server': 's1', 'call': 'delete', 'host': 'src',
+       'point': 'confirm_migration', 'phase': 'after', 'answer': None,
+       'error': 'OpenStackApiException: Unexpected status code: '
+       '{"computeFault": {"code": 500, "message": "Unexpected API Error. '
+       "<class 'oslo_messaging.exceptions.MessagingTimeout'>\"}}",
+       'verdict': 'unclean'}]),
 ]
 
 #: What doc/findings.rst names without a finding number, and a known
 #: finding's symptom where it was not recorded: never labelled known.
 UNRECOGNISED = [
+    # A delete the API refused or took cleanly, or another call.
+    ('resize', 'confirm_migration', 'src', 'after', 'second-call(revert)',
+     'second-call', [{'call': 'revert', 'answer': None,
+                      'error': 'code": 500'}]),
+    ('live-migration', 'live_migration', 'src', 'before',
+     'second-call(stop)', 'accounting-matches-placement',
+     {'src': '0 pinned / 2 PCPU', 'dest': '2 pinned / 2 PCPU'}),
     # Bug 1836369: the resize's source crash in migrate_disk_and_power_off.
     ('resize', 'migrate_disk_and_power_off', 'src', 'before', 'crash',
      'migrations-terminal', ['s1#1 migrating']),
