@@ -47,7 +47,7 @@ from nova.tests.functional import integrated_helpers
 from nova.tests.functional.libvirt import base
 
 
-class AbortLeavesDestTaskTracked(
+class TestAbortLeavesDestTaskTracked(
         base.ServersTestBase, integrated_helpers.InstanceHelperMixin):
     """F19 (doc/findings.rst) with no crash: an admin aborts a live migration
     of an unpinned server while dest prepares (pre_live_migration held).

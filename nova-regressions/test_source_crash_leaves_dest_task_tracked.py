@@ -64,7 +64,7 @@ class ComputeDied(BaseException):
     """
 
 
-class SourceCrashLeavesDestTaskTracked(
+class TestSourceCrashLeavesDestTaskTracked(
         base.ServersTestBase, integrated_helpers.InstanceHelperMixin):
     """F19 (doc/findings.rst): the source nova-compute dies in its driver's
     live_migration, after dest's pre_live_migration returned.

@@ -69,7 +69,7 @@ class ComputeDied(BaseException):
     """
 
 
-class StaleErrorMigrationContext(
+class TestStaleErrorMigrationContext(
         base.ServersTestBase, integrated_helpers.InstanceHelperMixin):
     """Seed (faultdriver/tracker/patches/stale_migration_context.py): a pinned
     server's live migration to dest dies with dest (pre_live_migration@dest:

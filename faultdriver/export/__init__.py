@@ -56,9 +56,9 @@ class Unsupported(exception.ScenarioError):
         super().__init__('%s: cannot be exported: %s' % (where, why))
 
 
-def export(name_or_path, variant=None, fixed=False):
+def export(name_or_path, variant=None, fixed=False, bug=None):
     """The text of the exported test module of a scenario (a bundled
-    name or a file)."""
+    name or a file); ``bug``: the Launchpad bug it reproduces."""
     from faultdriver.export import module
     from faultdriver.scenario import model
-    return module.render(model.load(name_or_path), variant, fixed)
+    return module.render(model.load(name_or_path), variant, fixed, bug)

@@ -72,13 +72,16 @@ SERVICE_DOWN_TIME = 3
 DIED = inspect.getsource(novahelpers.ComputeDied)
 
 
-def render(scenario, variant=None, fixed=False):
+def render(scenario, variant=None, fixed=False, bug=None):
+    """The module's text; ``bug``: the Launchpad bug it reproduces (the
+    module and class are then named as Nova names them)."""
     variant = _variant(scenario, variant)
     for key, needed in provisions.topology_needs(scenario):
         why = export.lacking(needed)
         if why:
             raise Unsupported('topology `%s`' % key, why)
     writer = writer_module.Writer(scenario, variant, fixed)
+    writer.bug = bug
     writer.finding = finding_of(scenario.description)
     writer.need('fixtures', 'logging', 'nova.context', 'fakelibvirt',
                 'integrated_helpers', 'base')
@@ -133,17 +136,67 @@ def _flavors(writer):
 
 # -- text --------------------------------------------------------------------
 
-def class_name(scenario):
-    return ''.join(part.capitalize() for part in
-                   re.split(r'[^A-Za-z0-9]+', scenario.name) if part)
+#: A sweep reproducer's name cut to 64 characters ends in a hash of its
+#: case (faultdriver.sweep.cases.scenario_name): not a name to read.
+HASHED = re.compile(r'-[0-9a-f]{8}$')
+#: ``def test_...(self):`` in a class fits 79 columns with this many.
+METHOD_MAX = 79 - len('    def (self):')
+
+
+def readable(scenario):
+    """The scenario's name, or where it ends in a hash (a long sweep
+    reproducer's), its one rule's point, phase, action and host."""
+    name = scenario.name
+    rules = [(host, text) for host, texts in
+             scenario.data.get('rules', {}).items() for text in texts]
+    if HASHED.search(name) and rules:
+        host, text = rules[0]
+        point, _, chain = text.partition(':')
+        action = re.sub(r'\(.*', '', chain.split('->')[-1]).strip()
+        name = '%s %s on %s' % (point.strip(), action.split('*')[-1],
+                                host)
+    return re.sub(r'[^a-z0-9]+', '_', name.lower()).strip('_')
+
+
+def class_name(scenario, bug=None):
+    if bug:
+        return 'TestBug%d' % bug
+    return 'Test' + ''.join(part.capitalize()
+                            for part in readable(scenario).split('_'))
 
 
 def method_name(scenario):
-    return 'test_' + re.sub(r'[^a-z0-9]+', '_', scenario.name.lower())
+    words = readable(scenario).split('_')
+    name = 'test_' + '_'.join(words)
+    while len(name) > METHOD_MAX and len(words) > 1:
+        words.pop()
+        name = 'test_' + '_'.join(words)
+    return name
 
 
-def file_name(scenario):
-    return method_name(scenario) + '.py'
+def file_name(scenario, bug=None):
+    if bug:
+        return 'test_bug_%d.py' % bug
+    return 'test_%s.py' % readable(scenario)
+
+
+def commit_message(scenario, bug=None):
+    """The commit message Nova expects of a reproducer: "Add functional
+    reproducer for bug N", what the test shows, ``Related-Bug: #N``."""
+    subject = 'Add functional reproducer for %s' % (
+        'bug %d' % bug if bug else readable(scenario).replace('_', ' '))
+    if len(subject) > 72:
+        subject = subject[:72].rsplit(' ', 1)[0]
+    first = ' '.join(scenario.description.split())
+    body = [textwrap.fill(first, 72, break_long_words=False,
+                          break_on_hyphens=False),
+            textwrap.fill(
+                'The test asserts what Nova does today, the assertions of '
+                'the bug marked FIXME; the fix flips them.', 72)]
+    trailer = ('Related-Bug: #%d' % bug if bug else
+               'Related-Bug: #NNNNNNN (file the bug, then export with '
+               '--bug N)')
+    return '%s\n\n%s\n\n%s\n' % (subject, '\n\n'.join(body), trailer)
 
 
 def _text(writer):
@@ -238,7 +291,7 @@ def _import_key(line):
 
 def _class(writer, used):
     scenario = writer.scenario
-    lines = ['class %s(' % class_name(scenario),
+    lines = ['class %s(' % class_name(scenario, writer.bug),
              '        base.ServersTestBase,'
              ' integrated_helpers.InstanceHelperMixin):']
     lines.append(_class_docstring(_summary(writer)))

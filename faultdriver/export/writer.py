@@ -17,6 +17,7 @@ class Writer:
         self.scenario = scenario
         self.variant = variant
         self.fixed = fixed
+        self.bug = None             # the Launchpad bug it reproduces
         self.lines = []             # the test method's body
         self.setup = []             # setUp lines after the computes start
         self.helpers = set()

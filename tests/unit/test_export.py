@@ -182,13 +182,15 @@ expectations:
         in stock
     assert "self.assertNotEqual({}, self._unaccounted(['src', 'dest']))" \
         in stock
-    assert 'self.assertEqual([], self._unsettled_servers(' in stock
+    # Only what shows the bug: the invariant that holds is not asserted.
+    assert '_unsettled_servers' not in stock
     assert "['running']," in stock
     fixed = export.export(path, fixed=True)
     assert 'FIXME' not in fixed
     assert "self.assertEqual({}, self._unaccounted(['src', 'dest']))" \
         in fixed
     assert 'self.assertEqual([], self._unfinished_migrations(' in fixed
+    assert '_unsettled_servers' not in fixed
     # The running migration is the bug's state, not the scenario's.
     assert "['running']," not in fixed
     assert 'NOTE(faultdriver): the stock form asserts migrations' in fixed
@@ -355,3 +357,43 @@ def test_cli_writes_the_file(tmp_path, capsys):
     code, _, err = cli(capsys, 'export', 'stale-error-migration-context',
                        '--variant', 'fix')
     assert code == 2 and 'variant fix' in err
+
+
+def test_bug_names_the_module_and_class_as_nova_does(tmp_path, capsys):
+    path = scenario(tmp_path, STEPS)
+    out = tmp_path / 'test_bug_2000001.py'
+    message = tmp_path / 'msg'
+    code, _, err = cli(capsys, 'export', path, '--bug', '2000001', '-o',
+                       str(out), '--commit-message', str(message))
+    assert code == 0, err
+    text = out.read_text()
+    assert 'class TestBug2000001(' in text
+    assert '    def test_t(self):' in text
+    lines = message.read_text().split('\n')
+    assert lines[0] == 'Add functional reproducer for bug 2000001'
+    assert 'Related-Bug: #2000001' in lines
+
+
+def test_a_hashed_reproducer_name_is_read_from_its_rule(tmp_path):
+    from faultdriver.export import module
+    from faultdriver.scenario import model
+    path = tmp_path / 'r.yaml'
+    path.write_text(HEAD.replace(
+        'name: t', 'name: allocations-consistent-pre-live-migration-'
+        'dest-1f2e3d4c') + """\
+rules:
+  dest: ['pre_live_migration.before: 1*crash']
+""" + STEPS.replace("  - add-rule: {host: dest, rule: 'pre_live_migration: "
+                    "1*crash'}\n", ''))
+    found = model.load(str(path))
+    assert module.file_name(found) == \
+        'test_pre_live_migration_before_crash_on_dest.py'
+    assert module.class_name(found) == \
+        'TestPreLiveMigrationBeforeCrashOnDest'
+
+
+def test_bug_number_must_be_digits(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli(capsys, 'export', scenario(tmp_path, STEPS), '--bug', 'LP1')
+    assert exc.value.code == 2
+    assert 'Launchpad bug number' in capsys.readouterr().err
