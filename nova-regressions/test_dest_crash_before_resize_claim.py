@@ -26,24 +26,13 @@ broken.
 
 Variant stock: the case as swept
 
-The test asserts what Nova does today: the assertions of the bug are marked
-FIXME with what is correct. The form that asserts the correct state instead is
-written by faultdriver export --fixed.
+The assertions marked FIXME show the bug; faultdriver export --fixed writes the
+form that asserts the correct state.
 
 A crash of nova-compute cannot be expressed faithfully with Nova's test
-fixtures: its services share one process (and its thread pools). The closest
-form is used: where the scenario kills a compute, the call stops that service's
-RPC servers (no reply is sent: callers time out) and its heartbeat, and raises
-ComputeDied, a BaseException, which none of Nova's error handlers catches
-(``finally`` blocks and context-manager exits still run, which a killed process
-would not run); a restart starts a new service on the same hypervisor
-(``_restart_compute``). Calls to the dead compute time out after
-``rpc_response_timeout`` or ``long_rpc_timeout``; unlike RabbitMQ, the fake
-transport keeps a call's request after its caller gave up, so the restarted
-service may still handle it.
-
-Written by faultdriver export from the scenario dest-crash-before-resize-claim,
-variant stock; regenerate it rather than edit it.
+fixtures (its services share one process): the dying service stops its RPC
+servers and heartbeat and unwinds with ComputeDied, a BaseException none of
+Nova's handlers catches; callers time out after rpc_response_timeout.
 """
 
 import logging
@@ -78,9 +67,7 @@ class TestDestCrashBeforeResizeClaim(
     """F9 (doc/findings.rst), before the claim: the destination nova-compute
     dies in prep_resize before the resource tracker's resize claim (rule
     tracker.resize_claim.before: 1*crash on dest), so the migration never names
-    its destination.
-
-    Hosts src, dest; pinned flavors on dedicated pCPUs.
+    its destination. Hosts src, dest, pinned flavors.
     """
 
     ADMIN_API = True
@@ -141,7 +128,12 @@ class TestDestCrashBeforeResizeClaim(
         self._settle([(s1, 1), (s2, 0)])
 
         # What an operator does after the fault.
-        self._recover([(s1, 1), (s2, 0)], resize='revert')
+        self._restart_dead(timeout=60)
+        self._settle([(s1, 1), (s2, 0)], timeout=60)
+        self._decide_resizes([(s1, 1), (s2, 0)], 'revert', timeout=60)
+        for _round in range(2):
+            self._run_periodics()
+        self._reset_stuck([s1, s2])
 
         # FIXME(faultdriver): this is the bug (F9): every migration should end
         # in a terminal status.
@@ -340,34 +332,22 @@ class TestDestCrashBeforeResizeClaim(
             event['event'] == last or event['result'] == 'Error')
             for event in events)
 
-    def _periodic_errors_logged(self):
-        """Per host, how often a periodic failed so far."""
-        return {hostname: self.compute_log.output.count(
-            'Error updating resources for node %s' % hostname)
-            for hostname in sorted(self.computes)}
-
-    def _recover(self, moves, resize=None, timeout=60):
-        """What an operator does after the fault: let the moves settle,
-        restart each dead compute once no caller waits for it any more,
-        let the moves settle again, confirm or revert (``resize``) a
-        resize waiting for it, run every compute's periodic twice, and
-        reset a server whose task state stayed set.
+    def _restart_dead(self, timeout=30):
+        """Start each dead compute again once no caller waits for it any
+        more (the longest RPC timeout passed since it died), as an
+        operator would, and wait until its service is up.
         """
-        self.recovery_began = self._periodic_errors_logged()
-        self._settle(moves, timeout)
         for hostname, died in sorted(self.crashed.items()):
-            # The longest RPC wait of a caller passed since it died.
             time.sleep(max(0, died + CONF.long_rpc_timeout -
                            time.monotonic()))
             self._restart_compute(hostname)
             self._wait_for_service(hostname, 'up', timeout)
-        self._settle(moves, timeout)
-        if resize:
-            self._decide_resizes(moves, resize, timeout)
-        for _round in range(2):
-            for hostname in sorted(self.computes):
-                self._periodic(hostname)
-        for server, _asked in moves:
+
+    def _reset_stuck(self, servers):
+        """Reset the state of each server whose task state stayed set,
+        as an operator would (``os-resetState``).
+        """
+        for server in servers:
             found = self.admin_api.get_server(server['id'])
             if found['OS-EXT-STS:task_state']:
                 state = 'error' if found['status'] == 'ERROR' else 'active'

@@ -24,13 +24,8 @@ accounting-matches-placement broken.
 
 Variant stock: the case as swept
 
-The test asserts what Nova does today: the assertions of the bug are marked
-FIXME with what is correct. The form that asserts the correct state instead is
-written by faultdriver export --fixed.
-
-Written by faultdriver export from the scenario
-post-live-migration-at-destination-raise, variant stock; regenerate it rather
-than edit it.
+The assertions marked FIXME show the bug; faultdriver export --fixed writes the
+form that asserts the correct state.
 """
 
 import logging
@@ -66,9 +61,7 @@ class TestPostLiveMigrationAtDestinationRaise(
     """F5 (doc/findings.rst): the destination's driver
     post_live_migration_at_destination raises MigrationError (rule
     post_live_migration_at_destination.before: 1*raise(MigrationError) on
-    dest).
-
-    Hosts src, dest; pinned flavors on dedicated pCPUs.
+    dest). Hosts src, dest, pinned flavors.
     """
 
     ADMIN_API = True
@@ -127,7 +120,9 @@ class TestPostLiveMigrationAtDestinationRaise(
         self._settle([(s1, 1), (s2, 0)])
 
         # What an operator does after the fault.
-        self._recover([(s1, 1), (s2, 0)])
+        for _round in range(2):
+            self._run_periodics()
+        self._reset_stuck([s1, s2])
 
         # FIXME(faultdriver): this is the bug (F5): after a periodic, the pCPUs
         # each host pins should be the PCPUs placement allocated there.
@@ -149,14 +144,6 @@ class TestPostLiveMigrationAtDestinationRaise(
         return sorted(self.admin_api.api_get(
             '/os-migrations?instance_uuid=%s' % server['id']
         ).body['migrations'], key=lambda migration: migration['id'])
-
-    def _wait_for_service(self, hostname, state, timeout=30):
-        """Wait until the compute service of ``hostname`` is up or
-        down.
-        """
-        self._wait_for_service_parameter(
-            hostname, 'nova-compute', {'state': state},
-            max_retries=int(timeout * 2))
 
     def _pinned_cpus(self, hostname):
         """The pCPUs the compute node of ``hostname`` records as
@@ -228,22 +215,6 @@ class TestPostLiveMigrationAtDestinationRaise(
         self.useFixture(fixtures.MockPatchObject(
             target, method, autospec=True, side_effect=failing))
 
-    def _restart_compute(self, hostname):
-        """Start nova-compute on ``hostname`` again on the same
-        hypervisor.  A dead one is not stopped first (its thread never
-        returned: a graceful stop would wait for it); the rest is what
-        restart_compute_service does after its stop().
-        """
-        if hostname not in self.crashed:
-            return self.restart_compute_service(hostname)
-        compute = self.computes.pop(hostname)
-        self.compute_rp_uuids.pop(hostname)
-        del self.crashed[hostname]
-        cell_name = self.host_mappings[hostname].cell_mapping.name
-        self.start_compute(hostname, cell_name=cell_name,
-                           connection=compute.driver._get_connection())
-        return self.computes[hostname]
-
     def _move_state(self, server):
         """Its migrations' statuses, status, task state and host."""
         found = self.admin_api.get_server(server['id'])
@@ -274,76 +245,11 @@ class TestPostLiveMigrationAtDestinationRaise(
                 return
             time.sleep(0.5)
 
-    def _decide_resizes(self, moves, decision, timeout=30):
-        """Confirm or revert every resize waiting for it, as its user
-        would, and wait (bounded) until the computes handled it: its
-        migration ended and its last compute event finished, or one
-        failed (a confirm saves the migration confirmed before it is
-        done; a failure after that sets it error later).
+    def _reset_stuck(self, servers):
+        """Reset the state of each server whose task state stayed set,
+        as an operator would (``os-resetState``).
         """
-        action, last = {
-            'confirm': ('confirmResize', 'compute_confirm_resize'),
-            'revert': ('revertResize', 'compute_finish_revert_resize'),
-        }[decision]
-        for server, _asked in moves:
-            if self.admin_api.get_server(server['id'])['status'] != (
-                    'VERIFY_RESIZE'):
-                continue
-            self.api.post_server_action(server['id'], {action: None})
-            deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline and not (
-                    self._decision_handled(server, action, last)):
-                time.sleep(0.5)
-
-    def _decision_handled(self, server, action, last):
-        """Whether the server's migrations ended and the newest
-        ``action`` has its ``last`` event finished, or one failed; a
-        dead compute's event never finishes: then the migrations
-        alone.
-        """
-        if not all(migration['status'] in TERMINAL
-                   for migration in self._migrations(server)):
-            return False
-        if self.crashed:
-            return True
-        newest = [found for found in self.admin_api.get_instance_actions(
-            server['id']) if found['action'] == action]
-        if not newest:
-            return False
-        events = self.admin_api.get_instance_action_details(
-            server['id'], newest[0]['request_id'])['events']
-        return any(event['finish_time'] and (
-            event['event'] == last or event['result'] == 'Error')
-            for event in events)
-
-    def _periodic_errors_logged(self):
-        """Per host, how often a periodic failed so far."""
-        return {hostname: self.compute_log.output.count(
-            'Error updating resources for node %s' % hostname)
-            for hostname in sorted(self.computes)}
-
-    def _recover(self, moves, resize=None, timeout=60):
-        """What an operator does after the fault: let the moves settle,
-        restart each dead compute once no caller waits for it any more,
-        let the moves settle again, confirm or revert (``resize``) a
-        resize waiting for it, run every compute's periodic twice, and
-        reset a server whose task state stayed set.
-        """
-        self.recovery_began = self._periodic_errors_logged()
-        self._settle(moves, timeout)
-        for hostname, died in sorted(self.crashed.items()):
-            # The longest RPC wait of a caller passed since it died.
-            time.sleep(max(0, died + CONF.long_rpc_timeout -
-                           time.monotonic()))
-            self._restart_compute(hostname)
-            self._wait_for_service(hostname, 'up', timeout)
-        self._settle(moves, timeout)
-        if resize:
-            self._decide_resizes(moves, resize, timeout)
-        for _round in range(2):
-            for hostname in sorted(self.computes):
-                self._periodic(hostname)
-        for server, _asked in moves:
+        for server in servers:
             found = self.admin_api.get_server(server['id'])
             if found['OS-EXT-STS:task_state']:
                 state = 'error' if found['status'] == 'ERROR' else 'active'

@@ -42,9 +42,7 @@ def ordered(expectations):
 def write(writer, common, own):
     """Write the assertions of ``common`` (every variant's) and ``own``
     (the variant's) expectations."""
-    bug_variant = writer.scenario.expects_bug(writer.variant)
-    items = only_the_bug([(e, False) for e in common] +
-                         [(e, bug_variant) for e in own])
+    items = asserted_items(writer, common, own)
     asserted = {e.kind for e, _ in items
                 if invariants.get(e.kind) is not None}
     for index, (expectation, of_bug) in enumerate(ordered(items), 1):
@@ -91,14 +89,23 @@ def write(writer, common, own):
             _emit(writer, result.lines)
 
 
+def asserted_items(writer, common, own):
+    """``[(expectation, of the bug)]`` the test asserts."""
+    bug_variant = writer.scenario.expects_bug(writer.variant)
+    return only_the_bug([(e, False) for e in common] +
+                        [(e, bug_variant) for e in own])
+
+
 def only_the_bug(items):
     """``items`` (expectation, of the bug) without the invariants that
     hold, when something shows the bug: Nova's reproducer asserts what
     shows the bug and nothing else (a sweep reproducer carries every
     invariant, most of them holding, some vacuous: no volume to check
-    attachments of).  An invariant run after the others (``after``) that
-    changes the state a later broken one sees is kept: what breaks
-    ``periodics-clean`` is the periodics ``moves-again`` runs."""
+    attachments of).  The scenario's facts (non-invariant expectations
+    of every variant) stay: they say where the bug leaves the servers.
+    So does an invariant run after the others (``after``) before a
+    broken one: it changes the state that one sees (what breaks
+    ``periodics-clean`` is the periodics ``moves-again`` runs)."""
     def broken(expectation):
         return invariants.get(expectation.kind) is not None and bool(
             expectation.args.get('broken'))

@@ -29,17 +29,10 @@ STARTUP_HITS = {
 #: How an exported crash is written, for the module docstring.
 CRASH_NOTE = (
     'A crash of nova-compute cannot be expressed faithfully with Nova\'s '
-    'test fixtures: its services share one process (and its thread '
-    'pools).  The closest form is used: where the scenario kills a '
-    'compute, the call stops that service\'s RPC servers (no reply is '
-    'sent: callers time out) and its heartbeat, and raises ComputeDied, a '
-    'BaseException, which none of Nova\'s error handlers catches '
-    '(``finally`` blocks and context-manager exits still run, which a '
-    'killed process would not run); a restart starts a new service on the '
-    'same hypervisor (``_restart_compute``).  Calls to the dead compute '
-    'time out after ``rpc_response_timeout`` or ``long_rpc_timeout``; '
-    'unlike RabbitMQ, the fake transport keeps a call\'s request after '
-    'its caller gave up, so the restarted service may still handle it.')
+    'test fixtures (its services share one process): the dying service '
+    'stops its RPC servers and heartbeat and unwinds with ComputeDied, a '
+    'BaseException none of Nova\'s handlers catches; callers time out '
+    'after rpc_response_timeout.')
 
 
 def parse(text, where):

@@ -68,10 +68,10 @@ HELPERS = {
     'decide_resizes': _helper('_decide_resizes', '_decision_handled',
                               needs=('migrations',), imports=('time',)),
     'periodic_errors_logged': _helper('_periodic_errors_logged'),
-    'recover': _helper('_recover', needs=(
-        'periodic_errors_logged', 'settle', 'restart_compute',
-        'wait_for_service', 'decide_resizes', 'periodic'),
+    'restart_dead': _helper('_restart_dead', needs=(
+        'restart_compute', 'wait_for_service'),
         imports=('time', 'nova.conf')),
+    'reset_stuck': _helper('_reset_stuck'),
     'unfinished_migrations': _helper('_unfinished_migrations',
                                      needs=('migrations',)),
     'unsettled_servers': _helper('_unsettled_servers'),
@@ -93,7 +93,7 @@ HELPERS = {
 DIED_USERS = ('die',)
 TERMINAL_USERS = ('settle', 'decide_resizes', 'unfinished_migrations',
                   'misplaced_allocations')
-CONF_USERS = ('settle', 'recover')
+CONF_USERS = ('settle', 'restart_dead')
 
 
 def closure(names):

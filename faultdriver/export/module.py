@@ -95,6 +95,9 @@ def render(scenario, variant=None, fixed=False, bug=None):
             faults.install(writer, host, text, 'rules `%s`' % host,
                            at_start=True)
     writer.setup, writer.lines = writer.lines, []
+    writer.asserts = {e.kind for e, _ in expectations.asserted_items(
+        writer, scenario.common_expectations(),
+        scenario.own_expectations(variant))}
     for index, step in enumerate(scenario.steps, 1):
         steps.write(writer, index, step)
     expectations.write(writer, scenario.common_expectations(),
@@ -253,22 +256,15 @@ def _docstring(writer):
         paragraphs.append('Variant %s: %s' % (writer.variant,
                                               variant['description']))
     bug = scenario.expects_bug(writer.variant)
-    if bug and not writer.fixed:
+    if bug:
         paragraphs.append(
-            'The test asserts what Nova does today: the assertions of the '
-            'bug are marked FIXME with what is correct.  The form that '
-            'asserts the correct state instead is written by faultdriver '
-            'export --fixed.')
-    elif bug:
-        paragraphs.append(
-            'This is the fixed form: it asserts the correct state and fails '
-            'while the bug is there.')
+            'The assertions marked FIXME show the bug; faultdriver export '
+            '--fixed writes the form that asserts the correct state.'
+            if not writer.fixed else
+            'This form asserts the correct state: it fails while the bug '
+            'is there.')
     if writer.crashes:
         paragraphs.append(faults.CRASH_NOTE)
-    paragraphs.append('Written by faultdriver export from the scenario %s, '
-                      'variant %s%s; regenerate it rather than edit it.' % (
-                          scenario.name, writer.variant,
-                          ' (--fixed)' if writer.fixed else ''))
     return '"""%s\n"""\n' % _paragraphs('\n\n'.join(paragraphs))
 
 
@@ -344,9 +340,8 @@ def _summary(writer):
     end = first.find('. ')
     first = first if end < 0 else first[:end + 1]
     hosts = ', '.join(scenario.hosts)
-    return '%s\n\nHosts %s; %s.' % (
-        first, hosts, 'pinned flavors on dedicated pCPUs'
-        if scenario.dedicated_cpus else "Nova's default flavors")
+    return '%s Hosts %s%s.' % (first, hosts, ', pinned flavors'
+                               if scenario.dedicated_cpus else '')
 
 
 def _setup(writer, used):

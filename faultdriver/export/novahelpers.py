@@ -328,28 +328,22 @@ class NovaHelpers:
             'Error updating resources for node %s' % hostname)
             for hostname in sorted(self.computes)}
 
-    def _recover(self, moves, resize=None, timeout=60):
-        """What an operator does after the fault: let the moves settle,
-        restart each dead compute once no caller waits for it any more,
-        let the moves settle again, confirm or revert (``resize``) a
-        resize waiting for it, run every compute's periodic twice, and
-        reset a server whose task state stayed set.
+    def _restart_dead(self, timeout=30):
+        """Start each dead compute again once no caller waits for it any
+        more (the longest RPC timeout passed since it died), as an
+        operator would, and wait until its service is up.
         """
-        self.recovery_began = self._periodic_errors_logged()
-        self._settle(moves, timeout)
         for hostname, died in sorted(self.crashed.items()):
-            # The longest RPC wait of a caller passed since it died.
             time.sleep(max(0, died + CONF.long_rpc_timeout -
                            time.monotonic()))
             self._restart_compute(hostname)
             self._wait_for_service(hostname, 'up', timeout)
-        self._settle(moves, timeout)
-        if resize:
-            self._decide_resizes(moves, resize, timeout)
-        for _round in range(2):
-            for hostname in sorted(self.computes):
-                self._periodic(hostname)
-        for server, _asked in moves:
+
+    def _reset_stuck(self, servers):
+        """Reset the state of each server whose task state stayed set,
+        as an operator would (``os-resetState``).
+        """
+        for server in servers:
             found = self.admin_api.get_server(server['id'])
             if found['OS-EXT-STS:task_state']:
                 state = 'error' if found['status'] == 'ERROR' else 'active'

@@ -27,6 +27,7 @@ def write(writer, index, step):
     writer.line()
     method(writer, where, **{k.replace('-', '_'): v
                              for k, v in args.items()})
+    writer.last_step = kind
 
 
 def _flavor(writer, where, flavor):
@@ -274,13 +275,29 @@ def _recover(writer, where, timeout=60, resize=None, rules=None):
         raise Unsupported(where, 'a hang still holds a thread (%s): release '
                           'it before recover' % ', '.join(held))
     writer.comment('What an operator does after the fault.')
-    writer.use('recover')
-    args = [writer.move_list()]
+    if 'periodics-clean' in writer.asserts:
+        writer.use('periodic_errors_logged')
+        writer.line('self.recovery_began = self._periodic_errors_logged()')
+    settle = call('self._settle', [writer.move_list()] + (
+        ['timeout=%s' % timeout] if timeout != 30 else []))
+    writer.use('settle')
+    if writer.last_step != 'settle':
+        # Else the moves settled just before.
+        writer.line(settle)
+    if writer.crashes:
+        writer.use('restart_dead')
+        writer.line('self._restart_dead(%s)' % (
+            '' if timeout == 30 else 'timeout=%s' % timeout))
+        writer.line(settle)
     if resize:
-        args.append('resize=%r' % resize)
-    if timeout != 60:
-        args.append('timeout=%s' % timeout)
-    writer.line(call('self._recover', args))
+        writer.use('decide_resizes')
+        writer.line(call('self._decide_resizes', [
+            writer.move_list(), repr(resize)] + (
+            ['timeout=%s' % timeout] if timeout != 30 else [])))
+    writer.line('for _round in range(2):\n    self._run_periodics()')
+    writer.use('reset_stuck')
+    writer.line(call('self._reset_stuck', [
+        '[%s]' % ', '.join(writer.servers.values())]))
 
 
 def _sleep(writer, where, seconds):

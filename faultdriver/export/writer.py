@@ -18,6 +18,8 @@ class Writer:
         self.variant = variant
         self.fixed = fixed
         self.bug = None             # the Launchpad bug it reproduces
+        self.asserts = set()        # kinds of the expectations asserted
+        self.last_step = None       # the kind of the step written last
         self.lines = []             # the test method's body
         self.setup = []             # setUp lines after the computes start
         self.helpers = set()
