@@ -37,7 +37,6 @@ Nova's handlers catches; callers time out after rpc_response_timeout.
 
 import logging
 import time
-import urllib.parse
 
 import fixtures
 
@@ -88,9 +87,6 @@ class TestDestCrashBeforeResizeClaim(
             cpu_dedicated_set='0-3', cpu_shared_set=None,
             group='compute')
         self.flags(vcpu_pin_set=None)
-        self.useFixture(fixtures.MonkeyPatch(
-            'nova.tests.fixtures.libvirt.Domain.migrateToURI3',
-            self._migrate_stub))
         # fakelibvirt cannot copy disks (as in Nova's resize tests).
         self.useFixture(fixtures.MockPatch(
             'nova.virt.libvirt.driver.LibvirtDriver.'
@@ -148,17 +144,6 @@ class TestDestCrashBeforeResizeClaim(
         # FIXME(faultdriver): this is the bug (F9): after a periodic, the pCPUs
         # each host pins should be the PCPUs placement allocated there.
         self.assertNotEqual({}, self._unaccounted(['src', 'dest']))
-
-    def _migrate_stub(self, domain, destination, params, flags):
-        """Complete a live migration in fakelibvirt in either direction
-        (LibvirtMigrationMixin's stub knows one): the guest appears on
-        the host the migration URI names and the source's job ends.
-        """
-        hostname = urllib.parse.urlparse(destination).hostname
-        self.computes[hostname].driver._host.get_connection().createXML(
-            params['destination_xml'],
-            'fake-createXML-doesnt-care-about-flags')
-        domain.complete_job()
 
     def _migrations(self, server):
         """The server's migrations, oldest first."""

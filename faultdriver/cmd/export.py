@@ -21,7 +21,7 @@ class Export(command.Command):
 
     #: Options of one form only: given to the other, exit 2 (never
     #: ignored).
-    REPORT_ONLY = ('from_run', 'repository', 'mode', 'devstack_run')
+    REPORT_ONLY = ('repository', 'mode', 'devstack_run')
     MODULE_ONLY = ('fixed', 'bug', 'commit_message')
 
     def get_parser(self, prog_name):
@@ -64,7 +64,9 @@ class Export(command.Command):
         report.add_argument('--from-run', metavar='RUN.json', default=None,
                             help='the run to quote (scenario run -f json); '
                                  'default: run the bug variant on the '
-                                 'embedded tier now')
+                                 'embedded tier now.  Without --report: '
+                                 'the run whose values the bug\'s '
+                                 'assertions state exactly')
         report.add_argument('--mode', choices=('eventlet', 'threading'),
                             default=None,
                             help='concurrency mode of that run (default '
@@ -96,7 +98,8 @@ class Export(command.Command):
         from faultdriver.export import module
         from faultdriver.scenario import model
         text = export.export(parsed_args.scenario, parsed_args.variant,
-                             parsed_args.fixed, parsed_args.bug)
+                             parsed_args.fixed, parsed_args.bug,
+                             parsed_args.from_run)
         self._write(parsed_args, text)
         if parsed_args.commit_message:
             with open(parsed_args.commit_message, 'w',

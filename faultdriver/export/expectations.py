@@ -130,8 +130,12 @@ def _invariant_form(writer, where, invariant, args):
     except invariants.NotExportable as exc:
         raise Unsupported(where, str(exc))
     writer.use(*form.uses)
+    exact = None
+    if invariant.exact is not None and invariant.name in writer.found:
+        exact = invariant.exact(writer.found[invariant.name])
     return Assertion(
         ['self.assertEqual(%s, %s)' % (form.empty, form.actual)],
+        ['self.assertEqual(%s, %s)' % (exact, form.actual)] if exact else
         ['self.assertNotEqual(%s, %s)' % (form.empty, form.actual)])
 
 

@@ -84,6 +84,18 @@ def install(writer, host, text, where, at_start=False):
     if term.action == 'hang':
         _hang(writer, host, rule, term, skip, text, where)
         return
+    if term.action == 'raise' and not skip and rule.phase != 'after' and \
+            not _counted(writer, host, rule.point):
+        # Nova's own form: the call raises, nothing to count.
+        target = 'self.computes[%r].%s' % (host, 'manager.rt' if kind ==
+                                           'tracker' else 'driver')
+        from faultdriver.export.writer import call
+        writer.line(call('self.useFixture', [call(
+            'fixtures.MockPatchObject', [
+                target, repr(rule.point.rpartition('.')[2]),
+                'autospec=True', 'side_effect=%s' % _error(
+                    writer, term, text, where)], ' ' * 12)]))
+        return
     args = [repr(host), repr(rule.point), repr(term.action)]
     if skip:
         args.append('skip=%d' % skip)
@@ -93,12 +105,25 @@ def install(writer, host, text, where, at_start=False):
         args.append('error=%s' % _error(writer, term, text, where))
     else:
         writer.crashes = True
+        writer.use('die')
     if not skip:
         # Its first hit is the fault's (a wait-point on it waits for it).
         writer.faulted[(host, rule.point)] = rule.phase
     writer.use('fault')
     from faultdriver.export.writer import call
     writer.line(call('self._fault', args))
+
+
+def _counted(writer, host, point):
+    """Whether the test counts or waits for the fault's hits (a
+    ``faults`` expectation, a ``wait-point`` on it): then the ``_fault``
+    helper records them."""
+    if 'faults' in writer.asserts:
+        return True
+    return any(step.kind == 'wait-point' and
+               dict(step.args).get('host') == host and
+               dict(step.args).get('point') == point
+               for step in writer.scenario.steps)
 
 
 def _describe(rule, term, skip, kind):

@@ -55,7 +55,7 @@ HELPERS = {
     'periodic': _helper('_periodic'),
     'failed_periodics': _helper('_failed_periodics'),
     'die': _helper('_die', imports=('time',)),
-    'fault': _helper('_fault', needs=('die',), imports=('fixtures',)),
+    'fault': _helper('_fault', imports=('fixtures',)),
     'fired': _helper('_fired'),
     'wait_for_fault': _helper('_wait_for_fault', needs=('fired',),
                               imports=('time',)),

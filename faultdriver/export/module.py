@@ -72,9 +72,11 @@ SERVICE_DOWN_TIME = 3
 DIED = inspect.getsource(novahelpers.ComputeDied)
 
 
-def render(scenario, variant=None, fixed=False, bug=None):
+def render(scenario, variant=None, fixed=False, bug=None, run=None):
     """The module's text; ``bug``: the Launchpad bug it reproduces (the
-    module and class are then named as Nova names them)."""
+    module and class are then named as Nova names them); ``run``: a run
+    of the variant (its VariantReport: ``scenario run -f json``'s
+    ``variants[V]``), whose values the bug's assertions state exactly."""
     variant = _variant(scenario, variant)
     for key, needed in provisions.topology_needs(scenario):
         why = export.lacking(needed)
@@ -82,10 +84,15 @@ def render(scenario, variant=None, fixed=False, bug=None):
             raise Unsupported('topology `%s`' % key, why)
     writer = writer_module.Writer(scenario, variant, fixed)
     writer.bug = bug
+    for result in (run.expectations or ()) if run is not None else ():
+        if result.kind:
+            writer.found.setdefault(result.kind, result.actual)
     writer.finding = finding_of(scenario.description)
-    writer.need('fixtures', 'logging', 'nova.context', 'fakelibvirt',
-                'integrated_helpers', 'base')
+    writer.need('fixtures', 'fakelibvirt', 'integrated_helpers', 'base')
     _flavors(writer)
+    writer.asserts = {e.kind for e, _ in expectations.asserted_items(
+        writer, scenario.common_expectations(),
+        scenario.own_expectations(variant))}
     for host, texts in scenario.data.get('rules', {}).items():
         if host == '*':
             raise Unsupported('rules `*`', 'a rule for every host has no '
@@ -95,9 +102,6 @@ def render(scenario, variant=None, fixed=False, bug=None):
             faults.install(writer, host, text, 'rules `%s`' % host,
                            at_start=True)
     writer.setup, writer.lines = writer.lines, []
-    writer.asserts = {e.kind for e, _ in expectations.asserted_items(
-        writer, scenario.common_expectations(),
-        scenario.own_expectations(variant))}
     for index, step in enumerate(scenario.steps, 1):
         steps.write(writer, index, step)
     expectations.write(writer, scenario.common_expectations(),
@@ -105,6 +109,12 @@ def render(scenario, variant=None, fixed=False, bug=None):
     if not writer.lines:
         raise Unsupported('scenario %s' % scenario.name, 'no steps')
     return _text(writer)
+
+
+def chosen_variant(scenario, variant=None):
+    """The variant an export asserts (``variant``, checked, or the
+    default)."""
+    return _variant(scenario, variant)
 
 
 def _variant(scenario, variant):
@@ -203,7 +213,10 @@ def commit_message(scenario, bug=None):
 
 
 def _text(writer):
-    used = helpers.closure(sorted(writer.helpers | {'migrate_stub'}))
+    kinds = {step.kind for step in writer.scenario.steps}
+    if 'live-migrate' in kinds or 'moves-again' in writer.asserts:
+        writer.use('migrate_stub')
+    used = helpers.closure(sorted(writer.helpers))
     for name in used:
         writer.need(*helpers.HELPERS[name].imports)
     uses_conf = any(name in helpers.CONF_USERS for name in used)
@@ -300,14 +313,16 @@ def _class(writer, used):
               "    # calls its caller waits for.",
               '    CAST_AS_CALL = False',
               '']
-    lines += _setup(writer, used)
-    lines += ['', '    def %s(self):' % method_name(scenario)]
     body = _unused_names_dropped(writer)
     while body and not body[0]:
         body = body[1:]
-    lines += body
+    methods = []
     for name in used:
-        lines += ['', helpers.HELPERS[name].source.rstrip('\n')]
+        methods += ['', helpers.HELPERS[name].source.rstrip('\n')]
+    lines += _setup(writer, used, '\n'.join(body + methods))
+    lines += ['', '    def %s(self):' % method_name(scenario)]
+    lines += body
+    lines += methods
     return '\n'.join(lines) + '\n'
 
 
@@ -344,7 +359,9 @@ def _summary(writer):
                                if scenario.dedicated_cpus else '')
 
 
-def _setup(writer, used):
+def _setup(writer, used, rest):
+    """setUp's lines; ``rest``: the text of the methods after it (what
+    of setUp's state they read)."""
     scenario = writer.scenario
     shapes = scenario.host_shapes()
     sets = {tuple(sorted(shape.cpu_sets().items()))
@@ -353,10 +370,11 @@ def _setup(writer, used):
         raise Unsupported('topology', 'the hosts have different CPU sets; '
                           'Nova\'s tests set [compute] options for every '
                           'host of the test at once')
-    lines = ['    def setUp(self):', '        super().setUp()',
-             '        # Calls to a dead compute time out in seconds.',
-             '        self.flags(rpc_response_timeout=%d, long_rpc_timeout=%d)'
-             % (RPC_TIMEOUT, LONG_RPC_TIMEOUT)]
+    lines = ['    def setUp(self):', '        super().setUp()']
+    if writer.crashes or 'watch_rpc' in used:
+        lines += ['        # Calls to a dead compute time out in seconds.',
+                  '        self.flags(rpc_response_timeout=%d, '
+                  'long_rpc_timeout=%d)' % (RPC_TIMEOUT, LONG_RPC_TIMEOUT)]
     if writer.crashes:
         # As faultdriver's embedded Nova: Nova (a fix, the scheduler)
         # asking the service group sees a dead compute down, as it would
@@ -375,18 +393,26 @@ def _setup(writer, used):
                       in ('cpu_dedicated_set', 'cpu_shared_set')),
                   "            group='compute')"]
         lines.append('        self.flags(vcpu_pin_set=None)')
-    lines += [
-        '        self.useFixture(fixtures.MonkeyPatch(',
-        "            'nova.tests.fixtures.libvirt.Domain.migrateToURI3',",
-        '            self._migrate_stub))',
-        "        # fakelibvirt cannot copy disks (as in Nova's resize tests).",
-        '        self.useFixture(fixtures.MockPatch(',
-        "            'nova.virt.libvirt.driver.LibvirtDriver.'",
-        "            'migrate_disk_and_power_off', return_value='{}'))",
-        '        self.compute_log = self.useFixture(fixtures.FakeLogger(',
-        "            name='nova.compute', level=logging.DEBUG))",
-        '        self.ctxt = nova_context.get_admin_context()',
-    ]
+    if 'migrate_stub' in used:
+        lines += [
+            '        self.useFixture(fixtures.MonkeyPatch(',
+            "            'nova.tests.fixtures.libvirt.Domain.migrateToURI3',",
+            '            self._migrate_stub))']
+    if {'migrate', 'resize'} & {step.kind for step in scenario.steps}:
+        lines += [
+            "        # fakelibvirt cannot copy disks (as in Nova's resize "
+            "tests).",
+            '        self.useFixture(fixtures.MockPatch(',
+            "            'nova.virt.libvirt.driver.LibvirtDriver.'",
+            "            'migrate_disk_and_power_off', return_value='{}'))"]
+    if 'self.compute_log' in rest:
+        writer.need('logging')
+        lines += [
+            '        self.compute_log = self.useFixture(fixtures.FakeLogger(',
+            "            name='nova.compute', level=logging.DEBUG))"]
+    if 'self.ctxt' in rest:
+        writer.need('nova.context')
+        lines.append('        self.ctxt = nova_context.get_admin_context()')
     state = [('self.periodics = []', 'periodic'),
              ('self.fired = []', 'fault'),
              ('self.crashed = {}', 'die'),

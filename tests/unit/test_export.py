@@ -398,3 +398,71 @@ def test_bug_number_must_be_digits(tmp_path, capsys):
         cli(capsys, 'export', scenario(tmp_path, STEPS), '--bug', 'LP1')
     assert exc.value.code == 2
     assert 'Launchpad bug number' in capsys.readouterr().err
+
+
+def test_a_sweep_reproducer_asserts_only_its_broken_invariant(tmp_path):
+    """A sweep case carries every invariant, most holding, some vacuous
+    (attachments of a server with no volume): the export asserts the
+    broken one, and keeps the state-changing moves-again only where a
+    later broken invariant (periodics-clean) sees its periodics."""
+    path = tmp_path / 'r.yaml'
+    path.write_text(HEAD + '''\
+rules:
+  dest: ['post_live_migration_at_destination: 1*raise(MigrationError)']
+expectations:
+- migrations-terminal: {}
+- servers-settled: {}
+- volume-attachments: {}
+- port-bindings: {}
+- accounting-matches-placement: {broken: true}
+- moves-again: {}
+- periodics-clean: {}
+steps:
+- boot: {server: s1, host: src}
+- live-migrate: {server: s1, host: dest}
+- settle: {}
+- recover: {}
+''')
+    text = export.export(str(path))
+    assert "self.assertNotEqual({}, self._unaccounted(['src', 'dest']))" \
+        in text
+    for absent in ('_unfinished_migrations', '_unsettled_servers',
+                   '_moves_again', 'volume', 'port_binding',
+                   'self.recovery_began'):
+        assert absent not in text, absent
+    # Nova's own form of a raise nothing counts: the call raises.
+    assert ("fixtures.MockPatchObject( self.computes['dest'].driver, "
+            "'post_live_migration_at_destination', autospec=True, "
+            "side_effect=exception.MigrationError(") in flat(text)
+    assert '_die' not in text and 'ComputeDied' not in text
+    path.write_text(path.read_text().replace(
+        '- periodics-clean: {}', '- periodics-clean: {broken: true}'))
+    text = export.export(str(path))
+    assert 'self.assertEqual([], self._moves_again(' in text
+    assert 'self.recovery_began = self._periodic_errors_logged()' in text
+
+
+def test_a_saved_run_makes_the_bugs_assertion_exact(capsys, tmp_path):
+    """F5's run found src charged 2 PCPU with nothing pinned: the stock
+    form asserts exactly that, the fixed form the invariant."""
+    import os
+    root = os.path.join(os.path.dirname(__file__), '..', '..')
+    f5 = os.path.join(root, 'nova-regressions', 'scenarios',
+                      'post-live-migration-at-destination-raise.yaml')
+    run = os.path.join(root, 'tests', 'unit', 'data', 'F5-run.json')
+    code, out, err = cli(capsys, 'export', f5, '--from-run', run)
+    assert code == 0, err
+    assert ("self.assertEqual({'src': (0, 2)}, "
+            "self._unaccounted(['src', 'dest']))") in out
+    assert 'assertNotEqual' not in out
+    code, out, err = cli(capsys, 'export', f5, '--from-run', run,
+                         '--fixed')
+    assert "self.assertEqual({}, self._unaccounted(['src', 'dest']))" \
+        in out
+    other = tmp_path / 'other.yaml'
+    other.write_text(open(f5).read().replace(
+        'name: post-live-migration-at-destination-raise', 'name: other'))
+    code, _, err = cli(capsys, 'export', str(other), '--from-run', run)
+    assert code == 2
+    assert "a run of scenario 'post-live-migration-at-destination-raise'" \
+        in err
