@@ -136,6 +136,15 @@ def _post_decision(writer, where, server, action, may_be_refused):
                 % post)
 
 
+def _decide_resize(writer, where, decision, timeout=60):
+    """Confirm or revert every resize waiting for it (the helper leaves
+    a server not in VERIFY_RESIZE alone, as the step does)."""
+    writer.use('decide_resizes')
+    writer.line(call('self._decide_resizes', [
+        writer.move_list(), repr(decision)] + (
+        ['timeout=%s' % timeout] if timeout != 30 else [])))
+
+
 def _reset_state(writer, where, server, state='active'):
     name = writer.server(server, where)
     writer.line('self.admin_api.post_server_action(')

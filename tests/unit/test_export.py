@@ -466,3 +466,14 @@ def test_a_saved_run_makes_the_bugs_assertion_exact(capsys, tmp_path):
     assert code == 2
     assert "a run of scenario 'post-live-migration-at-destination-raise'" \
         in err
+
+
+def test_decide_resize_confirms_or_reverts_what_waits():
+    """The resize workflows' decide-resize step (before recover) is
+    the helper that decides every resize waiting in VERIFY_RESIZE."""
+    text = export.export('resize-revert')
+    body = text.split('    def test_resize_revert(self):')[1]
+    body = body.split('\n    def _')[0]
+    assert body.index("self._decide_resizes([(s1, 1), (s2, 0)], 'revert', "
+                      "timeout=60)") < body.index('# What an operator')
+    assert 'def _decide_resizes(self, moves, decision, timeout=30):' in text
