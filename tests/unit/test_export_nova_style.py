@@ -12,6 +12,7 @@ fails here, naming the file, line and check.
 import configparser
 import glob
 import os
+import re
 import subprocess
 import sys
 
@@ -82,4 +83,70 @@ def test_an_export_with_a_bug_number_passes_novas_flake8(tmp_path):
         FOLDER, 'scenarios', 'post-live-migration-at-destination-raise.yaml'),
         bug=2000001)
     found = _flake8(tmp_path, {'test_bug_2000001.py': text})
+    assert found.returncode == 0, found.stdout + found.stderr
+
+
+#: One reproducer per (workflow, action class) of the named set that
+#: exports today, as a sweep writes it: the workflow, its case's rule
+#: (faultdriver.sweep.cases.Case.rule) at a point of its move, every
+#: swept invariant, one of them broken.
+NAMED = {
+    'live-migration': ('pre_live_migration', 'dest'),
+    'cold-migration-confirm': ('migrate_disk_and_power_off', 'src'),
+    'cold-migration-revert': ('migrate_disk_and_power_off', 'src'),
+    'resize-confirm': ('migrate_disk_and_power_off', 'src'),
+    'resize-revert': ('finish_revert_migration', 'src'),
+    'evacuation': ('spawn', 'dest'),
+}
+EXPORTED_ACTIONS = ('crash', 'raise')
+
+
+def _reproducer(tmp_path, workflow, point, host, action):
+    import yaml
+
+    from faultdriver.scenario import invariants
+    from faultdriver.scenario import model
+    from faultdriver.sweep import cases
+    data = dict(model.load(workflow).data)
+    rule = cases.Case(point, host, 'before', action).rule()
+    data['name'] = cases.scenario_name(
+        'accounting-matches-placement', cases.Case(
+            point, host, 'before', action).id)
+    data['rules'] = {host: [rule]}
+    data['variants'] = {'stock': {'description': 'as swept',
+                                  'expect': 'bug'}}
+    data['expectations'] = [
+        {name: {'broken': True} if name == 'accounting-matches-placement'
+         else {}} for name in invariants.swept()]
+    path = tmp_path / ('%s-%s.yaml' % (workflow, action))
+    path.write_text(yaml.safe_dump(data))
+    return str(path)
+
+
+def test_the_named_workflows_reproducers_export_clean(tmp_path):
+    """Each exports without edits (vacuous invariants dropped), imports
+    nothing of faultdriver, and passes Nova's flake8."""
+    import ast
+
+    from faultdriver import export
+    from faultdriver.export import module
+    from faultdriver.scenario import model
+    texts = {}
+    for workflow, (point, host) in NAMED.items():
+        for action in EXPORTED_ACTIONS:
+            path = _reproducer(tmp_path, workflow, point, host, action)
+            text = export.export(path)
+            for node in ast.walk(ast.parse(text)):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    names = [getattr(node, 'module', None) or ''] + [
+                        alias.name for alias in node.names]
+                    assert not any(n.startswith('faultdriver')
+                                   for n in names), (workflow, action)
+            assert 'volume' not in text and 'port_binding' not in text
+            texts['test_%s_%s.py' % (workflow.replace('-', '_'),
+                                     action)] = text
+            # A readable name: no sweep hash.
+            name = module.file_name(model.load(path))
+            assert not re.search(r'_[0-9a-f]{8}\.py$', name), name
+    found = _flake8(tmp_path, texts)
     assert found.returncode == 0, found.stdout + found.stderr
