@@ -59,6 +59,8 @@ class TestAbortLeavesDestTaskTracked(
 
     def setUp(self):
         super().setUp()
+        # Calls to a dead compute time out in seconds.
+        self.flags(rpc_response_timeout=3, long_rpc_timeout=6)
         self.useFixture(fixtures.MonkeyPatch(
             'nova.tests.fixtures.libvirt.Domain.migrateToURI3',
             self._migrate_stub))

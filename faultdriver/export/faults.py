@@ -82,7 +82,7 @@ def install(writer, host, text, where, at_start=False):
     writer.comment('Rule %r on %s: %s.' % (text, host, _describe(
         rule, term, skip, kind)))
     if term.action == 'hang':
-        _hang(writer, host, rule, term, skip, text, where)
+        _hang(writer, host, rule, term, skip, text, where, at_start)
         return
     if term.action == 'raise' and not skip and rule.phase != 'after' and \
             not _counted(writer, host, rule.point):
@@ -160,7 +160,7 @@ def _error(writer, term, text, where):
     return 'exception.%s(message=%s)' % (name, message)
 
 
-def _hang(writer, host, rule, term, skip, text, where):
+def _hang(writer, host, rule, term, skip, text, where, at_start=False):
     if skip or rule.phase != 'before':
         raise Unsupported(where, 'rule %r: InterceptMethodFixture holds '
                           'the first call, before it runs' % text)
@@ -170,6 +170,9 @@ def _hang(writer, host, rule, term, skip, text, where):
         raise Unsupported(where, 'rule %r: %s' % (text, exc))
     barrier = args.get('name', rule.point)
     name = 'held_%s' % len(writer.holds) if len(writer.holds) else 'held'
+    if at_start:
+        # Installed in setUp, held in the test method.
+        name = 'self.' + name
     writer.holds[(host, barrier)] = name
     writer.hits[(host, rule.point)] = name
     writer.need('nova.tests.fixtures')

@@ -72,6 +72,9 @@ HELPERS = {
         'restart_compute', 'wait_for_service'),
         imports=('time', 'nova.conf')),
     'reset_stuck': _helper('_reset_stuck'),
+    'periodics_while_held': _helper('_periodics_while_held',
+                                    needs=('periodic',),
+                                    imports=('threading', 'nova.conf')),
     'unfinished_migrations': _helper('_unfinished_migrations',
                                      needs=('migrations',)),
     'unsettled_servers': _helper('_unsettled_servers'),
@@ -93,7 +96,7 @@ HELPERS = {
 DIED_USERS = ('die',)
 TERMINAL_USERS = ('settle', 'decide_resizes', 'unfinished_migrations',
                   'misplaced_allocations')
-CONF_USERS = ('settle', 'restart_dead')
+CONF_USERS = ('settle', 'restart_dead', 'periodics_while_held')
 
 
 def closure(names):

@@ -371,7 +371,7 @@ def _setup(writer, used, rest):
                           'Nova\'s tests set [compute] options for every '
                           'host of the test at once')
     lines = ['    def setUp(self):', '        super().setUp()']
-    if writer.crashes or 'watch_rpc' in used:
+    if writer.crashes or writer.holds or 'watch_rpc' in used:
         lines += ['        # Calls to a dead compute time out in seconds.',
                   '        self.flags(rpc_response_timeout=%d, '
                   'long_rpc_timeout=%d)' % (RPC_TIMEOUT, LONG_RPC_TIMEOUT)]

@@ -328,6 +328,22 @@ class NovaHelpers:
             'Error updating resources for node %s' % hostname)
             for hostname in sorted(self.computes)}
 
+    def _periodics_while_held(self):
+        """Start every compute's periodic while a hang holds a call, as
+        its timer would, each in a thread, and give each the quiet time
+        of _settle (three RPC timeouts) to end: one may wait for a lock
+        the held call has, and runs once that is released, as in
+        nova-compute.  The threads.
+        """
+        threads = [threading.Thread(target=self._periodic, args=(hostname,),
+                                    daemon=True)
+                   for hostname in sorted(self.computes)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(3 * CONF.rpc_response_timeout)
+        return threads
+
     def _restart_dead(self, timeout=30):
         """Start each dead compute again once no caller waits for it any
         more (the longest RPC timeout passed since it died), as an

@@ -279,10 +279,6 @@ def _recover(writer, where, timeout=60, resize=None, rules=None):
         # start needs a service built with it.
         raise Unsupported(where, 'rules of the services recover starts '
                           '(a fault during the recovery) are not exported')
-    held = sorted(set(writer.holds.values()) - writer.released)
-    if held:
-        raise Unsupported(where, 'a hang still holds a thread (%s): release '
-                          'it before recover' % ', '.join(held))
     writer.comment('What an operator does after the fault.')
     if 'periodics-clean' in writer.asserts:
         writer.use('periodic_errors_logged')
@@ -292,6 +288,18 @@ def _recover(writer, where, timeout=60, resize=None, rules=None):
     writer.use('settle')
     if writer.last_step != 'settle':
         # Else the moves settled just before.
+        writer.line(settle)
+    held = sorted(set(writer.holds.values()) - writer.released)
+    if held:
+        writer.comment('A hang lasts until every compute\'s periodic ran '
+                       '(or waits for what the held call holds).')
+        writer.use('periodics_while_held')
+        writer.line('periodics = self._periodics_while_held()')
+        for name in held:
+            writer.released.add(name)
+            writer.line('%s.proceed.set()' % name)
+        writer.line('for thread in periodics:\n    thread.join(%s)'
+                    % timeout)
         writer.line(settle)
     if writer.crashes:
         writer.use('restart_dead')

@@ -477,3 +477,26 @@ def test_decide_resize_confirms_or_reverts_what_waits():
     assert body.index("self._decide_resizes([(s1, 1), (s2, 0)], 'revert', "
                       "timeout=60)") < body.index('# What an operator')
     assert 'def _decide_resizes(self, moves, decision, timeout=30):' in text
+
+
+def test_a_hang_recover_finds_held_is_released_after_the_periodics(
+        tmp_path):
+    """As the scenario tier's recover: every compute's periodic starts
+    while the call is held, then the hold is let go; a hang of the
+    scenario's rules is installed in setUp and held on the test."""
+    text = export.export(scenario(tmp_path, '''\
+rules:
+  dest: ['pre_live_migration: 1*hang']
+steps:
+  - boot: {server: s1, host: src}
+  - live-migrate: {server: s1, host: dest}
+  - settle: {}
+  - recover: {}
+'''))
+    assert 'self.held = self.useFixture(nova_fixtures.' \
+        'InterceptMethodFixture(' in text
+    body = text.split('    def test_t(self):')[1].split('\n    def _')[0]
+    assert body.index('periodics = self._periodics_while_held()') < \
+        body.index('self.held.proceed.set()') < \
+        body.index('thread.join(60)')
+    assert 'self.flags(rpc_response_timeout=3' in text

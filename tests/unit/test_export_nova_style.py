@@ -98,7 +98,7 @@ NAMED = {
     'resize-revert': ('finish_revert_migration', 'src'),
     'evacuation': ('spawn', 'dest'),
 }
-EXPORTED_ACTIONS = ('crash', 'raise')
+EXPORTED_ACTIONS = ('crash', 'raise', 'hang')
 
 
 def _reproducer(tmp_path, workflow, point, host, action):
