@@ -62,9 +62,9 @@ def _chain(rule, text, where):
         raise Unsupported(where, 'rule %r: only "[N*off ->] 1*ACTION" '
                           'chains can be exported' % text)
     term = terms[0]
-    if term.action not in ('crash', 'raise', 'hang'):
+    if term.action not in ('crash', 'raise', 'hang', 'periodic'):
         raise Unsupported(where, 'rule %r: action %s has no Nova test '
-                          'means here (crash, raise and hang do)'
+                          'means here (crash, raise, hang and periodic do)'
                           % (text, term.action))
     if term.count not in (None, 1) and term.action != 'crash':
         raise Unsupported(where, 'rule %r: only the first hit (1*%s) can '
@@ -83,6 +83,9 @@ def install(writer, host, text, where, at_start=False):
         rule, term, skip, kind)))
     if term.action == 'hang':
         _hang(writer, host, rule, term, skip, text, where, at_start)
+        return
+    if term.action == 'periodic':
+        _periodic(writer, host, rule, term, skip, text, where)
         return
     if term.action == 'raise' and not skip and rule.phase != 'after' and \
             not _counted(writer, host, rule.point):
@@ -158,6 +161,44 @@ def _error(writer, term, text, where):
         return ('exception.%s(inner_exception=exception.InternalError('
                 'message=%s))' % (name, message))
     return 'exception.%s(message=%s)' % (name, message)
+
+
+def _periodic(writer, host, rule, term, skip, text, where):
+    """A periodic at a hit: the ``_periodic_at`` helper.  The hit thread
+    waits for it but where it holds the tracker lock (a point that runs
+    under it, but in its ``unlocked`` phase), as the action does; a
+    tracker method's own ``before``/``after`` is inside the lock the
+    patched method takes, which a patch of the method cannot reach."""
+    from faultdriver.actions import periodic as periodic_action
+    from faultdriver.export.writer import call
+    from faultdriver import points
+    try:
+        args = periodic_action.Periodic.bind(term)
+    except ValueError as exc:
+        raise Unsupported(where, 'rule %r: %s' % (text, exc))
+    point = points.catalogue()[rule.point]
+    locked = point.tracker_lock and rule.phase != rules_module.UNLOCKED
+    if locked and rule.point.startswith('tracker.'):
+        raise Unsupported(where, 'rule %r: a periodic inside the tracker '
+                          'lock a patch of %s runs outside of; write it '
+                          'at %s.unlocked' % (text, rule.point, rule.point))
+    peer = args.get('host')
+    if locked and peer:
+        raise Unsupported(where, 'rule %r: another host\'s periodic '
+                          'waits for the tracker lock this call holds '
+                          '(one lock in one process)' % text)
+    writer.use('periodic_at')
+    items = [repr(host), repr(rule.point)]
+    if peer:
+        items.append('peer=%r' % peer)
+    if skip:
+        items.append('skip=%d' % skip)
+    if rule.phase == 'after':
+        items.append('after=True')
+    wait = 0 if locked else args.get('timeout', 60)
+    if wait != 60:
+        items.append('wait=%s' % _number(wait))
+    writer.line(call('self._periodic_at', items))
 
 
 def _hang(writer, host, rule, term, skip, text, where, at_start=False):

@@ -57,6 +57,8 @@ HELPERS = {
     'die': _helper('_die', imports=('time',)),
     'fault': _helper('_fault', imports=('fixtures',)),
     'fired': _helper('_fired'),
+    'periodic_at': _helper('_periodic_at', needs=('periodic',),
+                           imports=('threading', 'fixtures')),
     'wait_for_fault': _helper('_wait_for_fault', needs=('fired',),
                               imports=('time',)),
     'watch_rpc': _helper('_watch_rpc', imports=(

@@ -200,6 +200,42 @@ class NovaHelpers:
         self.useFixture(fixtures.MockPatchObject(
             target, method, autospec=True, side_effect=failing))
 
+    def _periodic_at(self, hostname, point, peer=None, skip=0,
+                     after=False, wait=60):
+        """Run the resource tracker periodic of ``peer`` (default
+        ``hostname``) at the (skip + 1)-th call of ``point`` on
+        ``hostname``, before it runs or, ``after``, once it returned, as
+        its timer could: in another thread, waited for up to ``wait``
+        seconds (0: not waited for, where the call holds the tracker
+        lock the periodic needs).
+        """
+        manager = self.computes[hostname].manager
+        target = manager.rt if point.startswith('tracker.') else (
+            manager.driver)
+        method = point.rpartition('.')[2]
+        real = getattr(target, method)
+        calls = []
+
+        def periodic():
+            thread = threading.Thread(
+                target=self._periodic, args=(peer or hostname,),
+                daemon=True)
+            thread.start()
+            if wait:
+                thread.join(wait)
+
+        def hooked(*args, **kwargs):
+            calls.append(args)
+            if len(calls) == skip + 1 and not after:
+                periodic()
+            result = real(*args, **kwargs)
+            if len(calls) == skip + 1 and after:
+                periodic()
+            return result
+
+        self.useFixture(fixtures.MockPatchObject(
+            target, method, autospec=True, side_effect=hooked))
+
     def _fired(self, hostname=None, point=None, action=None):
         """How many of the test's faults fired, of those that match."""
         return len([fired for fired in self.fired

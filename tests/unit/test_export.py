@@ -500,3 +500,37 @@ steps:
         body.index('self.held.proceed.set()') < \
         body.index('thread.join(60)')
     assert 'self.flags(rpc_response_timeout=3' in text
+
+
+@pytest.mark.parametrize('rule, call', [
+    ("'pre_live_migration: 1*periodic'",
+     "self._periodic_at('dest', 'pre_live_migration')"),
+    ("'pre_live_migration.after: 1*periodic(host=src)'",
+     "self._periodic_at('dest', 'pre_live_migration', peer='src', "
+     "after=True)"),
+])
+def test_a_periodic_rule_runs_the_periodic_at_the_hit(tmp_path, rule,
+                                                      call):
+    text = export.export(scenario(tmp_path, """\
+rules:
+  dest: [%s]
+steps:
+  - boot: {server: s1, host: src}
+  - live-migrate: {server: s1, host: dest}
+  - settle: {}
+""" % rule))
+    assert call in text
+    assert 'def _periodic_at(self, hostname, point, peer=None' in text
+
+
+def test_a_periodic_inside_the_tracker_lock_a_patch_cannot_reach_is_exit_2(
+        tmp_path, capsys):
+    code, _, err = cli(capsys, 'export', scenario(tmp_path, """\
+rules:
+  dest: ['tracker.resize_claim: 1*periodic']
+steps:
+  - boot: {server: s1, host: src}
+"""))
+    assert code == 2
+    assert 'a periodic inside the tracker lock' in err
+    assert 'tracker.resize_claim.unlocked' in err

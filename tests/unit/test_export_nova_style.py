@@ -98,7 +98,7 @@ NAMED = {
     'resize-revert': ('finish_revert_migration', 'src'),
     'evacuation': ('spawn', 'dest'),
 }
-EXPORTED_ACTIONS = ('crash', 'raise', 'hang')
+EXPORTED_ACTIONS = ('crash', 'raise', 'hang', 'periodic', 'peer-periodic')
 
 
 def _reproducer(tmp_path, workflow, point, host, action):
@@ -108,10 +108,12 @@ def _reproducer(tmp_path, workflow, point, host, action):
     from faultdriver.scenario import model
     from faultdriver.sweep import cases
     data = dict(model.load(workflow).data)
-    rule = cases.Case(point, host, 'before', action).rule()
-    data['name'] = cases.scenario_name(
-        'accounting-matches-placement', cases.Case(
-            point, host, 'before', action).id)
+    peer = ({'src', 'dest'} - {host}).pop() \
+        if action == 'peer-periodic' else None
+    case = cases.Case(point, host, 'before', action, peer=peer)
+    rule = case.rule()
+    data['name'] = cases.scenario_name('accounting-matches-placement',
+                                       case.id)
     data['rules'] = {host: [rule]}
     data['variants'] = {'stock': {'description': 'as swept',
                                   'expect': 'bug'}}
