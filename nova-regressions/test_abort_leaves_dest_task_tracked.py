@@ -26,12 +26,8 @@ wait for it.
 Variant stock: Nova 34 as it is: dest tracks the aborted live migration's task
 for good.
 
-The test asserts what Nova does today: the assertions of the bug are marked
-FIXME with what is correct. The form that asserts the correct state instead is
-written by faultdriver export --fixed.
-
-Written by faultdriver export from the scenario abort-leaves-dest-task-tracked,
-variant stock; regenerate it rather than edit it.
+The assertions marked FIXME show the bug; faultdriver export --fixed writes the
+form that asserts the correct state.
 """
 
 import logging
@@ -47,12 +43,11 @@ from nova.tests.functional import integrated_helpers
 from nova.tests.functional.libvirt import base
 
 
-class AbortLeavesDestTaskTracked(
+class TestAbortLeavesDestTaskTracked(
         base.ServersTestBase, integrated_helpers.InstanceHelperMixin):
     """F19 (doc/findings.rst) with no crash: an admin aborts a live migration
-    of an unpinned server while dest prepares (pre_live_migration held).
-
-    Hosts src, dest; Nova's default flavors.
+    of an unpinned server while dest prepares (pre_live_migration held). Hosts
+    src, dest.
     """
 
     ADMIN_API = True
@@ -69,10 +64,6 @@ class AbortLeavesDestTaskTracked(
         self.useFixture(fixtures.MonkeyPatch(
             'nova.tests.fixtures.libvirt.Domain.migrateToURI3',
             self._migrate_stub))
-        # fakelibvirt cannot copy disks (as in Nova's resize tests).
-        self.useFixture(fixtures.MockPatch(
-            'nova.virt.libvirt.driver.LibvirtDriver.'
-            'migrate_disk_and_power_off', return_value='{}'))
         self.compute_log = self.useFixture(fixtures.FakeLogger(
             name='nova.compute', level=logging.DEBUG))
         self.ctxt = nova_context.get_admin_context()

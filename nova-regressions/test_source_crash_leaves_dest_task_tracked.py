@@ -23,25 +23,13 @@ for it.
 Variant stock: Nova 34 as it is: dest tracks the live migration's task for
 good.
 
-The test asserts what Nova does today: the assertions of the bug are marked
-FIXME with what is correct. The form that asserts the correct state instead is
-written by faultdriver export --fixed.
+The assertions marked FIXME show the bug; faultdriver export --fixed writes the
+form that asserts the correct state.
 
 A crash of nova-compute cannot be expressed faithfully with Nova's test
-fixtures: its services share one process (and its thread pools). The closest
-form is used: where the scenario kills a compute, the call stops that service's
-RPC servers (no reply is sent: callers time out) and its heartbeat, and raises
-ComputeDied, a BaseException, which none of Nova's error handlers catches
-(``finally`` blocks and context-manager exits still run, which a killed process
-would not run); a restart starts a new service on the same hypervisor
-(``_restart_compute``). Calls to the dead compute time out after
-``rpc_response_timeout`` or ``long_rpc_timeout``; unlike RabbitMQ, the fake
-transport keeps a call's request after its caller gave up, so the restarted
-service may still handle it.
-
-Written by faultdriver export from the scenario
-source-crash-leaves-dest-task-tracked, variant stock; regenerate it rather than
-edit it.
+fixtures (its services share one process): the dying service stops its RPC
+servers and heartbeat and unwinds with ComputeDied, a BaseException none of
+Nova's handlers catches; callers time out after rpc_response_timeout.
 """
 
 import logging
@@ -64,12 +52,11 @@ class ComputeDied(BaseException):
     """
 
 
-class SourceCrashLeavesDestTaskTracked(
+class TestSourceCrashLeavesDestTaskTracked(
         base.ServersTestBase, integrated_helpers.InstanceHelperMixin):
     """F19 (doc/findings.rst): the source nova-compute dies in its driver's
-    live_migration, after dest's pre_live_migration returned.
-
-    Hosts src, dest; pinned flavors on dedicated pCPUs.
+    live_migration, after dest's pre_live_migration returned. Hosts src, dest,
+    pinned flavors.
     """
 
     ADMIN_API = True
@@ -93,10 +80,6 @@ class SourceCrashLeavesDestTaskTracked(
         self.useFixture(fixtures.MonkeyPatch(
             'nova.tests.fixtures.libvirt.Domain.migrateToURI3',
             self._migrate_stub))
-        # fakelibvirt cannot copy disks (as in Nova's resize tests).
-        self.useFixture(fixtures.MockPatch(
-            'nova.virt.libvirt.driver.LibvirtDriver.'
-            'migrate_disk_and_power_off', return_value='{}'))
         self.compute_log = self.useFixture(fixtures.FakeLogger(
             name='nova.compute', level=logging.DEBUG))
         self.ctxt = nova_context.get_admin_context()

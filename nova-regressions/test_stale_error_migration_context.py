@@ -23,24 +23,13 @@ skips the stale migration.
 
 Variant stock: Nova 34's resource tracker, unchanged.
 
-The test asserts what Nova does today: the assertions of the bug are marked
-FIXME with what is correct. The form that asserts the correct state instead is
-written by faultdriver export --fixed.
+The assertions marked FIXME show the bug; faultdriver export --fixed writes the
+form that asserts the correct state.
 
 A crash of nova-compute cannot be expressed faithfully with Nova's test
-fixtures: its services share one process (and its thread pools). The closest
-form is used: where the scenario kills a compute, the call stops that service's
-RPC servers (no reply is sent: callers time out) and its heartbeat, and raises
-ComputeDied, a BaseException, which none of Nova's error handlers catches
-(``finally`` blocks and context-manager exits still run, which a killed process
-would not run); a restart starts a new service on the same hypervisor
-(``_restart_compute``). Calls to the dead compute time out after
-``rpc_response_timeout`` or ``long_rpc_timeout``; unlike RabbitMQ, the fake
-transport keeps a call's request after its caller gave up, so the restarted
-service may still handle it.
-
-Written by faultdriver export from the scenario stale-error-migration-context,
-variant stock; regenerate it rather than edit it.
+fixtures (its services share one process): the dying service stops its RPC
+servers and heartbeat and unwinds with ComputeDied, a BaseException none of
+Nova's handlers catches; callers time out after rpc_response_timeout.
 """
 
 import logging
@@ -69,13 +58,11 @@ class ComputeDied(BaseException):
     """
 
 
-class StaleErrorMigrationContext(
+class TestStaleErrorMigrationContext(
         base.ServersTestBase, integrated_helpers.InstanceHelperMixin):
     """Seed (faultdriver/tracker/patches/stale_migration_context.py): a pinned
     server's live migration to dest dies with dest (pre_live_migration@dest:
-    crash) and its migration is left 'error'.
-
-    Hosts src, dest; pinned flavors on dedicated pCPUs.
+    crash) and its migration is left 'error'. Hosts src, dest, pinned flavors.
     """
 
     ADMIN_API = True
@@ -99,10 +86,6 @@ class StaleErrorMigrationContext(
         self.useFixture(fixtures.MonkeyPatch(
             'nova.tests.fixtures.libvirt.Domain.migrateToURI3',
             self._migrate_stub))
-        # fakelibvirt cannot copy disks (as in Nova's resize tests).
-        self.useFixture(fixtures.MockPatch(
-            'nova.virt.libvirt.driver.LibvirtDriver.'
-            'migrate_disk_and_power_off', return_value='{}'))
         self.compute_log = self.useFixture(fixtures.FakeLogger(
             name='nova.compute', level=logging.DEBUG))
         self.ctxt = nova_context.get_admin_context()

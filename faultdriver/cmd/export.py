@@ -21,8 +21,8 @@ class Export(command.Command):
 
     #: Options of one form only: given to the other, exit 2 (never
     #: ignored).
-    REPORT_ONLY = ('from_run', 'repository', 'mode', 'devstack_run')
-    MODULE_ONLY = ('fixed',)
+    REPORT_ONLY = ('repository', 'mode', 'devstack_run')
+    MODULE_ONLY = ('fixed', 'bug', 'commit_message')
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -40,6 +40,15 @@ class Export(command.Command):
         parser.add_argument('--fixed', action='store_true',
                             help='assert the correct state instead of the '
                                  'bug\'s')
+        parser.add_argument('--bug', metavar='N', type=_bug_number,
+                            help='the Launchpad bug it reproduces: the '
+                                 'module is test_bug_N.py, its class '
+                                 'TestBugN, as Nova names them (default: '
+                                 'a name read from the scenario)')
+        parser.add_argument('--commit-message', metavar='FILE',
+                            help='also write the commit message Nova '
+                                 'expects here ("Add functional reproducer '
+                                 'for bug N", Related-Bug: #N)')
         parser.add_argument('-o', '--output', metavar='FILE',
                             help='write the module (or the report) here '
                                  '(default: stdout)')
@@ -55,7 +64,9 @@ class Export(command.Command):
         report.add_argument('--from-run', metavar='RUN.json', default=None,
                             help='the run to quote (scenario run -f json); '
                                  'default: run the bug variant on the '
-                                 'embedded tier now')
+                                 'embedded tier now.  Without --report: '
+                                 'the run whose values the bug\'s '
+                                 'assertions state exactly')
         report.add_argument('--mode', choices=('eventlet', 'threading'),
                             default=None,
                             help='concurrency mode of that run (default '
@@ -84,9 +95,17 @@ class Export(command.Command):
         if parsed_args.report:
             return self._report(parsed_args)
         from faultdriver import export
+        from faultdriver.export import module
+        from faultdriver.scenario import model
         text = export.export(parsed_args.scenario, parsed_args.variant,
-                             parsed_args.fixed)
+                             parsed_args.fixed, parsed_args.bug,
+                             parsed_args.from_run)
         self._write(parsed_args, text)
+        if parsed_args.commit_message:
+            with open(parsed_args.commit_message, 'w',
+                      encoding='utf-8') as stream:
+                stream.write(module.commit_message(
+                    model.load(parsed_args.scenario), parsed_args.bug))
         return 0
 
     def _report(self, parsed_args):
@@ -115,3 +134,12 @@ class Export(command.Command):
                 stream.write(text)
         else:
             self.app.stdout.write(text)
+
+
+def _bug_number(text):
+    """A Launchpad bug number (argparse: exit 2 naming it otherwise)."""
+    import argparse
+    if not text.isdigit() or int(text) <= 0:
+        raise argparse.ArgumentTypeError(
+            'expected a Launchpad bug number (digits), got %r' % text)
+    return int(text)

@@ -56,9 +56,18 @@ class Unsupported(exception.ScenarioError):
         super().__init__('%s: cannot be exported: %s' % (where, why))
 
 
-def export(name_or_path, variant=None, fixed=False):
+def export(name_or_path, variant=None, fixed=False, bug=None,
+           run_file=None):
     """The text of the exported test module of a scenario (a bundled
-    name or a file)."""
+    name or a file); ``bug``: the Launchpad bug it reproduces;
+    ``run_file``: a saved run of the scenario (``scenario run -f json``)
+    whose values the bug's assertions state exactly."""
     from faultdriver.export import module
     from faultdriver.scenario import model
-    return module.render(model.load(name_or_path), variant, fixed)
+    scenario = model.load(name_or_path)
+    run = None
+    if run_file:
+        from faultdriver.export import bugreport
+        run, _where = bugreport.from_run_file(
+            run_file, scenario, module.chosen_variant(scenario, variant))
+    return module.render(scenario, variant, fixed, bug, run)

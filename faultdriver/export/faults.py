@@ -29,17 +29,10 @@ STARTUP_HITS = {
 #: How an exported crash is written, for the module docstring.
 CRASH_NOTE = (
     'A crash of nova-compute cannot be expressed faithfully with Nova\'s '
-    'test fixtures: its services share one process (and its thread '
-    'pools).  The closest form is used: where the scenario kills a '
-    'compute, the call stops that service\'s RPC servers (no reply is '
-    'sent: callers time out) and its heartbeat, and raises ComputeDied, a '
-    'BaseException, which none of Nova\'s error handlers catches '
-    '(``finally`` blocks and context-manager exits still run, which a '
-    'killed process would not run); a restart starts a new service on the '
-    'same hypervisor (``_restart_compute``).  Calls to the dead compute '
-    'time out after ``rpc_response_timeout`` or ``long_rpc_timeout``; '
-    'unlike RabbitMQ, the fake transport keeps a call\'s request after '
-    'its caller gave up, so the restarted service may still handle it.')
+    'test fixtures (its services share one process): the dying service '
+    'stops its RPC servers and heartbeat and unwinds with ComputeDied, a '
+    'BaseException none of Nova\'s handlers catches; callers time out '
+    'after rpc_response_timeout.')
 
 
 def parse(text, where):
@@ -69,9 +62,9 @@ def _chain(rule, text, where):
         raise Unsupported(where, 'rule %r: only "[N*off ->] 1*ACTION" '
                           'chains can be exported' % text)
     term = terms[0]
-    if term.action not in ('crash', 'raise', 'hang'):
+    if term.action not in ('crash', 'raise', 'hang', 'periodic'):
         raise Unsupported(where, 'rule %r: action %s has no Nova test '
-                          'means here (crash, raise and hang do)'
+                          'means here (crash, raise, hang and periodic do)'
                           % (text, term.action))
     if term.count not in (None, 1) and term.action != 'crash':
         raise Unsupported(where, 'rule %r: only the first hit (1*%s) can '
@@ -89,7 +82,22 @@ def install(writer, host, text, where, at_start=False):
     writer.comment('Rule %r on %s: %s.' % (text, host, _describe(
         rule, term, skip, kind)))
     if term.action == 'hang':
-        _hang(writer, host, rule, term, skip, text, where)
+        _hang(writer, host, rule, term, skip, text, where, at_start)
+        return
+    if term.action == 'periodic':
+        _periodic(writer, host, rule, term, skip, text, where)
+        return
+    if term.action == 'raise' and not skip and rule.phase != 'after' and \
+            not _counted(writer, host, rule.point):
+        # Nova's own form: the call raises, nothing to count.
+        target = 'self.computes[%r].%s' % (host, 'manager.rt' if kind ==
+                                           'tracker' else 'driver')
+        from faultdriver.export.writer import call
+        writer.line(call('self.useFixture', [call(
+            'fixtures.MockPatchObject', [
+                target, repr(rule.point.rpartition('.')[2]),
+                'autospec=True', 'side_effect=%s' % _error(
+                    writer, term, text, where)], ' ' * 12)]))
         return
     args = [repr(host), repr(rule.point), repr(term.action)]
     if skip:
@@ -100,12 +108,25 @@ def install(writer, host, text, where, at_start=False):
         args.append('error=%s' % _error(writer, term, text, where))
     else:
         writer.crashes = True
+        writer.use('die')
     if not skip:
         # Its first hit is the fault's (a wait-point on it waits for it).
         writer.faulted[(host, rule.point)] = rule.phase
     writer.use('fault')
     from faultdriver.export.writer import call
     writer.line(call('self._fault', args))
+
+
+def _counted(writer, host, point):
+    """Whether the test counts or waits for the fault's hits (a
+    ``faults`` expectation, a ``wait-point`` on it): then the ``_fault``
+    helper records them."""
+    if 'faults' in writer.asserts:
+        return True
+    return any(step.kind == 'wait-point' and
+               dict(step.args).get('host') == host and
+               dict(step.args).get('point') == point
+               for step in writer.scenario.steps)
 
 
 def _describe(rule, term, skip, kind):
@@ -142,7 +163,45 @@ def _error(writer, term, text, where):
     return 'exception.%s(message=%s)' % (name, message)
 
 
-def _hang(writer, host, rule, term, skip, text, where):
+def _periodic(writer, host, rule, term, skip, text, where):
+    """A periodic at a hit: the ``_periodic_at`` helper.  The hit thread
+    waits for it but where it holds the tracker lock (a point that runs
+    under it, but in its ``unlocked`` phase), as the action does; a
+    tracker method's own ``before``/``after`` is inside the lock the
+    patched method takes, which a patch of the method cannot reach."""
+    from faultdriver.actions import periodic as periodic_action
+    from faultdriver.export.writer import call
+    from faultdriver import points
+    try:
+        args = periodic_action.Periodic.bind(term)
+    except ValueError as exc:
+        raise Unsupported(where, 'rule %r: %s' % (text, exc))
+    point = points.catalogue()[rule.point]
+    locked = point.tracker_lock and rule.phase != rules_module.UNLOCKED
+    if locked and rule.point.startswith('tracker.'):
+        raise Unsupported(where, 'rule %r: a periodic inside the tracker '
+                          'lock a patch of %s runs outside of; write it '
+                          'at %s.unlocked' % (text, rule.point, rule.point))
+    peer = args.get('host')
+    if locked and peer:
+        raise Unsupported(where, 'rule %r: another host\'s periodic '
+                          'waits for the tracker lock this call holds '
+                          '(one lock in one process)' % text)
+    writer.use('periodic_at')
+    items = [repr(host), repr(rule.point)]
+    if peer:
+        items.append('peer=%r' % peer)
+    if skip:
+        items.append('skip=%d' % skip)
+    if rule.phase == 'after':
+        items.append('after=True')
+    wait = 0 if locked else args.get('timeout', 60)
+    if wait != 60:
+        items.append('wait=%s' % _number(wait))
+    writer.line(call('self._periodic_at', items))
+
+
+def _hang(writer, host, rule, term, skip, text, where, at_start=False):
     if skip or rule.phase != 'before':
         raise Unsupported(where, 'rule %r: InterceptMethodFixture holds '
                           'the first call, before it runs' % text)
@@ -152,6 +211,9 @@ def _hang(writer, host, rule, term, skip, text, where):
         raise Unsupported(where, 'rule %r: %s' % (text, exc))
     barrier = args.get('name', rule.point)
     name = 'held_%s' % len(writer.holds) if len(writer.holds) else 'held'
+    if at_start:
+        # Installed in setUp, held in the test method.
+        name = 'self.' + name
     writer.holds[(host, barrier)] = name
     writer.hits[(host, rule.point)] = name
     writer.need('nova.tests.fixtures')

@@ -55,8 +55,10 @@ HELPERS = {
     'periodic': _helper('_periodic'),
     'failed_periodics': _helper('_failed_periodics'),
     'die': _helper('_die', imports=('time',)),
-    'fault': _helper('_fault', needs=('die',), imports=('fixtures',)),
+    'fault': _helper('_fault', imports=('fixtures',)),
     'fired': _helper('_fired'),
+    'periodic_at': _helper('_periodic_at', needs=('periodic',),
+                           imports=('threading', 'fixtures')),
     'wait_for_fault': _helper('_wait_for_fault', needs=('fired',),
                               imports=('time',)),
     'watch_rpc': _helper('_watch_rpc', imports=(
@@ -68,10 +70,13 @@ HELPERS = {
     'decide_resizes': _helper('_decide_resizes', '_decision_handled',
                               needs=('migrations',), imports=('time',)),
     'periodic_errors_logged': _helper('_periodic_errors_logged'),
-    'recover': _helper('_recover', needs=(
-        'periodic_errors_logged', 'settle', 'restart_compute',
-        'wait_for_service', 'decide_resizes', 'periodic'),
+    'restart_dead': _helper('_restart_dead', needs=(
+        'restart_compute', 'wait_for_service'),
         imports=('time', 'nova.conf')),
+    'reset_stuck': _helper('_reset_stuck'),
+    'periodics_while_held': _helper('_periodics_while_held',
+                                    needs=('periodic',),
+                                    imports=('threading', 'nova.conf')),
     'unfinished_migrations': _helper('_unfinished_migrations',
                                      needs=('migrations',)),
     'unsettled_servers': _helper('_unsettled_servers'),
@@ -93,7 +98,7 @@ HELPERS = {
 DIED_USERS = ('die',)
 TERMINAL_USERS = ('settle', 'decide_resizes', 'unfinished_migrations',
                   'misplaced_allocations')
-CONF_USERS = ('settle', 'recover')
+CONF_USERS = ('settle', 'restart_dead', 'periodics_while_held')
 
 
 def closure(names):

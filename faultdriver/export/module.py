@@ -72,17 +72,27 @@ SERVICE_DOWN_TIME = 3
 DIED = inspect.getsource(novahelpers.ComputeDied)
 
 
-def render(scenario, variant=None, fixed=False):
+def render(scenario, variant=None, fixed=False, bug=None, run=None):
+    """The module's text; ``bug``: the Launchpad bug it reproduces (the
+    module and class are then named as Nova names them); ``run``: a run
+    of the variant (its VariantReport: ``scenario run -f json``'s
+    ``variants[V]``), whose values the bug's assertions state exactly."""
     variant = _variant(scenario, variant)
     for key, needed in provisions.topology_needs(scenario):
         why = export.lacking(needed)
         if why:
             raise Unsupported('topology `%s`' % key, why)
     writer = writer_module.Writer(scenario, variant, fixed)
+    writer.bug = bug
+    for result in (run.expectations or ()) if run is not None else ():
+        if result.kind:
+            writer.found.setdefault(result.kind, result.actual)
     writer.finding = finding_of(scenario.description)
-    writer.need('fixtures', 'logging', 'nova.context', 'fakelibvirt',
-                'integrated_helpers', 'base')
+    writer.need('fixtures', 'fakelibvirt', 'integrated_helpers', 'base')
     _flavors(writer)
+    writer.asserts = {e.kind for e, _ in expectations.asserted_items(
+        writer, scenario.common_expectations(),
+        scenario.own_expectations(variant))}
     for host, texts in scenario.data.get('rules', {}).items():
         if host == '*':
             raise Unsupported('rules `*`', 'a rule for every host has no '
@@ -99,6 +109,12 @@ def render(scenario, variant=None, fixed=False):
     if not writer.lines:
         raise Unsupported('scenario %s' % scenario.name, 'no steps')
     return _text(writer)
+
+
+def chosen_variant(scenario, variant=None):
+    """The variant an export asserts (``variant``, checked, or the
+    default)."""
+    return _variant(scenario, variant)
 
 
 def _variant(scenario, variant):
@@ -133,21 +149,74 @@ def _flavors(writer):
 
 # -- text --------------------------------------------------------------------
 
-def class_name(scenario):
-    return ''.join(part.capitalize() for part in
-                   re.split(r'[^A-Za-z0-9]+', scenario.name) if part)
+#: A sweep reproducer's name cut to 64 characters ends in a hash of its
+#: case (faultdriver.sweep.cases.scenario_name): not a name to read.
+HASHED = re.compile(r'-[0-9a-f]{8}$')
+#: ``def test_...(self):`` in a class fits 79 columns with this many.
+METHOD_MAX = 79 - len('    def (self):')
+
+
+def readable(scenario):
+    """The scenario's name, or where it ends in a hash (a long sweep
+    reproducer's), its one rule's point, phase, action and host."""
+    name = scenario.name
+    rules = [(host, text) for host, texts in
+             scenario.data.get('rules', {}).items() for text in texts]
+    if HASHED.search(name) and rules:
+        host, text = rules[0]
+        point, _, chain = text.partition(':')
+        action = re.sub(r'\(.*', '', chain.split('->')[-1]).strip()
+        name = '%s %s on %s' % (point.strip(), action.split('*')[-1],
+                                host)
+    return re.sub(r'[^a-z0-9]+', '_', name.lower()).strip('_')
+
+
+def class_name(scenario, bug=None):
+    if bug:
+        return 'TestBug%d' % bug
+    return 'Test' + ''.join(part.capitalize()
+                            for part in readable(scenario).split('_'))
 
 
 def method_name(scenario):
-    return 'test_' + re.sub(r'[^a-z0-9]+', '_', scenario.name.lower())
+    words = readable(scenario).split('_')
+    name = 'test_' + '_'.join(words)
+    while len(name) > METHOD_MAX and len(words) > 1:
+        words.pop()
+        name = 'test_' + '_'.join(words)
+    return name
 
 
-def file_name(scenario):
-    return method_name(scenario) + '.py'
+def file_name(scenario, bug=None):
+    if bug:
+        return 'test_bug_%d.py' % bug
+    return 'test_%s.py' % readable(scenario)
+
+
+def commit_message(scenario, bug=None):
+    """The commit message Nova expects of a reproducer: "Add functional
+    reproducer for bug N", what the test shows, ``Related-Bug: #N``."""
+    subject = 'Add functional reproducer for %s' % (
+        'bug %d' % bug if bug else readable(scenario).replace('_', ' '))
+    if len(subject) > 72:
+        subject = subject[:72].rsplit(' ', 1)[0]
+    first = ' '.join(scenario.description.split())
+    body = [textwrap.fill(first, 72, break_long_words=False,
+                          break_on_hyphens=False),
+            textwrap.fill(
+                'The test asserts what Nova does today, the assertions of '
+                'the bug marked FIXME; the fix flips them.', 72)]
+    trailer = ('Related-Bug: #%d' % bug if bug else
+               'Related-Bug: #NNNNNNN (file the bug, then export with '
+               '--bug N)')
+    return '%s\n\n%s\n\n%s\n' % (subject, '\n\n'.join(body), trailer)
 
 
 def _text(writer):
-    used = helpers.closure(sorted(writer.helpers | {'migrate_stub'}))
+    kinds = {step.kind for step in writer.scenario.steps}
+    if 'live-migrate' in kinds or 'moves-again' in writer.asserts:
+        writer.use('migrate_stub')
+    used = helpers.closure(sorted(writer.helpers))
     for name in used:
         writer.need(*helpers.HELPERS[name].imports)
     uses_conf = any(name in helpers.CONF_USERS for name in used)
@@ -200,22 +269,15 @@ def _docstring(writer):
         paragraphs.append('Variant %s: %s' % (writer.variant,
                                               variant['description']))
     bug = scenario.expects_bug(writer.variant)
-    if bug and not writer.fixed:
+    if bug:
         paragraphs.append(
-            'The test asserts what Nova does today: the assertions of the '
-            'bug are marked FIXME with what is correct.  The form that '
-            'asserts the correct state instead is written by faultdriver '
-            'export --fixed.')
-    elif bug:
-        paragraphs.append(
-            'This is the fixed form: it asserts the correct state and fails '
-            'while the bug is there.')
+            'The assertions marked FIXME show the bug; faultdriver export '
+            '--fixed writes the form that asserts the correct state.'
+            if not writer.fixed else
+            'This form asserts the correct state: it fails while the bug '
+            'is there.')
     if writer.crashes:
         paragraphs.append(faults.CRASH_NOTE)
-    paragraphs.append('Written by faultdriver export from the scenario %s, '
-                      'variant %s%s; regenerate it rather than edit it.' % (
-                          scenario.name, writer.variant,
-                          ' (--fixed)' if writer.fixed else ''))
     return '"""%s\n"""\n' % _paragraphs('\n\n'.join(paragraphs))
 
 
@@ -238,7 +300,7 @@ def _import_key(line):
 
 def _class(writer, used):
     scenario = writer.scenario
-    lines = ['class %s(' % class_name(scenario),
+    lines = ['class %s(' % class_name(scenario, writer.bug),
              '        base.ServersTestBase,'
              ' integrated_helpers.InstanceHelperMixin):']
     lines.append(_class_docstring(_summary(writer)))
@@ -251,14 +313,16 @@ def _class(writer, used):
               "    # calls its caller waits for.",
               '    CAST_AS_CALL = False',
               '']
-    lines += _setup(writer, used)
-    lines += ['', '    def %s(self):' % method_name(scenario)]
     body = _unused_names_dropped(writer)
     while body and not body[0]:
         body = body[1:]
-    lines += body
+    methods = []
     for name in used:
-        lines += ['', helpers.HELPERS[name].source.rstrip('\n')]
+        methods += ['', helpers.HELPERS[name].source.rstrip('\n')]
+    lines += _setup(writer, used, '\n'.join(body + methods))
+    lines += ['', '    def %s(self):' % method_name(scenario)]
+    lines += body
+    lines += methods
     return '\n'.join(lines) + '\n'
 
 
@@ -291,12 +355,13 @@ def _summary(writer):
     end = first.find('. ')
     first = first if end < 0 else first[:end + 1]
     hosts = ', '.join(scenario.hosts)
-    return '%s\n\nHosts %s; %s.' % (
-        first, hosts, 'pinned flavors on dedicated pCPUs'
-        if scenario.dedicated_cpus else "Nova's default flavors")
+    return '%s Hosts %s%s.' % (first, hosts, ', pinned flavors'
+                               if scenario.dedicated_cpus else '')
 
 
-def _setup(writer, used):
+def _setup(writer, used, rest):
+    """setUp's lines; ``rest``: the text of the methods after it (what
+    of setUp's state they read)."""
     scenario = writer.scenario
     shapes = scenario.host_shapes()
     sets = {tuple(sorted(shape.cpu_sets().items()))
@@ -305,10 +370,11 @@ def _setup(writer, used):
         raise Unsupported('topology', 'the hosts have different CPU sets; '
                           'Nova\'s tests set [compute] options for every '
                           'host of the test at once')
-    lines = ['    def setUp(self):', '        super().setUp()',
-             '        # Calls to a dead compute time out in seconds.',
-             '        self.flags(rpc_response_timeout=%d, long_rpc_timeout=%d)'
-             % (RPC_TIMEOUT, LONG_RPC_TIMEOUT)]
+    lines = ['    def setUp(self):', '        super().setUp()']
+    if writer.crashes or writer.holds or 'watch_rpc' in used:
+        lines += ['        # Calls to a dead compute time out in seconds.',
+                  '        self.flags(rpc_response_timeout=%d, '
+                  'long_rpc_timeout=%d)' % (RPC_TIMEOUT, LONG_RPC_TIMEOUT)]
     if writer.crashes:
         # As faultdriver's embedded Nova: Nova (a fix, the scheduler)
         # asking the service group sees a dead compute down, as it would
@@ -327,18 +393,26 @@ def _setup(writer, used):
                       in ('cpu_dedicated_set', 'cpu_shared_set')),
                   "            group='compute')"]
         lines.append('        self.flags(vcpu_pin_set=None)')
-    lines += [
-        '        self.useFixture(fixtures.MonkeyPatch(',
-        "            'nova.tests.fixtures.libvirt.Domain.migrateToURI3',",
-        '            self._migrate_stub))',
-        "        # fakelibvirt cannot copy disks (as in Nova's resize tests).",
-        '        self.useFixture(fixtures.MockPatch(',
-        "            'nova.virt.libvirt.driver.LibvirtDriver.'",
-        "            'migrate_disk_and_power_off', return_value='{}'))",
-        '        self.compute_log = self.useFixture(fixtures.FakeLogger(',
-        "            name='nova.compute', level=logging.DEBUG))",
-        '        self.ctxt = nova_context.get_admin_context()',
-    ]
+    if 'migrate_stub' in used:
+        lines += [
+            '        self.useFixture(fixtures.MonkeyPatch(',
+            "            'nova.tests.fixtures.libvirt.Domain.migrateToURI3',",
+            '            self._migrate_stub))']
+    if {'migrate', 'resize'} & {step.kind for step in scenario.steps}:
+        lines += [
+            "        # fakelibvirt cannot copy disks (as in Nova's resize "
+            "tests).",
+            '        self.useFixture(fixtures.MockPatch(',
+            "            'nova.virt.libvirt.driver.LibvirtDriver.'",
+            "            'migrate_disk_and_power_off', return_value='{}'))"]
+    if 'self.compute_log' in rest:
+        writer.need('logging')
+        lines += [
+            '        self.compute_log = self.useFixture(fixtures.FakeLogger(',
+            "            name='nova.compute', level=logging.DEBUG))"]
+    if 'self.ctxt' in rest:
+        writer.need('nova.context')
+        lines.append('        self.ctxt = nova_context.get_admin_context()')
     state = [('self.periodics = []', 'periodic'),
              ('self.fired = []', 'fault'),
              ('self.crashed = {}', 'die'),

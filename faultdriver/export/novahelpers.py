@@ -200,6 +200,42 @@ class NovaHelpers:
         self.useFixture(fixtures.MockPatchObject(
             target, method, autospec=True, side_effect=failing))
 
+    def _periodic_at(self, hostname, point, peer=None, skip=0,
+                     after=False, wait=60):
+        """Run the resource tracker periodic of ``peer`` (default
+        ``hostname``) at the (skip + 1)-th call of ``point`` on
+        ``hostname``, before it runs or, ``after``, once it returned, as
+        its timer could: in another thread, waited for up to ``wait``
+        seconds (0: not waited for, where the call holds the tracker
+        lock the periodic needs).
+        """
+        manager = self.computes[hostname].manager
+        target = manager.rt if point.startswith('tracker.') else (
+            manager.driver)
+        method = point.rpartition('.')[2]
+        real = getattr(target, method)
+        calls = []
+
+        def periodic():
+            thread = threading.Thread(
+                target=self._periodic, args=(peer or hostname,),
+                daemon=True)
+            thread.start()
+            if wait:
+                thread.join(wait)
+
+        def hooked(*args, **kwargs):
+            calls.append(args)
+            if len(calls) == skip + 1 and not after:
+                periodic()
+            result = real(*args, **kwargs)
+            if len(calls) == skip + 1 and after:
+                periodic()
+            return result
+
+        self.useFixture(fixtures.MockPatchObject(
+            target, method, autospec=True, side_effect=hooked))
+
     def _fired(self, hostname=None, point=None, action=None):
         """How many of the test's faults fired, of those that match."""
         return len([fired for fired in self.fired
@@ -328,28 +364,38 @@ class NovaHelpers:
             'Error updating resources for node %s' % hostname)
             for hostname in sorted(self.computes)}
 
-    def _recover(self, moves, resize=None, timeout=60):
-        """What an operator does after the fault: let the moves settle,
-        restart each dead compute once no caller waits for it any more,
-        let the moves settle again, confirm or revert (``resize``) a
-        resize waiting for it, run every compute's periodic twice, and
-        reset a server whose task state stayed set.
+    def _periodics_while_held(self):
+        """Start every compute's periodic while a hang holds a call, as
+        its timer would, each in a thread, and give each the quiet time
+        of _settle (three RPC timeouts) to end: one may wait for a lock
+        the held call has, and runs once that is released, as in
+        nova-compute.  The threads.
         """
-        self.recovery_began = self._periodic_errors_logged()
-        self._settle(moves, timeout)
+        threads = [threading.Thread(target=self._periodic, args=(hostname,),
+                                    daemon=True)
+                   for hostname in sorted(self.computes)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(3 * CONF.rpc_response_timeout)
+        return threads
+
+    def _restart_dead(self, timeout=30):
+        """Start each dead compute again once no caller waits for it any
+        more (the longest RPC timeout passed since it died), as an
+        operator would, and wait until its service is up.
+        """
         for hostname, died in sorted(self.crashed.items()):
-            # The longest RPC wait of a caller passed since it died.
             time.sleep(max(0, died + CONF.long_rpc_timeout -
                            time.monotonic()))
             self._restart_compute(hostname)
             self._wait_for_service(hostname, 'up', timeout)
-        self._settle(moves, timeout)
-        if resize:
-            self._decide_resizes(moves, resize, timeout)
-        for _round in range(2):
-            for hostname in sorted(self.computes):
-                self._periodic(hostname)
-        for server, _asked in moves:
+
+    def _reset_stuck(self, servers):
+        """Reset the state of each server whose task state stayed set,
+        as an operator would (``os-resetState``).
+        """
+        for server in servers:
             found = self.admin_api.get_server(server['id'])
             if found['OS-EXT-STS:task_state']:
                 state = 'error' if found['status'] == 'ERROR' else 'active'

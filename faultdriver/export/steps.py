@@ -27,6 +27,7 @@ def write(writer, index, step):
     writer.line()
     method(writer, where, **{k.replace('-', '_'): v
                              for k, v in args.items()})
+    writer.last_step = kind
 
 
 def _flavor(writer, where, flavor):
@@ -133,6 +134,15 @@ def _post_decision(writer, where, server, action, may_be_refused):
     writer.line('try:\n    %s\nexcept client.OpenStackApiException as '
                 'exc:\n    self.assertLess(exc.response.status_code, 500)'
                 % post)
+
+
+def _decide_resize(writer, where, decision, timeout=60):
+    """Confirm or revert every resize waiting for it (the helper leaves
+    a server not in VERIFY_RESIZE alone, as the step does)."""
+    writer.use('decide_resizes')
+    writer.line(call('self._decide_resizes', [
+        writer.move_list(), repr(decision)] + (
+        ['timeout=%s' % timeout] if timeout != 30 else [])))
 
 
 def _reset_state(writer, where, server, state='active'):
@@ -269,18 +279,42 @@ def _recover(writer, where, timeout=60, resize=None, rules=None):
         # start needs a service built with it.
         raise Unsupported(where, 'rules of the services recover starts '
                           '(a fault during the recovery) are not exported')
+    writer.comment('What an operator does after the fault.')
+    if 'periodics-clean' in writer.asserts:
+        writer.use('periodic_errors_logged')
+        writer.line('self.recovery_began = self._periodic_errors_logged()')
+    settle = call('self._settle', [writer.move_list()] + (
+        ['timeout=%s' % timeout] if timeout != 30 else []))
+    writer.use('settle')
+    if writer.last_step != 'settle':
+        # Else the moves settled just before.
+        writer.line(settle)
     held = sorted(set(writer.holds.values()) - writer.released)
     if held:
-        raise Unsupported(where, 'a hang still holds a thread (%s): release '
-                          'it before recover' % ', '.join(held))
-    writer.comment('What an operator does after the fault.')
-    writer.use('recover')
-    args = [writer.move_list()]
+        writer.comment('A hang lasts until every compute\'s periodic ran '
+                       '(or waits for what the held call holds).')
+        writer.use('periodics_while_held')
+        writer.line('periodics = self._periodics_while_held()')
+        for name in held:
+            writer.released.add(name)
+            writer.line('%s.proceed.set()' % name)
+        writer.line('for thread in periodics:\n    thread.join(%s)'
+                    % timeout)
+        writer.line(settle)
+    if writer.crashes:
+        writer.use('restart_dead')
+        writer.line('self._restart_dead(%s)' % (
+            '' if timeout == 30 else 'timeout=%s' % timeout))
+        writer.line(settle)
     if resize:
-        args.append('resize=%r' % resize)
-    if timeout != 60:
-        args.append('timeout=%s' % timeout)
-    writer.line(call('self._recover', args))
+        writer.use('decide_resizes')
+        writer.line(call('self._decide_resizes', [
+            writer.move_list(), repr(resize)] + (
+            ['timeout=%s' % timeout] if timeout != 30 else [])))
+    writer.line('for _round in range(2):\n    self._run_periodics()')
+    writer.use('reset_stuck')
+    writer.line(call('self._reset_stuck', [
+        '[%s]' % ', '.join(writer.servers.values())]))
 
 
 def _sleep(writer, where, seconds):

@@ -17,6 +17,12 @@ class Writer:
         self.scenario = scenario
         self.variant = variant
         self.fixed = fixed
+        self.bug = None             # the Launchpad bug it reproduces
+        self.asserts = set()        # kinds of the expectations asserted
+        self.last_step = None       # the kind of the step written last
+        #: invariant -> what a run of the variant found (its ``actual``):
+        #: the bug's exact values
+        self.found = {}
         self.lines = []             # the test method's body
         self.setup = []             # setUp lines after the computes start
         self.helpers = set()

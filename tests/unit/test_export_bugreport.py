@@ -226,7 +226,7 @@ def test_run_of_another_scenario_is_exit_2(tmp_path, capsys):
 
 @pytest.mark.parametrize('argv, named', [
     (['--report', '--fixed'], '--fixed: only without --report'),
-    (['--from-run', F5_RUN], '--from-run: only with --report'),
+    (['--report', '--bug', '1'], '--bug: only without --report'),
     (['--mode', 'eventlet'], '--mode: only with --report'),
 ])
 def test_options_of_the_other_form_are_exit_2(capsys, argv, named):

@@ -21,3 +21,15 @@ def test_shipped_exports_are_regenerated():
             assert stream.read() == text, (
                 '%s differs from what faultdriver export writes: run '
                 'tools/export-nova-regressions.sh' % name)
+
+
+def test_a_bad_exports_line_names_the_file_and_line(tmp_path):
+    import pytest
+
+    from faultdriver import exception
+    (tmp_path / 'exports.txt').write_text(
+        '# comment\nstale-error-migration-context --from run.json\n')
+    with pytest.raises(exception.ScenarioError) as exc:
+        shipped.entries(str(tmp_path))
+    assert 'exports.txt:2: expected SCENARIO [--from-run RUN.json]' in \
+        str(exc.value)

@@ -73,6 +73,12 @@ class Invariant:
     #: How an exported test asserts it; None: it cannot (export refuses
     #: a scenario that expects it).
     export: typing.Optional[Export] = None
+    #: ``exact(actual)``: the export form's value (a Python literal) a
+    #: run that found ``actual`` (the check's third item) shows; None
+    #: (or it returns None): no exact form, the export asserts only that
+    #: the invariant is broken.
+    exact: typing.Optional[typing.Callable[[typing.Any],
+                                           typing.Optional[str]]] = None
     #: True: a sweep checks it after every case (with no arguments);
     #: False: only where a sweep adds it with arguments, or a scenario
     #: names it.

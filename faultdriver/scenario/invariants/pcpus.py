@@ -1,6 +1,7 @@
 """Invariants of pinned pCPUs: none pinned twice on a host, and after a
 periodic each host pins what placement allocated."""
 
+import re
 import typing
 
 from faultdriver.scenario.invariants import base
@@ -56,11 +57,31 @@ PCPUS_NOT_SHARED = base.Invariant(
     'pcpus-not-shared',
     'no pCPU of a host should be pinned to two servers',
     pcpus_not_shared, _export_not_shared)
+
+
+def _exact_accounting(actual: typing.Any) -> typing.Optional[str]:
+    """``{host: (pinned, PCPU)}`` of the hosts that do not match, as
+    _unaccounted lists them, from the check's ``{host: 'N pinned / M
+    PCPU'}``; None for anything else."""
+    if not isinstance(actual, dict):
+        return None
+    found = {}
+    for host, text in actual.items():
+        parsed = re.fullmatch(r'(\d+) pinned / (\d+) PCPU', str(text))
+        if parsed is None:
+            return None
+        pinned, pcpu = int(parsed.group(1)), int(parsed.group(2))
+        if pinned != pcpu:
+            found[host] = (pinned, pcpu)
+    return repr(found) if found else None
+
+
 ACCOUNTING_MATCHES_PLACEMENT = base.Invariant(
     'accounting-matches-placement',
     'after a periodic, the pCPUs each host pins should be the PCPUs '
     'placement allocated there',
     accounting_matches_placement, _export_accounting, after=1,
+    exact=_exact_accounting,
     details='Checked after the others but moves-again and '
             'periodics-clean: it runs a periodic on each host.',
     args={'hosts': {'type': 'array', 'maxItems': 16,
