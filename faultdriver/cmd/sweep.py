@@ -5,6 +5,7 @@ import json
 
 from cliff import command
 
+from faultdriver.cmd import cloud as cloud_cmd
 from faultdriver.cmd import main as main_module
 from faultdriver.cmd import outputs
 from faultdriver.scenario import tiers
@@ -99,8 +100,9 @@ class Sweep(command.Command):
         parser.add_argument('--mode', choices=('eventlet', 'threading'),
                             default='threading')
         parser.add_argument('--backend', default=tiers.DEFAULT,
-                            choices=tiers.NAMES,
+                            choices=tiers.LOCAL,
                             help=tiers.backend_help(comparisons=False))
+        cloud_cmd.add_cloud_arguments(parser)
         add_output_arguments(parser)
         return parser
 
@@ -116,6 +118,7 @@ class Sweep(command.Command):
             raise exception.ScenarioError(
                 '--actions %s: expected some of %s' % (
                     ', '.join(wrong) or '(none)', ', '.join(cases.ACTIONS)))
+        parsed_args.backend = cloud_cmd.cloud_backend(parsed_args)
         if parsed_args.workers is None:
             parsed_args.workers = tiers.get(parsed_args.backend).workers
         if not 1 <= parsed_args.workers <= 64:
