@@ -613,7 +613,7 @@ class CloudNova(backend_base.BackendBase):
 
     def log_text(self) -> str:
         """Every compute's log records since the run began."""
-        text = []
+        text: typing.List[str] = []
         for alias in self.hosts:
             kind, where = self.computes.host(alias).log
             helper = self.computes.helper(alias)

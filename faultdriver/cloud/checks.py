@@ -58,7 +58,7 @@ def read_status(control: typing.Any) -> Reading:
 def refusals(host: profile_module.HostProfile,
              status: Status) -> typing.List[errors.HostRefused]:
     """What makes ``host`` unusable, from its own status."""
-    found = []
+    found: typing.List[errors.HostRefused] = []
     refuse = found.append
     if status.get('rpc_started') is None or status.get('nodenames') is None:
         refuse(errors.HostRefused(

@@ -16,6 +16,8 @@ Deployments (``doc/source/cloud.rst``):
   policy ``unless-stopped``: ``docker update --restart=no`` for the run.
 """
 
+import typing
+
 #: Default units per deployment.
 DEVSTACK_UNIT = 'devstack@n-cpu'
 OSA_UNIT = 'nova-compute.service'
@@ -34,7 +36,7 @@ def devstack_unit(number=None):
 class ServiceDriver:
     """nova-compute as ``unit`` of the host's ``manager``."""
 
-    manager = None
+    manager: typing.Optional[str] = None
 
     def __init__(self, helper, unit, audit, runtime_dir=None):
         self.helper = helper

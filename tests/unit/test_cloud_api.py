@@ -8,9 +8,9 @@ import http.server
 import json
 import threading
 
-import pytest
 from keystoneauth1 import adapter
 from keystoneauth1 import session
+import pytest
 
 from faultdriver.cloud import api
 from faultdriver.cloud import profile
