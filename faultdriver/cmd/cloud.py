@@ -88,27 +88,38 @@ def add_cloud_arguments(parser):
                              'NAME.yaml (implies the cloud tier)')
 
 
-def cloud_backend(parsed_args, hosts=None):
-    """The cloud tier's name when ``--cloud``/``--profile`` is given
-    (its profile loaded and its hosts checked first: exit 2 naming the
-    host and the fact), else ``parsed_args.backend``."""
-    if not (parsed_args.cloud or parsed_args.profile):
-        return parsed_args.backend
+def use_cloud(parsed_args, hosts=None, wanted_by='--cloud'):
+    """Load the profile ``--cloud``/``--profile`` name and check its
+    hosts (``hosts``: those a scenario uses; exit 2 naming the host and
+    the fact), for the cloud tier's runners to reach."""
     import os
 
     from faultdriver.cloud import profile as profile_module
     from faultdriver.cloud import survey
     from faultdriver import exception
     from faultdriver.scenario import launch
+    if not (parsed_args.cloud or parsed_args.profile):
+        raise exception.ScenarioError('%s: expected --cloud NAME (or '
+                                      '--profile PATH)' % wanted_by)
+    profile = profile_module.load(parsed_args.cloud, parsed_args.profile)
+    survey.check(profile, [h for h in (hosts or profile.hosts)
+                           if h in profile.hosts])
+    os.environ[launch.CLOUD_PROFILE] = os.path.abspath(profile.path)
+
+
+def cloud_backend(parsed_args, hosts=None):
+    """The cloud tier's name when ``--cloud``/``--profile`` is given
+    (its profile loaded and its hosts checked first), else
+    ``parsed_args.backend``."""
+    if not (parsed_args.cloud or parsed_args.profile):
+        return parsed_args.backend
+    from faultdriver import exception
     from faultdriver.scenario import tiers
     if parsed_args.backend != tiers.DEFAULT:
         raise exception.ScenarioError(
             '--backend %s and --cloud: expected one of them (--cloud runs '
             'on the cloud tier)' % parsed_args.backend)
-    profile = profile_module.load(parsed_args.cloud, parsed_args.profile)
-    wanted = [h for h in (hosts or profile.hosts) if h in profile.hosts]
-    survey.check(profile, wanted)
-    os.environ[launch.CLOUD_PROFILE] = os.path.abspath(profile.path)
+    use_cloud(parsed_args, hosts)
     return tiers.CLOUD
 
 

@@ -84,8 +84,8 @@ class Sweep(command.Command):
                             '--ab-nova-patch does')
         parser.add_argument('--confirm', choices=tiers.with_processes(),
                             help='replay each finding on real processes '
-                            '(fake_numa, or real libvirt) and mark it '
-                            'confirmed or harness-only')
+                            '(fake_numa, real libvirt, or the --cloud '
+                            'NAME) and mark it confirmed or harness-only')
         parser.add_argument('--shard', default='1/1', metavar='K/N')
         parser.add_argument('--results', metavar='DIR', help='results '
                             'directory (default: a new temporary one); an '
@@ -118,7 +118,11 @@ class Sweep(command.Command):
             raise exception.ScenarioError(
                 '--actions %s: expected some of %s' % (
                     ', '.join(wrong) or '(none)', ', '.join(cases.ACTIONS)))
-        parsed_args.backend = cloud_cmd.cloud_backend(parsed_args)
+        if parsed_args.confirm == tiers.CLOUD:
+            # Findings of the embedded sweep replayed on the cloud.
+            cloud_cmd.use_cloud(parsed_args, wanted_by='--confirm cloud')
+        else:
+            parsed_args.backend = cloud_cmd.cloud_backend(parsed_args)
         if parsed_args.workers is None:
             parsed_args.workers = tiers.get(parsed_args.backend).workers
         if not 1 <= parsed_args.workers <= 64:

@@ -297,8 +297,10 @@ def compared(backend: str) -> typing.Tuple[str, ...]:
 
 
 def with_processes() -> typing.Tuple[str, ...]:
-    """Tiers whose Nova runs as real processes (``sweep --confirm``)."""
-    return tuple(tier.name for tier in TIERS.values() if tier.hypervisor)
+    """Tiers whose Nova runs as real processes (``sweep --confirm``):
+    those that start them, and a cloud's."""
+    return tuple(tier.name for tier in TIERS.values()
+                 if tier.hypervisor or tier.remote)
 
 
 def backend_choices() -> typing.Tuple[str, ...]:
