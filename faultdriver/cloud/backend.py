@@ -26,6 +26,7 @@ from faultdriver.cloud import computes as computes_module
 from faultdriver.cloud import errors
 from faultdriver.control import protocol
 from faultdriver import exception
+from faultdriver.novacompat import texts
 from faultdriver.scenario import backend
 from faultdriver.scenario import backend_base
 from faultdriver.scenario import backend_records as records
@@ -622,4 +623,23 @@ class CloudNova(backend_base.BackendBase):
                       else helper.journald(where, typing.cast(
                           typing.Optional[str], start)))
             text.extend(line + '\n' for line in answer['records'])
-        return ''.join(text)
+        return self.aliased_log(''.join(text))
+
+    def aliased_log(self, text: str) -> str:
+        """``text`` with Nova's periodic error naming the scenario's host:
+        Nova names the node (``Error updating resources for node
+        compute1``), which the steps count by the host's alias."""
+        for alias in self.hosts:
+            node = self.aliases.nodename(alias)
+            if node != alias:
+                text = text.replace(texts.PERIODIC_ERROR % node,
+                                    texts.PERIODIC_ERROR % alias)
+        return text
+
+    def pcpu_total(self, host: str) -> int:
+        """PCPU placement has on the host's provider (0: none)."""
+        found = self.cloud.get('/resource_providers/%s/inventories'
+                               % self._provider(host),
+                               service='placement')['inventories']
+        pcpu = found.get('PCPU') or {}
+        return int(pcpu.get('total', 0)) - int(pcpu.get('reserved', 0))

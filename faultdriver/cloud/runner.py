@@ -160,6 +160,8 @@ def run(path: str, variant: str, mode: str,
             profile, cloud, computes, scenario.hosts, run_id, readings,
             pinned=scenario.pinned,
             periodic_timer=scenario.periodic_timer)
+        if scenario.pinned:
+            nova.default_vcpus = pinned_vcpus(nova, scenario)
         try:
             nova.begin()
             start(nova, scenario, variant)
@@ -170,6 +172,28 @@ def run(path: str, variant: str, mode: str,
             nova.end()
     report.ended()
     return report
+
+
+#: vCPUs of a pinned server booted without a flavor, at most (the
+#: process tier's on fake_numa).
+MAX_VCPUS = 2
+
+
+def pinned_vcpus(nova: cloud_backend.CloudNova, scenario: typing.Any) -> int:
+    """vCPUs of a pinned server booted without a flavor: two of them fit
+    the smallest host's PCPU inventory (at most MAX_VCPUS); a host
+    without two PCPUs is refused."""
+    totals = {alias: nova.pcpu_total(alias) for alias in nova.hosts}
+    smallest = min(totals, key=lambda alias: totals[alias])
+    if totals[smallest] < 2:
+        host = nova.profile.hosts[smallest]
+        raise errors.HostRefused(
+            host.ssh, 'too few dedicated CPUs', 'scenario %s boots two '
+            'pinned servers on a host; placement has %d PCPU on %s (set '
+            '[compute] cpu_dedicated_set)' % (scenario.name,
+                                              totals[smallest],
+                                              host.nodename))
+    return min(MAX_VCPUS, totals[smallest] // 2)
 
 
 def start(nova: cloud_backend.CloudNova, scenario: typing.Any,

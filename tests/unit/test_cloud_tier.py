@@ -80,3 +80,14 @@ def test_cloud_and_backend_together_are_refused(capfd):
                       '--cloud', 'lab', '--backend', 'process'])
     assert code == 2
     assert '--backend process and --cloud' in capfd.readouterr().err
+
+
+def test_the_periodic_error_names_the_scenario_host():
+    # Nova names the node; the steps count the marker by the alias.
+    nova = types.SimpleNamespace(aliases=api.Aliases(HOSTS),
+                                 hosts=['src', 'dest'])
+    text = ('x Error updating resources for node node-dest: y\n'
+            'Error updating resources for node elsewhere\n')
+    assert backend.CloudNova.aliased_log(nova, text) == (
+        'x Error updating resources for node dest: y\n'
+        'Error updating resources for node elsewhere\n')
