@@ -34,7 +34,8 @@ NODE_KEYS = ('OS-EXT-SRV-ATTR:hypervisor_hostname', 'source_node',
              'dest_node', 'hypervisor_hostname')
 #: Services by the name the rest of faultdriver uses.
 SERVICES = {'compute': 'compute', 'placement': 'placement',
-            'network': 'network', 'block-storage': 'block-storage'}
+            'network': 'network', 'block-storage': 'block-storage',
+            'image': 'image'}
 
 
 class APIError(exception.FaultDriverError):

@@ -19,6 +19,7 @@ import json
 import re
 import time
 import typing
+import uuid
 
 from faultdriver.cloud import api as api_module
 from faultdriver.cloud import checks
@@ -37,6 +38,9 @@ from faultdriver.scenario import tiers
 START_RULES_LIFE = 600
 #: Seconds a restarted compute is given to be ready (rpc_started).
 START_TIMEOUT = 180
+#: The image a profile without ``image`` boots from: faultdriver's
+#: boot-sector guest, uploaded under this name.
+DEFAULT_IMAGE = 'faultdriver-guest'
 #: Journal keys that name a host.
 _JOURNAL_HOSTS = ('host', 'periodic_host')
 _PERIODIC_HOST = re.compile(r'(periodic\([^)]*host\s*=\s*)([\w.-]+)')
@@ -352,6 +356,7 @@ class CloudNova(backend_base.BackendBase):
         #: Servers this run booted (deleted at its end).
         self.servers: typing.List[str] = []
         self._log_from: typing.Dict[str, object] = {}
+        self._image: typing.Optional[str] = None
 
     # -- the run's beginning and end ------------------------------------------
 
@@ -448,9 +453,9 @@ class CloudNova(backend_base.BackendBase):
                 % self.profile.path)
         body = {'server': {
             'name': 'faultdriver-%s-%d' % (self.run_id, len(self.servers)),
+            'imageRef': self.image(),
             'flavorRef': flavor_id or self.create_flavor(
                 self.default_vcpus),
-            'imageRef': self.profile.image,
             'networks': ([{'uuid': self.profile.network}] if port
                          else 'none'),
             'host': host}}
@@ -458,6 +463,25 @@ class CloudNova(backend_base.BackendBase):
         self.servers.append(server_id)
         return self.wait_for_server({'id': server_id}, timeout,
                                     status=status)
+
+    def image(self) -> str:
+        """The image id servers boot from: the profile's ``image`` (an id,
+        or a name the image API resolves), else DEFAULT_IMAGE's."""
+        if self._image is None:
+            wanted = self.profile.image or DEFAULT_IMAGE
+            try:
+                self._image = str(uuid.UUID(wanted))
+            except ValueError:
+                found = self.cloud.get('/v2/images?name=%s' % wanted,
+                                       service='image')['images']
+                if len(found) != 1:
+                    raise exception.ScenarioError(
+                        '%s: key image: %d images named %r on cloud %s; '
+                        'expected one (give its id)' % (
+                            self.profile.path, len(found), wanted,
+                            self.profile.cloud))
+                self._image = str(found[0]['id'])
+        return self._image
 
     def server_volumes(self, server: records.Server) -> records.VolumeViews:
         return {}       # no volumes: create_server refuses them
@@ -549,19 +573,22 @@ class CloudNova(backend_base.BackendBase):
 
     # -- accounting -------------------------------------------------------
 
-    def _running_peer(self, host: str) -> str:
-        """``host`` if its nova-compute runs, else one that does (any
-        compute reads any node record through the conductor)."""
-        for alias in [host] + [h for h in self.hosts if h != host]:
-            if self.faults._state(alias) == 'running':
-                return alias
-        raise errors.HostRefused(self.computes.host(host).ssh,
-                                 'no running compute to read pinning')
-
     def pinned_cpus(self, host: str) -> list[int]:
-        found = self.computes.control(self._running_peer(host)).pinning(
-            host=self.aliases.host(host))
-        return sorted(int(cpu) for cpu in found['pinned_cpus'])
+        """From the compute node record, read by ``host``'s FaultDriver,
+        or (``host`` down) another's: any compute reads any node record
+        through the conductor."""
+        failures = []
+        for alias in [host] + [h for h in self.hosts if h != host]:
+            try:
+                found = self.computes.control(alias).pinning(
+                    host=self.aliases.host(host))
+            except (protocol.ControlError, errors.HostRefused) as exc:
+                failures.append('%s: %s' % (alias, exc))
+                continue
+            return sorted(int(cpu) for cpu in found['pinned_cpus'])
+        raise errors.HostRefused(self.computes.host(host).ssh,
+                                 'no compute could read its pinning',
+                                 '; '.join(failures))
 
     def instance_pinning(self, server: records.Server) -> list[int]:
         try:
