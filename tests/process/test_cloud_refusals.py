@@ -159,3 +159,35 @@ def test_dirty_host_then_restore_cleans_it(capfd, server_sshd, directory,
             'compute-a', 'node-a', 'forward')
     finally:
         served.stop()
+
+
+def test_init_writes_the_profile_from_the_compute_itself(server_sshd,
+                                                         directory):
+    from faultdriver import engine as engine_module
+    from faultdriver import journal as journal_module
+    from tests.unit import fakes
+    journal = os.path.join(directory, 'journal.jsonl')
+    engine = engine_module.Engine(
+        'h1', fakes.ACTIONS, [], enabled=True,
+        journal=journal_module.Journal(journal))
+    served = serve(engine, directory)
+    try:
+        data = survey.init(
+            'lab', 'lab-admin', {'src': 'fd-a'}, served.path, 'systemd',
+            'devstack@n-cpu', ('journald', 'devstack@n-cpu'),
+            os.path.join(directory, 'start.json'),
+            ssh_config=server_sshd.path('ssh_config'), allowed=True,
+            api=False)
+    finally:
+        served.stop()
+        engine.close()
+    path = os.path.join(directory, 'written.yaml')
+    with open(path, 'w') as f:
+        yaml.safe_dump(data, f)
+    written = profile_module.load(path=path)
+    assert written.hosts['src'] == profile_module.HostProfile(
+        alias='src', ssh='fd-a', host='compute-a', nodename='node-a',
+        manager='systemd', unit='devstack@n-cpu', socket=served.path,
+        journal=journal, log=('journald', 'devstack@n-cpu'),
+        start_rules=os.path.join(directory, 'start.json'))
+    assert written.cloud == 'lab-admin' and written.fault_injection_allowed
