@@ -168,8 +168,14 @@ def run(path: str, variant: str, mode: str,
             play.play(nova, scenario, variant, report)
         except Exception:
             report.internal_error = traceback.format_exc()
-        finally:
+        try:
             nova.end()
+        except Exception:
+            # What the steps showed stands; the cloud is not clean.
+            report.internal_error = '%sputting cloud %s back failed (run ' \
+                '`faultdriver cloud restore`):\n%s' % (
+                    report.internal_error + '\n' if report.internal_error
+                    else '', profile.cloud, traceback.format_exc())
     report.ended()
     return report
 
