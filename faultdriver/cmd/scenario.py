@@ -239,10 +239,13 @@ class ScenarioRun(command.Command):
                     '%s: unknown variant %r%s; expected one of %s'
                     % (scenario.path, v, rules.suggest(v, scenario.variants),
                        ', '.join(scenario.variants)))
+        if parsed_args.cloud or parsed_args.profile:
+            # What the cloud tier lacks, named before a host is reached.
+            model.check_tier(scenario, tiers.CLOUD)
         parsed_args.backend = cloud_cmd.cloud_backend(parsed_args,
                                                       scenario.hosts)
         wanted = tiers.compared(parsed_args.backend)
-        refused = [b for b in wanted if b not in scenario.backends]
+        refused = [b for b in wanted if not scenario.runs_on(b)]
         if refused:
             use = 'it runs on backends %s (its "backends" key); use ' \
                 '--backend %s' % (', '.join(scenario.backends),

@@ -82,7 +82,7 @@ class Sweep(command.Command):
                             'source tree (with --nova-patch and '
                             '--ab-nova-patch on top), and report as '
                             '--ab-nova-patch does')
-        parser.add_argument('--confirm', choices=tiers.with_processes(),
+        parser.add_argument('--confirm', choices=tiers.confirming(),
                             help='replay each finding on real processes '
                             '(fake_numa, real libvirt, or the --cloud '
                             'NAME) and mark it confirmed or harness-only')

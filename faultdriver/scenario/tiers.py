@@ -247,7 +247,7 @@ TIERS = {tier.name: tier for tier in (
          workers=1,                     # one cloud: cases one at a time
          # What the CI cloud sets; the run reads each compute's own
          # rpc_response_timeout from its status and uses that.
-         rpc_timeout=PROCESSES_RPC_TIMEOUT, extra='process', remote=True,
+         rpc_timeout=PROCESSES_RPC_TIMEOUT, extra='cloud', remote=True,
          # Each host's nova-compute is a process (a unit) of its own;
          # volumes, ports and the hypervisor's guests are not read yet.
          provides=frozenset({Provision.PROCESS_PER_HOST})),
@@ -297,8 +297,13 @@ def compared(backend: str) -> typing.Tuple[str, ...]:
 
 
 def with_processes() -> typing.Tuple[str, ...]:
-    """Tiers whose Nova runs as real processes (``sweep --confirm``):
-    those that start them, and a cloud's."""
+    """Tiers whose Nova runs as real processes they start."""
+    return tuple(tier.name for tier in TIERS.values() if tier.hypervisor)
+
+
+def confirming() -> typing.Tuple[str, ...]:
+    """Tiers ``sweep --confirm`` replays findings on: real processes,
+    started or a cloud's."""
     return tuple(tier.name for tier in TIERS.values()
                  if tier.hypervisor or tier.remote)
 

@@ -91,3 +91,11 @@ def test_the_periodic_error_names_the_scenario_host():
     assert backend.CloudNova.aliased_log(nova, text) == (
         'x Error updating resources for node dest: y\n'
         'Error updating resources for node elsewhere\n')
+
+
+def test_a_cloud_runs_a_scenario_that_names_no_backends():
+    from faultdriver.scenario import model
+    seed = model.read('stale-error-migration-context')
+    assert seed.backends == tiers.LOCAL and seed.runs_on('cloud')
+    only = model.read('compute-crash-running-guest')     # [libvirt]
+    assert not only.runs_on('cloud')
