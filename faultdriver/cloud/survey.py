@@ -10,6 +10,7 @@ the fact.
 import dataclasses
 import glob
 import os
+import time
 import typing
 
 from faultdriver.cloud import audit as audit_module
@@ -19,6 +20,7 @@ from faultdriver.cloud import errors
 from faultdriver.cloud import helper as helper_module
 from faultdriver.cloud import profile as profile_module
 from faultdriver.cloud import transport
+from faultdriver.control import protocol
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,15 +89,40 @@ def audit_logs(profile: profile_module.Profile) -> typing.List[str]:
                                          '*.jsonl')))
 
 
+#: Seconds a compute restore started is given to answer again.
+START_TIMEOUT = 180.0
+
+
+def _answering(computes: computes_module.Computes, alias: str,
+               timeout: float) -> typing.Optional[typing.Any]:
+    """``alias``'s control client once its FaultDriver answers with
+    ``rpc_started`` (within ``timeout``), else None."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            control = computes.control(alias, timeout=5)
+            if control.status().get('rpc_started'):
+                return control
+        except (errors.HostRefused, protocol.ControlError):
+            pass
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(1.0)
+
+
 def restore(profile: profile_module.Profile) -> typing.List[str]:
     """Undo what runs on this cloud left: every audit log's open changes
-    replayed in reverse (computes started, restart policies put back),
-    then on every host rules cleared, barriers released, the timer's
-    periodic on and the start-rules file removed.  Returns what it did,
-    one line each."""
+    replayed in reverse (computes started, restart policies put back);
+    then on every host: its nova-compute started if a run left it down,
+    started again without the fixes a run's start-rules file gave it,
+    its rules cleared, its barriers released, the timer's periodic on
+    and the start-rules file removed.  Returns what it did, one line
+    each."""
+    from faultdriver.cloud import runner
     said: typing.List[str] = []
     ssh_of = {h.ssh for h in profile.hosts.values()}
-    with computes_module.Computes(profile) as computes:
+    audit = runner.audit_log(profile, 'restore-' + runner.new_run_id())
+    with computes_module.Computes(profile, audit) as computes:
         def helper_for(ssh: str) -> helper_module.HostHelper:
             if ssh not in ssh_of:
                 # Never a host outside the profile, whatever a log says.
@@ -113,12 +140,39 @@ def restore(profile: profile_module.Profile) -> typing.List[str]:
         for alias, host in profile.hosts.items():
             if computes.remove_file(alias, host.start_rules):
                 said.append('%s: removed %s' % (host.ssh, host.start_rules))
+            service = computes.service(alias)
             try:
-                control = computes.control(alias)
-            except Exception as exc:        # reported, the others go on
-                said.append('%s: %s' % (host.ssh, exc))
+                state = service.state()['state']
+            except errors.HostRefused as exc:
+                # Said, and the socket still asked: what is left there
+                # is cleared all the same.
+                said.append('%s: its service manager cannot be asked: %s'
+                            % (host.ssh, exc))
+                state = 'running'
+            if state not in ('running', 'stopping'):
+                service.start()
+                said.append('%s: started %s (it was %s)' % (
+                    host.ssh, host.unit, state))
+            control = _answering(computes, alias, START_TIMEOUT)
+            if control is None:
+                said.append('%s: its FaultDriver does not answer; see '
+                            '`faultdriver cloud check`' % host.ssh)
                 continue
             status = control.status()
+            if status.get('tracker_fixes') and status.get('start_rules'):
+                # Fixes a run's start-rules file gave: a plain start
+                # drops them (nova.conf's own stay).
+                service.crash()
+                service.start()
+                said.append('%s: started again without the run\'s fixes '
+                            '%s' % (host.ssh,
+                                    ', '.join(status['tracker_fixes'])))
+                control = _answering(computes, alias, START_TIMEOUT)
+                if control is None:
+                    said.append('%s: its FaultDriver does not answer after '
+                                'the start' % host.ssh)
+                    continue
+                status = control.status()
             if status.get('rules'):
                 control.clear()
                 said.append('%s: cleared %d rules' % (host.ssh,
@@ -130,10 +184,6 @@ def restore(profile: profile_module.Profile) -> typing.List[str]:
             if status.get('timer') is False:
                 control.timer(True)
                 said.append('%s: timer periodic on' % host.ssh)
-            if status.get('tracker_fixes'):
-                said.append('%s: runs with fixes %s from a start-rules '
-                            'file; restart its nova-compute to drop them'
-                            % (host.ssh, ', '.join(status['tracker_fixes'])))
     return said
 
 
