@@ -41,6 +41,8 @@ START_TIMEOUT = 180
 #: The image a profile without ``image`` boots from: faultdriver's
 #: boot-sector guest, uploaded under this name.
 DEFAULT_IMAGE = 'faultdriver-guest'
+#: An audit record's undo that is an API call, not a host helper's.
+API_UNDO = 'api-delete'
 #: Journal keys that name a host.
 _JOURNAL_HOSTS = ('host', 'periodic_host')
 _PERIODIC_HOST = re.compile(r'(periodic\([^)]*host\s*=\s*)([\w.-]+)')
@@ -360,6 +362,16 @@ class CloudNova(backend_base.BackendBase):
 
     # -- the run's beginning and end ------------------------------------------
 
+    def record_api(self, host: str, kind: str, name: str) -> None:
+        """In the audit log before it is made: a server or flavor named
+        ``name`` the run creates, which ``cloud restore`` deletes (by
+        name: a runner killed before the API answered left no id)."""
+        audit = self.computes.audit
+        if audit is not None:
+            audit.record(self.computes.host(host).ssh, '%s:%s' % (kind, name),
+                         'create %s %s' % (kind, name),
+                         (API_UNDO, kind, name))
+
     def broker_helper(self) -> typing.Any:
         broker = self.profile.broker
         if broker is None:
@@ -404,6 +416,11 @@ class CloudNova(backend_base.BackendBase):
                 self.cloud.request('DELETE', '/flavors/%s' % flavor)
             except api_module.APIError:
                 pass
+        audit = self.computes.audit
+        if audit is not None:
+            for change in audit.open():
+                if change['undo'][:1] == [API_UNDO]:
+                    audit.settle(change['host'], change['key'])
         for alias in self.hosts:
             running = self.faults._state(alias) == 'running'
             fixed = False
@@ -428,10 +445,11 @@ class CloudNova(backend_base.BackendBase):
             extra_specs: typing.Optional[dict[str, str]] = None) -> str:
         key = (vcpus, json.dumps(extra_specs, sort_keys=True))
         if key not in self._flavors:
+            name = 'faultdriver-%s-%d' % (self.run_id, len(self._flavors))
+            self.record_api(self.hosts[0], 'flavor', name)
             flavor = self.cloud.post('/flavors', {'flavor': {
-                'name': 'faultdriver-%s-%d' % (self.run_id,
-                                               len(self._flavors)),
-                'vcpus': vcpus, 'ram': 512, 'disk': 1}})['flavor']
+                'name': name, 'vcpus': vcpus, 'ram': 512,
+                'disk': 1}})['flavor']
             if extra_specs:
                 self.cloud.post('/flavors/%s/os-extra_specs' % flavor['id'],
                                 {'extra_specs': extra_specs})
@@ -459,6 +477,7 @@ class CloudNova(backend_base.BackendBase):
             'networks': ([{'uuid': self.profile.network}] if port
                          else 'none'),
             'host': host}}
+        self.record_api(host, 'server', str(body['server']['name']))
         server_id = self.cloud.post('/servers', body)['server']['id']
         self.servers.append(server_id)
         return self.wait_for_server({'id': server_id}, timeout,

@@ -110,6 +110,45 @@ def _answering(computes: computes_module.Computes, alias: str,
         time.sleep(1.0)
 
 
+def delete_created(profile: profile_module.Profile,
+                   logs: typing.Sequence[audit_module.AuditLog]
+                   ) -> typing.List[str]:
+    """Delete the servers and flavors the logs' runs created and did
+    not delete (found by the run's names)."""
+    from faultdriver.cloud import api as api_module
+    from faultdriver.cloud import backend
+    said: typing.List[str] = []
+    created = [(log, change) for log in logs for change in log.open()
+               if change['undo'][:1] == [backend.API_UNDO]]
+    if not created:
+        return said
+    cloud = api_module.connect(profile)
+    for log, change in created:
+        _undo, kind, name = change['undo']
+        if kind == 'server':
+            found = cloud.get('/servers?all_tenants=1&name=^%s$' % name,
+                              translate=False)['servers']
+            for server in found:
+                cloud.request('DELETE', '/servers/%s' % server['id'],
+                              ok=(204, 404))
+            deadline = time.monotonic() + 120
+            while found and time.monotonic() < deadline and cloud.get(
+                    '/servers?all_tenants=1&name=^%s$' % name,
+                    translate=False)['servers']:
+                time.sleep(1.0)
+        else:
+            found = [f for f in cloud.get('/flavors/detail?is_public=None',
+                                          translate=False)['flavors']
+                     if f['name'] == name]
+            for flavor in found:
+                cloud.request('DELETE', '/flavors/%s' % flavor['id'],
+                              ok=(202, 204, 404))
+        log.mark_restored(change['seq'])
+        if found:
+            said.append('%s: deleted %s %s' % (change['host'], kind, name))
+    return said
+
+
 def restore(profile: profile_module.Profile) -> typing.List[str]:
     """Undo what runs on this cloud left: every audit log's open changes
     replayed in reverse (computes started, restart policies put back);
@@ -132,9 +171,10 @@ def restore(profile: profile_module.Profile) -> typing.List[str]:
             alias = next(a for a, h in profile.hosts.items()
                          if h.ssh == ssh)
             return computes.helper(alias)
-        for path in reversed(audit_logs(profile)):
-            for change in audit_module.restore(audit_module.AuditLog(path),
-                                               helper_for):
+        logs = [audit_module.AuditLog(p) for p in audit_logs(profile)]
+        said += delete_created(profile, logs)
+        for log in reversed(logs):
+            for change in audit_module.restore(log, helper_for):
                 said.append('%s: undid %s' % (change['host'],
                                               change['change']))
         for alias, host in profile.hosts.items():
