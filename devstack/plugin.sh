@@ -8,7 +8,16 @@
 #                      the [fault_injection] options from devstack/settings,
 #                      then `faultdriver validate`; a bad rule fails the stack
 #   stack extra        validate the nova-cpu.conf nova-compute was started with
+#                      and write the cloud profile of this node's computes
 #   clean              remove the link made in nova's checkout at install
+#
+# With VIRT_DRIVER=fake, each of the NUMBER_FAKE_NOVA_COMPUTE computes
+# gets its own control socket, journal and start-rules file in the
+# nova-fake.conf-N devstack gives it (else the second would stop with
+# SocketInUse on the first one's socket).
+#
+# On every node with a Nova service, FAULTDRIVER_TEST_TIMINGS=True writes
+# devstack/test-timings.conf (the process tier's timings) at post-config.
 #
 # Options go to $NOVA_CONF, not $NOVA_CPU_CONF: devstack rebuilds
 # $NOVA_CPU_CONF from $NOVA_CONF when it starts n-cpu, after post-config
@@ -151,7 +160,10 @@ function configure_faultdriver {
         "$FAULTDRIVER_JOURNAL_PATH"
     _faultdriver_iniset_or_delete "$conf" fault_injection control_socket \
         "$FAULTDRIVER_CONTROL_SOCKET"
-    for path in "$FAULTDRIVER_JOURNAL_PATH" "$FAULTDRIVER_CONTROL_SOCKET"; do
+    _faultdriver_iniset_or_delete "$conf" fault_injection start_rules_path \
+        "$FAULTDRIVER_START_RULES_PATH"
+    for path in "$FAULTDRIVER_JOURNAL_PATH" "$FAULTDRIVER_CONTROL_SOCKET" \
+            "$FAULTDRIVER_START_RULES_PATH"; do
         if [[ -n $path ]]; then
             mkdir -p "$(dirname "$path")"
         fi
@@ -167,7 +179,193 @@ function configure_faultdriver {
         iniadd_literal "$conf" fault_injection rules "${rules[i]//\\/\\\\}"
     done
 
+    configure_faultdriver_fake_computes
     _faultdriver_validate "$conf"
+}
+
+# The host names devstack gives its fake computes (start_nova_compute in
+# lib/nova): ${HOSTNAME}1 .. ${HOSTNAME}N.
+function _faultdriver_fake_hosts {
+    local i
+    for (( i = 1; i <= ${NUMBER_FAKE_NOVA_COMPUTE:-1}; i++ )); do
+        echo "${HOSTNAME}${i}"
+    done
+}
+
+# $1 made per compute $2: /a/faultdriver.sock -> /a/faultdriver-HOST.sock
+function _faultdriver_per_compute {
+    local path=$1 host=$2 dir base
+    if [[ -z $path ]]; then
+        return 0
+    fi
+    dir=$(dirname "$path")
+    base=$(basename "$path")
+    if [[ $base == ?*.* ]]; then
+        echo "$dir/${base%.*}-$host.${base##*.}"
+    else
+        echo "$dir/$base-$host"
+    fi
+}
+
+# devstack starts fake compute N with --config-file $NOVA_CPU_CONF
+# --config-file ${NOVA_FAKE_CONF}-N and only adds [DEFAULT] host and
+# state_path to the second file, keeping what is there: its own paths go
+# there, and the others' sockets as its peers (periodic(host=...)).
+function configure_faultdriver_fake_computes {
+    if [[ $VIRT_DRIVER != fake ]]; then
+        return 0
+    fi
+    local base=${NOVA_FAKE_CONF:-$NOVA_CONF_DIR/nova-fake.conf}
+    local hosts host peer peers i
+    mapfile -t hosts < <(_faultdriver_fake_hosts)
+    for (( i = 0; i < ${#hosts[@]}; i++ )); do
+        host=${hosts[i]}
+        local fake_conf="$base-$((i + 1))"
+        _faultdriver_iniset_or_delete "$fake_conf" fault_injection \
+            journal_path "$(_faultdriver_per_compute \
+                "$FAULTDRIVER_JOURNAL_PATH" "$host")"
+        _faultdriver_iniset_or_delete "$fake_conf" fault_injection \
+            control_socket "$(_faultdriver_per_compute \
+                "$FAULTDRIVER_CONTROL_SOCKET" "$host")"
+        _faultdriver_iniset_or_delete "$fake_conf" fault_injection \
+            start_rules_path "$(_faultdriver_per_compute \
+                "$FAULTDRIVER_START_RULES_PATH" "$host")"
+        peers=""
+        if [[ -n $FAULTDRIVER_CONTROL_SOCKET ]]; then
+            for peer in "${hosts[@]}"; do
+                if [[ $peer != "$host" ]]; then
+                    peers+="${peers:+,}$peer:$(_faultdriver_per_compute \
+                        "$FAULTDRIVER_CONTROL_SOCKET" "$peer")"
+                fi
+            done
+        fi
+        _faultdriver_iniset_or_delete "$fake_conf" fault_injection \
+            peer_control_sockets "$peers"
+    done
+}
+
+# The cell conductors' own files: devstack starts them without $NOVA_CONF.
+function _faultdriver_nova_confs {
+    local i conf
+    echo "$NOVA_CONF"
+    for (( i = 1; i <= ${NOVA_NUM_CELLS:-1}; i++ )); do
+        conf=${NOVA_CONF_DIR:-$(dirname "$NOVA_CONF")}/nova_cell${i}.conf
+        if [[ -f $conf ]]; then
+            echo "$conf"
+        fi
+    done
+}
+
+# "section key value" for each setting of devstack/test-timings.conf.
+function _faultdriver_test_timings {
+    local line section="" key value
+    while IFS= read -r line; do
+        line=${line%%#*}
+        if [[ $line =~ ^\[(.*)\] ]]; then
+            section=${BASH_REMATCH[1]}
+        elif [[ $line =~ ^([a-z_]+)[[:space:]]*=[[:space:]]*(.*[^[:space:]]) ]]; then
+            key=${BASH_REMATCH[1]}
+            value=${BASH_REMATCH[2]}
+            echo "$section $key $value"
+        fi
+    done < "$FAULTDRIVER_DIR/devstack/test-timings.conf"
+}
+
+function configure_faultdriver_test_timings {
+    local conf section key value filters
+    while read -r conf; do
+        while read -r section key value; do
+            if [[ $section == filter_scheduler && $key == enabled_filters ]]; then
+                filters=$(iniget "$conf" filter_scheduler enabled_filters)
+                if [[ -z $filters ]]; then
+                    filters=$value
+                elif [[ ,$filters, != *,NUMATopologyFilter,* ]]; then
+                    filters+=,NUMATopologyFilter
+                fi
+                iniset "$conf" filter_scheduler enabled_filters "$filters"
+            else
+                iniset "$conf" "$section" "$key" "$value"
+            fi
+        done < <(_faultdriver_test_timings)
+    done < <(_faultdriver_nova_confs)
+}
+
+# A compute of this node in the cloud profile: alias, host, unit, then
+# the paths (control socket, journal, start rules) and the nodename.
+function _faultdriver_profile_host {
+    local alias=$1 host=$2 unit=$3 socket=$4 journal=$5 start_rules=$6
+    local nodename=$7
+    cat <<EOF_HOST
+  $alias:
+    ssh: $STACK_USER@$HOST_IP
+    host: $host
+    nodename: $nodename
+    manager: systemd
+    unit: $unit
+    socket: $socket
+    journal: $journal
+    log: {journald: $unit}
+    start_rules: $start_rules
+EOF_HOST
+}
+
+# The cloud profile of this node's computes (doc/source/tiers.rst, the
+# cloud tier): what `faultdriver scenario run X --cloud devstack` needs
+# to reach them.  On a multinode devstack each node writes its own
+# computes; `faultdriver cloud init` builds one profile from the API.
+function write_faultdriver_cloud_profile {
+    local path=$FAULTDRIVER_CLOUD_PROFILE allowed=false
+    if [[ -z $path ]]; then
+        return 0
+    fi
+    if [[ $FAULTDRIVER_ENABLED == True ]]; then
+        allowed=true
+    fi
+    mkdir -p "$(dirname "$path")"
+    {
+        echo "# Written by faultdriver's devstack plugin (stack extra) on"
+        echo "# $HOSTNAME; faultdriver cloud check devstack verifies it."
+        echo "format: 1"
+        echo "cloud: devstack-admin"
+        echo "clouds_yaml: /etc/openstack/clouds.yaml"
+        echo "fault_injection_allowed: $allowed"
+        echo "hosts:"
+        if [[ $VIRT_DRIVER == fake ]]; then
+            local hosts i alias
+            mapfile -t hosts < <(_faultdriver_fake_hosts)
+            for (( i = 0; i < ${#hosts[@]}; i++ )); do
+                case $i in
+                    0) alias=src ;;
+                    1) alias=dest ;;
+                    *) alias=fake$((i + 1)) ;;
+                esac
+                _faultdriver_profile_host "$alias" "${hosts[i]}" \
+                    "devstack@n-cpu-$((i + 1))" \
+                    "$(_faultdriver_per_compute \
+                        "$FAULTDRIVER_CONTROL_SOCKET" "${hosts[i]}")" \
+                    "$(_faultdriver_per_compute \
+                        "$FAULTDRIVER_JOURNAL_PATH" "${hosts[i]}")" \
+                    "$(_faultdriver_per_compute \
+                        "$FAULTDRIVER_START_RULES_PATH" "${hosts[i]}")" \
+                    "${hosts[i]}"
+            done
+        else
+            local alias=$FAULTDRIVER_CLOUD_ALIAS host
+            if [[ -z $alias ]]; then
+                alias=dest
+                if is_service_enabled n-api; then
+                    alias=src
+                fi
+            fi
+            host=$(iniget "$NOVA_CPU_CONF" DEFAULT host)
+            host=${host:-$(hostname)}
+            _faultdriver_profile_host "$alias" "$host" devstack@n-cpu \
+                "$FAULTDRIVER_CONTROL_SOCKET" "$FAULTDRIVER_JOURNAL_PATH" \
+                "$FAULTDRIVER_START_RULES_PATH" "$(hostname)"
+        fi
+    } > "$path.new"
+    mv "$path.new" "$path"
+    echo "Wrote the cloud profile $path"
 }
 
 # After n-cpu started: check the file it reads, which local.conf's
@@ -179,6 +377,7 @@ function check_faultdriver {
  faultdriver.FaultDriver: nova-compute runs without faultdriver"
     fi
     _faultdriver_validate "$NOVA_CPU_CONF"
+    write_faultdriver_cloud_profile
 }
 
 function cleanup_faultdriver {
@@ -187,6 +386,13 @@ function cleanup_faultdriver {
         rm -f "$link"
     fi
 }
+
+if [[ $FAULTDRIVER_TEST_TIMINGS == True && ${1:-} == stack \
+        && ${2:-} == post-config ]] \
+        && is_service_enabled n-api n-cond n-super-cond n-sch n-cpu; then
+    echo_summary "Writing faultdriver's fault-test timings for Nova"
+    configure_faultdriver_test_timings
+fi
 
 if is_service_enabled n-cpu; then
     if [[ ${1:-} == stack && ${2:-} == install ]]; then

@@ -12,6 +12,7 @@ mutates it in ``init_host``); any other attribute reads through.
 import functools
 import inspect
 import logging
+import typing
 
 from nova import conf as nova_conf
 from oslo_config import cfg
@@ -97,14 +98,24 @@ def _refuse_unavailable_points(rules):
                 '(%s)' % (rule, rule.point, gone[rule.point]))
 
 
-class FaultDriver(generated_class()):
+#: ComputeDriver with every public method a delegate (built from Nova's
+#: class, which has no stubs: Any, by name, so mypy takes it as a base).
+_Delegating: typing.Any = generated_class()
+
+
+class FaultDriver(_Delegating):
     """The compute driver to set as ``compute_driver``."""
 
     #: Marks the wrapper so it refuses to wrap itself.
     wraps_inner_driver = True
 
-    def __init__(self, virtapi, crash_handler=None, shutdown_handler=None,
-                 peer_periodic=None):
+    def __init__(self, virtapi: typing.Any,
+                 crash_handler: typing.Optional[
+                     typing.Callable[..., typing.Any]] = None,
+                 shutdown_handler: typing.Optional[
+                     typing.Callable[..., typing.Any]] = None,
+                 peer_periodic: typing.Optional[
+                     typing.Callable[[str, float], None]] = None) -> None:
         """``crash_handler`` / ``shutdown_handler``: what the ``crash`` /
         ``shutdown`` actions call instead of ending or signalling the
         process (the embedded harness passes its own, since every host
@@ -215,7 +226,7 @@ class FaultDriver(generated_class()):
         finally:
             self.close()
 
-    def close(self):
+    def close(self) -> None:
         """Stop the control socket, release held threads, stop firing,
         unhook the tracker."""
         self._stop_control()
@@ -303,7 +314,7 @@ class FaultDriver(generated_class()):
         return control.path if control is not None else None
 
     @property
-    def engine(self):
+    def engine(self) -> engine_module.Engine:
         """The fault engine of this host (rules, counters, barriers)."""
         return self._fault_engine
 

@@ -16,8 +16,12 @@ import logging
 import random
 import threading
 import time
+import typing
 
 from faultdriver import journal as journal_module
+
+if typing.TYPE_CHECKING:
+    from faultdriver import rules as rules_module
 
 LOG = logging.getLogger(__name__)
 
@@ -42,10 +46,10 @@ class Hit:
     operation: str | None = None
     in_periodic: bool = False  # the hit runs in its host's resource periodic
     target: object = None  # the driver or tracker the point belongs to
-    engine: object = None
+    engine: 'Engine | None' = None
     token: object = None   # what the action's prepare() kept for this hit
 
-    def describe(self):
+    def describe(self) -> str:
         return '%s.%s' % (self.point, self.phase)
 
 
@@ -164,7 +168,7 @@ class Engine:
 
     # -- rules ------------------------------------------------------------
 
-    def set_rules(self, rules):
+    def set_rules(self, rules: typing.Iterable['rules_module.Rule']) -> None:
         """Replace every rule; counters of the old rules are dropped."""
         with self._lock:
             self._rules.clear()
@@ -173,14 +177,14 @@ class Engine:
                 self._install(rule)
             self._rearm()
 
-    def add_rule(self, rule):
+    def add_rule(self, rule: 'rules_module.Rule') -> int:
         """Install one more rule; returns its index."""
         with self._lock:
             state = self._install(rule)
             self._rearm()
             return state.index
 
-    def remove_rule(self, index):
+    def remove_rule(self, index: int) -> bool:
         with self._lock:
             for states in self._rules.values():
                 for state in list(states):
@@ -205,7 +209,7 @@ class Engine:
         self.armed.update(points)
         self.armed.intersection_update(points)
 
-    def set_enabled(self, enabled):
+    def set_enabled(self, enabled: bool) -> None:
         with self._lock:
             self.enabled = enabled
             self._rearm()
@@ -224,7 +228,8 @@ class Engine:
 
     # -- hits -------------------------------------------------------------
 
-    def mark_crashed(self, handler, points):
+    def mark_crashed(self, handler: typing.Callable[..., typing.Any],
+                     points: typing.Iterable[str]) -> None:
         """The host crashed: every later hit at ``points`` calls
         ``handler(point, phase)`` (which does not return), because a dead
         service runs no more code.
@@ -307,7 +312,8 @@ class Engine:
                 migration=hit.migration, operation=hit.operation,
                 in_periodic=hit.in_periodic))
 
-    def wait_for_hit(self, point, count=1, timeout=60.0, phase='before'):
+    def wait_for_hit(self, point: str, count: int = 1, timeout: float = 60.0,
+                     phase: str = 'before') -> int:
         """Block until ``point.phase`` was hit ``count`` times.
 
         Counting starts when the point is first armed (by a rule or by this
@@ -340,14 +346,14 @@ class Engine:
             self._held[name].append(event)
         return event
 
-    def held(self):
+    def held(self) -> typing.Dict[str, int]:
         """Barrier names with the number of threads held at each."""
         with self._lock:
             counts = {n: sum(not e.is_set() for e in es)
                       for n, es in self._held.items()}
         return {n: c for n, c in counts.items() if c}
 
-    def release(self, name=None):
+    def release(self, name: typing.Optional[str] = None) -> int:
         """Release the threads held at barrier ``name`` (all if None)."""
         with self._lock:
             names = list(self._held) if name is None else [name]
@@ -359,7 +365,7 @@ class Engine:
                     event.set()
             return released
 
-    def close(self):
+    def close(self) -> None:
         """Stop firing and release every held thread (service teardown)."""
         with self._lock:
             self._closed = True

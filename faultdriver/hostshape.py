@@ -26,7 +26,7 @@ class HostShape:
     cpu_shared_set: str | None = None
 
     @property
-    def cpus(self):
+    def cpus(self) -> int:
         return (self.cpu_nodes * self.cpu_sockets * self.cpu_cores *
                 self.cpu_threads)
 
@@ -35,7 +35,7 @@ class HostShape:
         """MiB of memory, the default filled in."""
         return self.memory_mb or DEFAULT_MEMORY_MB
 
-    def cpu_sets(self):
+    def cpu_sets(self) -> typing.Dict[str, str]:
         """``{option: value}`` of the [compute] CPU sets it names."""
         return {key: getattr(self, key)
                 for key in ('cpu_dedicated_set', 'cpu_shared_set')
@@ -46,7 +46,7 @@ class HostShape:
         """Cores of one NUMA node (its sockets' cores)."""
         return self.cpu_sockets * self.cpu_cores
 
-    def fake_numa_options(self):
+    def fake_numa_options(self) -> typing.Dict[str, int]:
         """nova.conf ``[fake_numa]`` options (faultdriver.virt.conf) that
         give the ``fake_numa`` driver this host; its CPU sets are the
         ``[compute]`` options of :meth:`cpu_sets`."""
@@ -72,7 +72,7 @@ class HostShape:
     def replace(self, **changes: typing.Any) -> 'HostShape':
         return dataclasses.replace(self, **changes)
 
-    def as_dict(self):
+    def as_dict(self) -> typing.Dict[str, typing.Any]:
         return dataclasses.asdict(self)
 
 

@@ -178,18 +178,18 @@ class Journal:
         self._lock = threading.Lock()
         self._file = _open(path) if path else None
 
-    def record(self, entry):
+    def record(self, entry: 'JournalEntry') -> None:
         """Keep JournalEntry ``entry`` (as its JSON dict); append it to
         the file.  Never raises for the file: a failure is logged (see the
         module's docstring)."""
         if not isinstance(entry, JournalEntry):
             raise TypeError('journal entries are JournalEntry, not %r'
                             % (entry,))
-        entry = entry.to_json()
-        line = (json.dumps(entry, sort_keys=True, default=str) +
+        data = entry.to_json()
+        line = (json.dumps(data, sort_keys=True, default=str) +
                 '\n').encode('utf-8')
         with self._lock:
-            self._entries.append(entry)
+            self._entries.append(data)
             if self._file is not None:
                 try:
                     view = memoryview(line)
@@ -199,7 +199,7 @@ class Journal:
                     self._failed('could not append a fired fault', exc,
                                  line)
 
-    def entries(self):
+    def entries(self) -> typing.List[typing.Dict[str, typing.Any]]:
         with self._lock:
             return list(self._entries)
 

@@ -15,8 +15,11 @@ manager itself, on the process tiers through the compute's control
 socket (``faultdriver ctl tasks``).
 """
 
+import typing
 
-def in_progress(manager):
+
+def in_progress(
+        manager: typing.Any) -> typing.List[typing.Dict[str, typing.Any]]:
     """``[{name, instance_uuid}]``: the tasks ``manager`` tracks now,
     oldest first (the names are Nova's: the RPC method's, or
     ``live_migration_at_dest`` for a destination's whole move)."""
@@ -27,7 +30,7 @@ def in_progress(manager):
                  'instance_uuid': task['instance_uuid']} for task in tasks]
 
 
-def calls_in_progress(manager):
+def calls_in_progress(manager: typing.Any) -> int:
     """How many of the tasks ``manager`` tracks are calls a thread works
     on: all but a destination's per-move tasks (after its
     ``pre_live_migration`` or ``prep_resize`` returned, no thread on the
@@ -39,7 +42,7 @@ def calls_in_progress(manager):
     return len(set(manager._in_progress_tasks) - per_move)
 
 
-def end_pending_moves(manager):
+def end_pending_moves(manager: typing.Any) -> None:
     """End the destination's per-move tasks ``manager`` still tracks
     (Nova's own ``_end_pending_dest_live_migration_task`` and
     ``_end_pending_dest_resize_task``): what the embedded Nova's teardown

@@ -6,6 +6,7 @@ without anyone writing it down.
 """
 
 import inspect
+import typing
 
 from nova.virt import driver as nova_driver
 
@@ -15,9 +16,9 @@ BASE = nova_driver.ComputeDriver
 DATA_ATTRIBUTES = ('capabilities', 'rebalances_nodes')
 
 
-def public_methods(base=BASE):
+def public_methods(base: type = BASE) -> typing.Dict[str, object]:
     """Map each public callable of ``base`` to its raw class attribute."""
-    methods = {}
+    methods: typing.Dict[str, object] = {}
     for klass in reversed(base.__mro__):
         for name, value in vars(klass).items():
             if name.startswith('_') or name in DATA_ATTRIBUTES:
@@ -28,7 +29,7 @@ def public_methods(base=BASE):
     return dict(sorted(methods.items()))
 
 
-def has_default_body(name, base=BASE):
+def has_default_body(name: str, base: type = BASE) -> bool:
     """True if ``ComputeDriver`` implements the method (no NIE)."""
     func = getattr(base, name)
     source = inspect.getsource(func)

@@ -12,9 +12,10 @@ class Action:
     """An action; subclasses document themselves in their docstring."""
 
     #: The name rules use; equal to the entry-point name.
-    name = None
+    name: typing.Optional[str] = None
     #: Positional and keyword parameters, in order: (name, converter).
-    params = ()
+    params: typing.Tuple[
+        typing.Tuple[str, typing.Callable[[str], typing.Any]], ...] = ()
     #: How many leading parameters are required.
     required = 0
 
@@ -23,7 +24,7 @@ class Action:
         self.args = self.bind(term)
 
     @classmethod
-    def bind(cls, term):
+    def bind(cls, term: 'rules.Term') -> typing.Dict[str, typing.Any]:
         """Bind a term's arguments to :attr:`params`; ValueError if bad."""
         names = [p for p, _ in cls.params]
         if len(term.args) > len(names):

@@ -2,13 +2,19 @@
 
 import functools
 import inspect
+import typing
 
 from faultdriver.actions import base
 from faultdriver import exception
 
+if typing.TYPE_CHECKING:
+    from faultdriver import engine
+    from faultdriver import points
+    from faultdriver import rules
+
 
 @functools.lru_cache(maxsize=None)
-def injected_class(name):
+def injected_class(name: str) -> typing.Type[typing.Any]:
     """The injected twin of ``nova.exception.<name>``."""
     from nova import exception as nova_exception
     real = getattr(nova_exception, name)
@@ -39,14 +45,14 @@ class Raise(base.Action):
     required = 1
 
     @classmethod
-    def check(cls, term, point):
+    def check(cls, term: 'rules.Term', point: 'points.Point') -> None:
         args = cls.bind(term)
         name = args['exception']
         if name not in point.raises:
             raise ValueError('%s cannot be raised at %s; expected one of %s'
                              % (name, point.name, ', '.join(point.raises)))
 
-    def __call__(self, hit):
+    def __call__(self, hit: 'engine.Hit') -> typing.NoReturn:
         message = '%s %s on %s (rule %d, hit %d)' % (
             INJECTED_PREFIX, hit.describe(), hit.host, hit.rule_index,
             hit.hit)

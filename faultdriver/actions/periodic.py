@@ -21,7 +21,7 @@ def manager_of(target):
     return driver.virtapi._compute
 
 
-def run_now(target):
+def run_now(target: object) -> None:
     """Run the resource-tracker periodic of ``target``'s compute manager
     in this thread, as its timer does (the action and ``ctl periodic``)."""
     from nova import context as nova_context

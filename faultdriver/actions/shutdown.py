@@ -11,16 +11,21 @@ import os
 import signal
 import threading
 import time
+import typing
 
 from faultdriver.actions import base
 from faultdriver.actions import crash
 from faultdriver import journal as journal_module
 from faultdriver.scenario import tiers
 
+if typing.TYPE_CHECKING:
+    from faultdriver import engine
+
 LOG = logging.getLogger(__name__)
 
 
-def entry(hit, outcome, **fields):
+def entry(hit: 'engine.Hit', outcome: str,
+          **fields: typing.Any) -> journal_module.JournalEntry:
     """The ``shutdown`` journal entry of the stop ``hit``'s rule began:
     one shape for every tier (``fields``: hold_seconds,
     kill_after_seconds, duration_seconds, error)."""

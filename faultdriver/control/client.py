@@ -18,7 +18,7 @@ WAIT_MARGIN = 10.0
 class Client:
     """Requests to the control server at ``path``."""
 
-    def __init__(self, path, timeout=10.0):
+    def __init__(self, path: str, timeout: float = 10.0) -> None:
         self.path = path
         self.timeout = timeout
 

@@ -52,6 +52,7 @@ How, in Nova 34 terms:
 import collections
 import threading
 import time
+import typing
 import weakref
 
 import fixtures
@@ -77,6 +78,10 @@ REAP_WAIT = 30
 #: Key stamped on call requests; plays the role of AMQP's message TTL.
 _EXPIRES = '_faultdriver_expires_at'
 
+#: ``(topic, method, 'call' or 'cast', expired)``: an RPC message
+#: waiting for a crashed host.
+Queued = typing.Tuple[str, typing.Optional[str], str, bool]
+
 #: ``__exit__`` methods that run on any exception and write state; a
 #: crashed thread unwinding through them must not run them.
 _GUARDED_EXITS = (
@@ -92,12 +97,12 @@ _EFFECTS = tuple(
      for name in ('cast', 'call')])
 
 
-def _tracker_lock():
+def _tracker_lock() -> typing.Any:
     return lockutils.internal_fair_lock(
         resource_tracker.COMPUTE_RESOURCE_SEMAPHORE)
 
 
-def _let_go_of_tracker_lock():
+def _let_go_of_tracker_lock() -> int:
     """Release the tracker lock if this (crashing) thread holds it; how
     many times it had entered it."""
     lock, entries = _tracker_lock(), 0
@@ -107,7 +112,7 @@ def _let_go_of_tracker_lock():
     return entries
 
 
-def _take_back_tracker_lock(entries):
+def _take_back_tracker_lock(entries: int) -> None:
     """Enter the tracker lock ``entries`` times again (waiting for it):
     the crashed thread's unwinding then releases it as it would have."""
     lock = _tracker_lock()
@@ -115,26 +120,28 @@ def _take_back_tracker_lock(entries):
         lock.acquire_write_lock()
 
 
-class _CrashedService(nova.service.Service):
+class _CrashedService(nova.service.Service):  # type: ignore[misc]
     """What a crashed Service becomes: stop() and kill() only reap."""
 
-    def stop(self):
+    def stop(self) -> None:
         self._faultdriver_crash.reap(self.host)
 
-    def kill(self):
+    def kill(self) -> None:
         self._faultdriver_crash.reap(self.host)
 
 
 class _Corpse:
     """What is left of a crashed host until it is reaped."""
 
-    def __init__(self, service):
+    def __init__(self, service: typing.Any) -> None:
         self.released = threading.Event()
-        self.timers = list(service.tg.timers)
-        self.servers = [s for s in (service.rpcserver, service.rpcserver_alt)
-                        if s is not None]
-        self.topics = [t for t in (service.topic, service.topic_alt) if t]
-        self.idents = set()
+        self.timers: typing.List[typing.Any] = list(service.tg.timers)
+        self.servers: typing.List[typing.Any] = [
+            s for s in (service.rpcserver, service.rpcserver_alt)
+            if s is not None]
+        self.topics: typing.List[str] = [
+            t for t in (service.topic, service.topic_alt) if t]
+        self.idents: typing.Set[int] = set()
         self.reaped = False
 
 
@@ -146,9 +153,10 @@ class InProcessCrash(fixtures.Fixture):
     services, as in Nova's functional bases.
     """
 
-    def __init__(self, test, rpc_timeout=2, report_interval=1,
-                 service_down_time=3, long_rpc_timeout=60,
-                 dead_host_wait=0.5):
+    def __init__(self, test: typing.Any, rpc_timeout: float = 2,
+                 report_interval: float = 1, service_down_time: float = 3,
+                 long_rpc_timeout: float = 60,
+                 dead_host_wait: float = 0.5) -> None:
         super().__init__()
         self.test = test
         self.rpc_timeout = rpc_timeout
@@ -157,19 +165,22 @@ class InProcessCrash(fixtures.Fixture):
         self.long_rpc_timeout = long_rpc_timeout
         self.report_interval = report_interval
         self.service_down_time = service_down_time
-        self._corpses = {}
-        self._zombies = set()   # idents of released threads still unwinding
+        self._corpses: typing.Dict[str, _Corpse] = {}
+        #: Idents of released threads still unwinding.
+        self._zombies: typing.Set[int] = set()
         # host -> [(weakref to a call's reply queue, its message)]
-        self._in_flight = collections.defaultdict(list)
+        self._in_flight: typing.DefaultDict[
+            str, typing.List[typing.Tuple[typing.Any, typing.Any]]] = (
+                collections.defaultdict(list))
         self._pending = threading.local()
-        self._timers = []
+        self._timers: typing.List[threading.Timer] = []
         #: host -> threads that hit a crash of it and have not blocked
         #: yet; reaping waits for them (a restart right after the fault
         #: was seen must not let one unwind as a live thread).
-        self._crashing = collections.Counter()
+        self._crashing: typing.Counter[str] = collections.Counter()
         self._crashing_cond = threading.Condition()
 
-    def _setUp(self):
+    def _setUp(self) -> None:
         if getattr(self.test, 'CAST_AS_CALL', False):
             raise ValueError('a faithful crash needs casts to stay casts: set '
                              'CAST_AS_CALL = False on %s'
@@ -192,17 +203,17 @@ class InProcessCrash(fixtures.Fixture):
         self._refuse_dead_effects()
         self.addCleanup(self.release_all)
 
-    def _refuse_if_dead(self):
+    def _refuse_if_dead(self) -> None:
         if threading.get_ident() in self._zombies:
             raise exception.SimulatedCrash('effect of a crashed host')
 
-    def _refuse_dead_effects(self):
+    def _refuse_dead_effects(self) -> None:
         """Database, placement and RPC refuse unwinding crashed threads.
 
         ``confirm_resize``'s ``finally:`` would otherwise delete the
         migration's allocation and the stashed flavors after the "crash".
         """
-        def refuse_sql(*ignored):
+        def refuse_sql(*ignored: object) -> None:
             self._refuse_if_dead()
         sqlalchemy.event.listen(Engine, 'before_cursor_execute', refuse_sql)
         self.addCleanup(sqlalchemy.event.remove, Engine,
@@ -210,22 +221,27 @@ class InProcessCrash(fixtures.Fixture):
         for path in _EFFECTS:
             self._refuse_in(path)
 
-    def _refuse_in(self, path):
+    def _refuse_in(self, path: str) -> None:
         module, cls, attr = path.rsplit('.', 2)
         real = getattr(getattr(__import__(module, fromlist=[cls]), cls), attr)
 
-        def refusing(*args, **kwargs):
+        def refusing(*args: typing.Any, **kwargs: typing.Any) -> typing.Any:
             self._refuse_if_dead()
             return real(*args, **kwargs)
         self.useFixture(patchfixtures.Patch(path, refusing))
 
-    def _stamp_call_expiry(self):
+    def _stamp_call_expiry(self) -> None:
         send = impl_fake.FakeDriver.send
         deliver = impl_fake.FakeExchange.deliver_message
 
-        def send_like_rabbit(driver, target, ctxt, message,
-                             wait_for_reply=None, timeout=None,
-                             call_monitor_timeout=None, *args, **kwargs):
+        def send_like_rabbit(driver: typing.Any, target: typing.Any,
+                             ctxt: typing.Any, message: typing.Any,
+                             wait_for_reply: typing.Optional[bool] = None,
+                             timeout: typing.Optional[float] = None,
+                             call_monitor_timeout: typing.Optional[
+                                 float] = None,
+                             *args: typing.Any,
+                             **kwargs: typing.Any) -> typing.Any:
             if wait_for_reply and timeout is not None:
                 message = dict(message)
                 if self.is_crashed(target.server):
@@ -239,8 +255,11 @@ class InProcessCrash(fixtures.Fixture):
             finally:
                 self._pending.server = None
 
-        def deliver_and_watch(exchange, topic, ctxt, message, server=None,
-                              fanout=False, reply_q=None):
+        def deliver_and_watch(exchange: typing.Any, topic: str,
+                              ctxt: typing.Any, message: typing.Any,
+                              server: typing.Optional[str] = None,
+                              fanout: bool = False,
+                              reply_q: typing.Any = None) -> typing.Any:
             watched_server = getattr(self._pending, 'server', None)
             if reply_q is not None and server and server == watched_server:
                 watched = [w for w in self._in_flight[server]
@@ -257,14 +276,15 @@ class InProcessCrash(fixtures.Fixture):
             'oslo_messaging._drivers.impl_fake.FakeExchange.deliver_message',
             deliver_and_watch))
 
-    def _give_up_on(self, host):
+    def _give_up_on(self, host: str) -> None:
         """Calls in flight to ``host`` time out ``dead_host_wait`` after
         its crash: nothing of it will answer them."""
         for ref, message in self._in_flight.pop(host, ()):
             if ref() is None:
                 continue
 
-            def time_out(ref=ref, message=message):
+            def time_out(ref: typing.Any = ref,
+                         message: typing.Any = message) -> None:
                 reply_queue = ref()
                 if reply_queue is not None:
                     # Still queued (not taken before the crash): expired.
@@ -277,11 +297,11 @@ class InProcessCrash(fixtures.Fixture):
             timer.start()
             self._timers.append(timer)
 
-    def _guard(self, path):
+    def _guard(self, path: str) -> None:
         module, cls, attr = path.rsplit('.', 2)
         real = getattr(getattr(__import__(module, fromlist=[cls]), cls), attr)
 
-        def guarded(obj, *args):
+        def guarded(obj: object, *args: typing.Any) -> typing.Any:
             if threading.get_ident() in self._zombies:
                 return False    # neither run it nor swallow the unwinding
             return real(obj, *args)
@@ -289,10 +309,10 @@ class InProcessCrash(fixtures.Fixture):
 
     # -- public -----------------------------------------------------------
 
-    def is_crashed(self, host):
+    def is_crashed(self, host: str) -> bool:
         return host in self._corpses
 
-    def crashing(self, host):
+    def crashing(self, host: str) -> None:
         """The calling thread hit a crash of ``host`` and is about to
         block in it (:meth:`crash`): reaping ``host`` waits until it has.
         The journal already says the fault fired, so a scenario's next
@@ -303,7 +323,7 @@ class InProcessCrash(fixtures.Fixture):
             self._crashing[host] += 1
         self._pending.crashing = host
 
-    def not_crashing(self):
+    def not_crashing(self) -> None:
         """The calling thread is done with :meth:`crashing` (it blocked,
         or the crash raised before it could)."""
         host = getattr(self._pending, 'crashing', None)
@@ -314,7 +334,7 @@ class InProcessCrash(fixtures.Fixture):
             self._crashing[host] -= 1
             self._crashing_cond.notify_all()
 
-    def wait_for_crashes(self, host):
+    def wait_for_crashes(self, host: str) -> None:
         """Until every thread that hit a crash of ``host`` has blocked in
         it (a restart must find the host crashed, its threads held)."""
         with self._crashing_cond:
@@ -324,7 +344,7 @@ class InProcessCrash(fixtures.Fixture):
                     '%d thread(s) that hit a crash of %s did not block in '
                     '%ss' % (self._crashing[host], host, REAP_WAIT))
 
-    def crash(self, host, block_current_thread=True):
+    def crash(self, host: str, block_current_thread: bool = True) -> None:
         """Crash ``host``.
 
         From a fault point (the default) the calling thread never returns:
@@ -357,13 +377,16 @@ class InProcessCrash(fixtures.Fixture):
         if block_current_thread:
             self._block(host, corpse)
 
-    def blocker(self, host):
+    def blocker(self, host: str) -> typing.Callable[..., typing.NoReturn]:
         """A callable that blocks its caller like a thread of crashed
         ``host`` (this crash of it, not a later incarnation)."""
         corpse = self._corpses[host]
-        return lambda *ignored: self._block(host, corpse)
 
-    def _block(self, host, corpse):
+        def block(*ignored: object) -> typing.NoReturn:
+            self._block(host, corpse)
+        return block
+
+    def _block(self, host: str, corpse: _Corpse) -> typing.NoReturn:
         ident = threading.get_ident()
         if not corpse.reaped:
             corpse.idents.add(ident)
@@ -374,7 +397,7 @@ class InProcessCrash(fixtures.Fixture):
             self._zombies.add(ident)
         raise exception.SimulatedCrash(host)
 
-    def restart(self, host):
+    def restart(self, host: str) -> typing.Any:
         """Reap ``host``, drop its expired calls, start a new service on the
         same fake hypervisor; returns what the test base's restart returns.
         """
@@ -389,9 +412,10 @@ class InProcessCrash(fixtures.Fixture):
         self.test.computes[host] = service
         return service
 
-    def queued(self, host):
+    def queued(self, host: str) -> typing.List[Queued]:
         """``[(topic, method, 'call'|'cast', expired)]`` waiting for host."""
-        now, found = time.monotonic(), []
+        now = time.monotonic()
+        found: typing.List[Queued] = []
         for topic, queue in self._queues(host):
             for _ctxt, message, reply_queue, _requeue in queue:
                 kind = 'cast' if reply_queue is None else 'call'
@@ -399,7 +423,7 @@ class InProcessCrash(fixtures.Fixture):
                               message.get(_EXPIRES, now + 1) <= now))
         return found
 
-    def release_all(self):
+    def release_all(self) -> None:
         for host in list(self._corpses):
             self.reap(host)
         for timer in self._timers:
@@ -407,7 +431,7 @@ class InProcessCrash(fixtures.Fixture):
             timer.join()
         self._timers = []
 
-    def reap(self, host):
+    def reap(self, host: str) -> None:
         """Release the host's blocked threads and wait for its RPC servers
         and timers.  Never from the host's own handler threads.
         """
@@ -426,7 +450,9 @@ class InProcessCrash(fixtures.Fixture):
     # -- internals --------------------------------------------------------
 
     @staticmethod
-    def _queues(host, topics=None):
+    def _queues(
+            host: str, topics: typing.Optional[typing.Collection[str]] = None
+    ) -> typing.Iterator[typing.Tuple[str, typing.List[typing.Any]]]:
         for exchange in list(
                 impl_fake.FakeExchangeManager._exchanges.values()):
             with exchange._queues_lock:
@@ -435,7 +461,8 @@ class InProcessCrash(fixtures.Fixture):
                     if server == host and (topics is None or topic in topics):
                         yield topic, queue
 
-    def _drop_expired_calls(self, host, topics):
+    def _drop_expired_calls(self, host: str,
+                            topics: typing.Collection[str]) -> None:
         now = time.monotonic()
         for _topic, queue in self._queues(host, topics):
             queue[:] = [entry for entry in queue

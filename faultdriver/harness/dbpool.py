@@ -16,6 +16,8 @@ In eventlet mode the databases are in memory on one shared connection
 (``StaticPool``) and nothing changes.
 """
 
+import typing
+
 import fixtures
 from sqlalchemy import pool
 
@@ -33,13 +35,14 @@ class PooledSqliteConnections(fixtures.Fixture):
     """Engines created while this fixture is up pool their connections
     where oslo.db would open one per transaction."""
 
-    def _setUp(self):
-        self.pools = []
+    def _setUp(self) -> None:
+        self.pools: typing.List[pool.QueuePool] = []
         self.addCleanup(self._close_pools)
         self.useFixture(patchfixtures.Patch(
             CHOOSER, self._choose(novacompat.resolve(CHOOSER))))
 
-    def _choose(self, original):
+    def _choose(self, original: typing.Callable[..., None]
+                ) -> typing.Callable[..., None]:
         fixture = self
 
         class CasePool(pool.QueuePool):
@@ -48,11 +51,13 @@ class PooledSqliteConnections(fixtures.Fixture):
             # faultdriver logs scenario reports capture.
             __module__ = pool.QueuePool.__module__
 
-            def __init__(self, *args, **kwargs):
+            def __init__(self, *args: typing.Any,
+                         **kwargs: typing.Any) -> None:
                 super().__init__(*args, **kwargs)
                 fixture.pools.append(self)
 
-        def choose(url, engine_args, kw):
+        def choose(url: typing.Any, engine_args: typing.Dict[str, typing.Any],
+                   kw: typing.Any) -> None:
             original(url, engine_args, kw)
             if engine_args.get('poolclass') is pool.NullPool and \
                     url.get_backend_name() == 'sqlite' and \
@@ -62,6 +67,6 @@ class PooledSqliteConnections(fixtures.Fixture):
                                    max_overflow=-1, pool_pre_ping=False)
         return choose
 
-    def _close_pools(self):
+    def _close_pools(self) -> None:
         for each in self.pools:
             each.dispose()

@@ -41,6 +41,7 @@ from faultdriver.novacompat import patchfixtures  # noqa: E402
 from faultdriver.scenario import backend  # noqa: E402
 from faultdriver.scenario import backend_base  # noqa: E402
 from faultdriver.scenario import backend_records as records  # noqa: E402
+from faultdriver.scenario import runstate  # noqa: E402
 from faultdriver.scenario import tiers  # noqa: E402
 from faultdriver import waiting  # noqa: E402
 
@@ -51,29 +52,39 @@ API_PASTE = os.path.join(sys.prefix, 'etc', 'nova', 'api-paste.ini')
 PINNED_CPUS = topology.PINNED.cpus
 
 
-class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
-                   integrated_helpers.InstanceHelperMixin):
+#: Nova's functional-test bases (Any to mypy: Nova has no stubs).
+_NovaServersBase: typing.Any = base.ServersTestBase
+_NovaHelpers: typing.Any = integrated_helpers.InstanceHelperMixin
+
+
+class EmbeddedNova(backend_base.BackendBase,
+                   _NovaServersBase, _NovaHelpers):  # type: ignore[misc]
     """Two hosts, ``src`` and ``dest``; subclasses set RULES and PINNED."""
+
+    #: Nova's functional API client (its TestOpenStackClient: the
+    #: contract's ComputeAPI and more; Nova has no stubs).
+    api: typing.Any
+    admin_api: typing.Any
 
     ADMIN_API = True
     microversion = 'latest'
     CAST_AS_CALL = False          # a crash needs casts to stay casts
     ADDITIONAL_FILTERS = ['NUMATopologyFilter']
     #: host -> rule texts installed for the test.
-    RULES = {}
+    RULES: typing.Mapping[str, typing.Sequence[str]] = {}
     #: Candidate tracker fixes for every host (empty: stock tracker).
-    PATCHES = ()
+    PATCHES: typing.Tuple[str, ...] = ()
     #: 4 dedicated pCPUs in one NUMA cell per host, pinned flavors.
     PINNED = False
-    HOSTS = ('src', 'dest')
+    HOSTS: typing.Tuple[str, ...] = ('src', 'dest')
     #: host -> topology.HostShape: each host's CPUs, NUMA cells, memory and
     #: CPU sets (overrides PINNED's shape; None: PINNED or Nova's default).
-    TOPOLOGY = None
+    TOPOLOGY: typing.Optional[typing.Mapping[str, topology.HostShape]] = None
     #: Seconds an idle pool thread sleeps between checks for shutdown.
     #: Nova's test base makes it 0.01 (quick teardown, futurist bug
     #: 2160159): idle threads then burn ~8% of a core per embedded Nova.
     #: None keeps Nova's value.
-    IDLE_WAKEUP = None
+    IDLE_WAKEUP: typing.Optional[float] = None
     #: Every host serves a control socket (``self.faults.control(host)``).
     CONTROL = False
     #: Seconds an RPC caller waits for a reply.  Short, so a crash's
@@ -90,9 +101,9 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
     default_vcpus = 2
     #: ``(logger name, level)`` whose records ``log_text`` returns (the
     #: scenario runner's; none for a plain test).
-    CAPTURED_LOGS = ()
+    CAPTURED_LOGS: typing.Tuple[typing.Tuple[str, int], ...] = ()
 
-    def setUp(self):
+    def setUp(self) -> None:
         # Scenario steps and expectations count Nova's log lines too.
         novacompat.verify(novacompat.SCENARIO_GROUPS)
         self.flags(api_paste_config=API_PASTE, group='wsgi')
@@ -133,7 +144,7 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
             format='%(levelname)s %(name)s %(message)s'))
             for name, level in self.CAPTURED_LOGS]
 
-    def _setup_services(self):
+    def _setup_services(self) -> None:
         # Nova's test setUp has set its value; the services start now.
         if self.IDLE_WAKEUP is not None:
             self._nova_idle_wakeup = futurist_thread.ThreadWorker.MAX_IDLE_FOR
@@ -142,7 +153,7 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
                 self.IDLE_WAKEUP))
         super()._setup_services()
 
-    def tearDown(self):
+    def tearDown(self) -> None:
         # Before the cleanups stop the services: stopping one waits for
         # its idle pool threads, each of which looks for the stop only
         # every MAX_IDLE_FOR seconds, one service after the other; with
@@ -158,7 +169,9 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
     def create_flavor(
             self, vcpus: int,
             extra_specs: typing.Optional[dict[str, str]] = None) -> str:
-        return self._create_flavor(vcpu=vcpus, extra_spec=extra_specs)
+        flavor_id: str = self._create_flavor(vcpu=vcpus,
+                                             extra_spec=extra_specs)
+        return flavor_id
 
     def guests(self, host: str) -> typing.Optional[records.Guests]:
         """None: fakelibvirt is not a hypervisor to ask (the scenario
@@ -166,9 +179,12 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
         return None
 
     def tracked_tasks(self, host: str) -> list[records.TrackedTask]:
-        return manager_tasks.in_progress(self.computes[host].manager)
+        return [records.TrackedTask(name=task['name'],
+                                    instance_uuid=task['instance_uuid'])
+                for task in manager_tasks.in_progress(
+                    self.computes[host].manager)]
 
-    def end_pending_moves(self):
+    def end_pending_moves(self) -> None:
         """Once a case's report is written: end the per-move tasks each
         running compute still tracks (faultdriver.manager_tasks), so the
         teardown's stops do not wait for them."""
@@ -200,7 +216,7 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
         server = self.admin_api.post_server({'server': request})
         return self.wait_for_server(server, timeout=timeout, status=status)
 
-    def _own_host_connectors(self):
+    def _own_host_connectors(self) -> None:
         """A compute's volume connector names its own host, as in a
         cloud.  LibvirtDriver.get_volume_connector reads CONF.host, which
         Nova's test base sets to the host started last (one process runs
@@ -208,7 +224,8 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
         from nova.virt.libvirt import driver as libvirt_driver
         real = libvirt_driver.LibvirtDriver.get_volume_connector
 
-        def get_volume_connector(driver, instance):
+        def get_volume_connector(driver: typing.Any,
+                                 instance: typing.Any) -> runstate.JSON:
             connector = dict(real(driver, instance))
             connector['host'] = driver.virtapi._compute.host
             return connector
@@ -216,7 +233,7 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
             'nova.virt.libvirt.driver.LibvirtDriver.get_volume_connector',
             get_volume_connector))
 
-    def _bind_as_neutron(self):
+    def _bind_as_neutron(self) -> None:
         """Port bindings as Neutron's ML2 plugin keeps them, where Nova's
         NeutronFixture does not (a binding's host is part of its key):
 
@@ -235,7 +252,8 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
         update_port = neutron.NeutronFixture.update_port
         create_port_binding = neutron.NeutronFixture.create_port_binding
 
-        def rebind(fixture, port_id, body=None):
+        def rebind(fixture: typing.Any, port_id: str,
+                   body: runstate.JSON = None) -> runstate.JSON:
             host = ((body or {}).get('port') or {}).get('binding:host_id')
             before = (fixture._get_active_binding(port_id)[0]
                       if port_id in fixture._port_bindings else None)
@@ -244,7 +262,8 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
                 fixture._port_bindings[port_id].pop(before, None)
             return updated
 
-        def bind_once(fixture, port_id, body):
+        def bind_once(fixture: typing.Any, port_id: str,
+                      body: runstate.JSON) -> runstate.JSON:
             if body['binding']['host'] in fixture._port_bindings.get(
                     port_id, {}):
                 raise neutron_errors.Conflict(
@@ -257,13 +276,14 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
             'nova.tests.fixtures.neutron.NeutronFixture.create_port_binding',
             bind_once))
 
-    def _volume_backed(self, flavor_id):
+    def _volume_backed(self, flavor_id: str) -> str:
         """The flavor ``flavor_id`` without local disks (as clouds give
         volume-backed servers), its own copy, made once: Nova's test
         flavors have a 10 GB ephemeral disk, whose file fakelibvirt never
         creates, and a volume-backed server's live-migration check reads
         it (an image-backed one's does not)."""
-        cache = self.__dict__.setdefault('_volume_flavors', {})
+        cache: typing.Dict[str, str] = self.__dict__.setdefault(
+            '_volume_flavors', {})
         if flavor_id not in cache:
             flavor = self.admin_api.api_get(
                 '/flavors/%s' % flavor_id).body['flavor']
@@ -278,18 +298,20 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
         """From Nova's CinderFixture (attachments per volume, each with
         its connector) and the API's volume attachments (2.89: the
         attachment id each block device mapping names)."""
-        found = {}
+        found: records.VolumeViews = {}
         for volume_id, attachments in list(
                 self.cinder.volume_to_attachment.items()):
-            mine = [{'id': a['id'],
+            mine: typing.List[records.VolumeAttachment] = [
+                    {'id': a['id'],
                      'host': (a['connector'] or {}).get('host')}
                     for a in list(attachments.values())
                     if a['instance_uuid'] == server['id']]
             if mine:
                 found[volume_id] = {'attachments': mine, 'bdm': None}
         for bdm in self._api_volume_attachments(server):
-            found.setdefault(bdm['volumeId'], {'attachments': []})[
-                'bdm'] = bdm['attachment_id']
+            view = found.setdefault(bdm['volumeId'],
+                                    {'attachments': [], 'bdm': None})
+            view['bdm'] = bdm['attachment_id']
         return found
 
     def request_volume_attach(self, server: records.Server) -> str:
@@ -308,7 +330,8 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
         return {bdm['volumeId']
                 for bdm in self._api_volume_attachments(server)}
 
-    def _api_volume_attachments(self, server):
+    def _api_volume_attachments(
+            self, server: records.Server) -> typing.List[runstate.JSON]:
         """The server's block device mappings of volumes; none once the
         server is gone (the backend contract: ``server_volumes`` of a
         deleted server is ``{}``)."""
@@ -316,8 +339,10 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
         api = self.admin_api
         previous, api.microversion = api.microversion, '2.89'
         try:
-            return api.api_get('/servers/%s/os-volume_attachments' %
-                               server['id']).body['volumeAttachments']
+            found: typing.List[runstate.JSON] = api.api_get(
+                '/servers/%s/os-volume_attachments' %
+                server['id']).body['volumeAttachments']
+            return found
         except api_client.OpenStackApiNotFoundException:
             return []
         finally:
@@ -328,7 +353,7 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
         with the response."""
         from nova.tests.functional.api import client as api_client
         if isinstance(error, api_client.OpenStackApiException):
-            status = error.response.status_code
+            status: int = error.response.status_code
             if 400 <= status < 500:
                 return status
         return None
@@ -342,11 +367,11 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
             for port in list(self.neutron._ports.values())
             if port.get('device_id') == server['id']}
 
-    def live_migrate(self, server, host='dest'):
+    def live_migrate(self, server: records.Server, host: str = 'dest') -> None:
         self.api.post_server_action(server['id'], {'os-migrateLive': {
             'host': host, 'block_migration': 'auto'}})
 
-    def stub_live_migration(self):
+    def stub_live_migration(self) -> None:
         """Let live migrations in any direction complete in fakelibvirt:
         the guest appears on the destination named by the migration URI
         and the source's job completes."""
@@ -355,7 +380,7 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
             self._migrate_to_uri_stub))
         self.useFixture(migrationjob.PromptMigrationJobs())
 
-    def stub_disk_copy(self):
+    def stub_disk_copy(self) -> None:
         """Let cold migrations and resizes run in fakelibvirt, which cannot
         copy disks over ssh (Nova's own libvirt functional tests stub the
         copy too): LibvirtDriver's ``migrate_disk_and_power_off`` returns
@@ -365,7 +390,8 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
             'nova.virt.libvirt.driver.LibvirtDriver.'
             'migrate_disk_and_power_off', _no_disk_copy))
 
-    def _migrate_to_uri_stub(self, domain, destination, params, flags):
+    def _migrate_to_uri_stub(self, domain: typing.Any, destination: str,
+                             params: runstate.JSON, flags: int) -> None:
         host = urllib.parse.urlparse(destination).hostname
         self.computes[host].driver._host.get_connection().createXML(
             params['destination_xml'], 'fake-createXML-doesnt-care')
@@ -381,9 +407,9 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
         during it (a call the host took meanwhile hit a crash rule) blocks
         that thread as a dead process's, and the step goes on."""
         manager = self.computes[host].manager
-        ended = []
+        ended: typing.List[typing.Optional[Exception]] = []
 
-        def periodic():
+        def periodic() -> None:
             try:
                 manager.update_available_resource(context.get_admin_context())
                 ended.append(None)
@@ -419,32 +445,37 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
         return self.observe.service_state(host)
 
     def migrations(self, server: records.Server) -> list[records.Migration]:
-        return self.api.api_get(
+        found: list[records.Migration] = self.api.api_get(
             '/os-migrations?instance_uuid=%s' % server['id']
         ).body['migrations']
+        return found
 
     def log_text(self) -> str:
         """What the loggers of ``CAPTURED_LOGS`` recorded."""
         return ''.join(capture.output for capture in self._captured_logs)
 
-    def migration(self, server, migration_id):
+    def migration(self, server: records.Server,
+                  migration_id: int) -> records.Migration:
         """The API's view of one of the server's migrations."""
         return self._migration(server, migration_id)
 
-    def wait_for_migration(self, server, statuses, timeout=20):
+    def wait_for_migration(self, server: records.Server,
+                           statuses: typing.Collection[str],
+                           timeout: float = 20) -> records.Migration:
         """Wait until the server's newest migration has one of
         ``statuses``; returns it."""
-        def newest():
+        def newest() -> typing.Optional[records.Migration]:
             migrations = self.observe.migration_statuses(server['id'])
             if migrations and migrations[-1][1] in statuses:
                 return self.migration(server, migrations[-1][0])
+            return None
         return self.wait(newest, lambda: 'migration %s: %s' % (
             '/'.join(statuses), self.observe.migration_statuses(
                 server['id'])), timeout)
 
     # -- state --------------------------------------------------------------
 
-    def allocations(self, consumer):
+    def allocations(self, consumer: str) -> records.Allocations:
         """Hosts on which placement holds resources for ``consumer`` (a
         server or migration uuid): ``{host: {resource class: amount}}``."""
         names = {rp['uuid']: rp['name'] for rp in self.placement.get(
@@ -452,7 +483,7 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
         return {names[rp]: alloc['resources'] for rp, alloc in
                 self._get_allocations_by_server_uuid(consumer).items()}
 
-    def migration_context(self, server):
+    def migration_context(self, server: records.Server) -> typing.Any:
         """The instance's MigrationContext from the database, or None."""
         return objects.MigrationContext.get_by_instance_uuid(
             context.get_admin_context(), server['id'])
@@ -486,9 +517,12 @@ class EmbeddedNova(backend_base.BackendBase, base.ServersTestBase,
     def placement_pcpus(self, host: str) -> int:
         """PCPU usage placement records for ``host``'s provider."""
         usages = self._get_provider_usages(self.compute_rp_uuids[host])
-        return usages.get('PCPU', 0)
+        pcpus: int = usages.get('PCPU', 0)
+        return pcpus
 
 
-def _no_disk_copy(self, context, instance, dest, flavor, network_info,
-                  block_device_info=None, timeout=0, retry_interval=0):
+def _no_disk_copy(self: typing.Any, context: typing.Any, instance: typing.Any,
+                  dest: str, flavor: typing.Any, network_info: typing.Any,
+                  block_device_info: typing.Any = None, timeout: int = 0,
+                  retry_interval: int = 0) -> str:
     return '{}'

@@ -13,6 +13,7 @@ guests on disk, as a restarted nova-compute process would.
 from faultdriver.harness import embedded  # first: it imports Nova's tests
 
 import os  # noqa: E402
+import typing  # noqa: E402
 
 import fixtures  # noqa: E402
 from nova import conf as nova_conf  # noqa: E402
@@ -20,6 +21,7 @@ from oslo_utils.fixture import uuidsentinel as uuids  # noqa: E402
 
 from faultdriver import hostshape  # noqa: E402
 from faultdriver.novacompat import patchfixtures  # noqa: E402
+from faultdriver.scenario import backend_records as records  # noqa: E402
 from faultdriver.virt import conf as virt_conf  # noqa: E402
 from faultdriver.virt import numa_fake  # noqa: E402
 
@@ -31,18 +33,20 @@ class FakeNumaNova(embedded.EmbeddedNova):
 
     INNER_DRIVER = 'fake_numa'
 
-    def setUp(self):
-        self._host_infos = {}
+    def setUp(self) -> None:
+        self._host_infos: typing.Dict[str, typing.Any] = {}
         self.state_path = self.useFixture(fixtures.TempDir()).path
         self.flags(state_path=self.state_path)
         virt_conf.register_opts(nova_conf.CONF)
         super().setUp()
 
-    def _setup_compute_service(self):
+    def _setup_compute_service(self) -> None:
         self.flags(compute_driver=SHIM)
         self.flags(inner_driver=self.INNER_DRIVER, group='fault_injection')
 
-    def start_compute(self, hostname='compute1', host_info=None, **kwargs):
+    def start_compute(self, hostname: str = 'compute1',
+                      host_info: typing.Any = None,
+                      **kwargs: typing.Any) -> str:
         """Start ``hostname`` with ``host_info``'s layout (or the current
         ``[fake_numa]`` options); returns the hostname."""
         self.assertNotIn(hostname, self.computes)
@@ -61,8 +65,9 @@ class FakeNumaNova(embedded.EmbeddedNova):
             'resource_providers'][0]['uuid']
         return hostname
 
-    def restart_compute_service(self, hostname, keep_hypervisor_state=True,
-                                **kwargs):
+    def restart_compute_service(self, hostname: str,
+                                keep_hypervisor_state: bool = True,
+                                **kwargs: typing.Any) -> str:
         """Stop ``hostname``'s service and start a new one (new manager, new
         driver); without ``keep_hypervisor_state`` its guests are gone."""
         compute = self.computes.pop(hostname)
@@ -72,19 +77,19 @@ class FakeNumaNova(embedded.EmbeddedNova):
             path = numa_fake.NumaFakeDriver.guests_path(hostname)
             if os.path.exists(path):
                 os.remove(path)
-        cell_name = self.host_mappings[hostname].cell_mapping.name
+        cell_name: str = self.host_mappings[hostname].cell_mapping.name
         return self.start_compute(hostname, self._host_infos[hostname],
                                   cell_name=cell_name)
 
-    def stub_live_migration(self):
+    def stub_live_migration(self) -> None:
         """Nothing to stub: fake_numa's live migrations complete."""
 
-    def guests(self, host):
+    def guests(self, host: str) -> typing.Optional[records.Guests]:
         """uuid -> power state of the guests ``host``'s driver keeps."""
         driver = self.computes[host].driver.inner
         return {uuid: guest.state for uuid, guest in driver.instances.items()}
 
-    def _apply_layout(self, host_info):
+    def _apply_layout(self, host_info: typing.Any) -> None:
         # Without host_info the [fake_numa] options stay as they are.
         if host_info is None:
             return

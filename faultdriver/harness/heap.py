@@ -24,7 +24,7 @@ import gc
 YOUNG_THRESHOLD = 10000
 
 
-def ready_for_case():
+def ready_for_case() -> None:
     """Collect, exempt every surviving object from later collections, and
     collect the young generation less often.
 

@@ -48,12 +48,14 @@ from nova import conf as nova_conf
 from faultdriver import conf
 from faultdriver.control import client as control_client
 from faultdriver import driver as driver_module
+from faultdriver import engine as engine_module
 from faultdriver import exception
 from faultdriver.harness import crash as crash_module
 from faultdriver.harness import shutdown as shutdown_module
 from faultdriver import novacompat
 from faultdriver.novacompat import patchfixtures
 from faultdriver import points
+from faultdriver import rules as rules_module
 from faultdriver.scenario import backend
 from faultdriver.scenario import backend_records as records
 from faultdriver.scenario import tiers
@@ -67,34 +69,43 @@ ALL_HOSTS = '*'
 class FaultInjection(fixtures.Fixture):
     """Rules per host, run-time control and faithful crashes for a test."""
 
-    def __init__(self, test, rules=None, patches=None, crash=True,
-                 rpc_timeout=2, report_interval=1, service_down_time=3,
-                 control_dir=None, dead_host_wait=0.5):
+    def __init__(self, test: typing.Any,
+                 rules: typing.Optional[
+                     typing.Mapping[str, typing.Sequence[str]]] = None,
+                 patches: typing.Optional[
+                     typing.Mapping[str, typing.Sequence[str]]] = None,
+                 crash: bool = True, rpc_timeout: float = 2,
+                 report_interval: float = 1, service_down_time: float = 3,
+                 control_dir: typing.Optional[str] = None,
+                 dead_host_wait: float = 0.5) -> None:
         super().__init__()
         self.test = test
         #: Directory of the hosts' control sockets; None: no sockets.
         self.control_dir = control_dir
-        self.drivers = {}          # host -> its current FaultDriver
-        self._adopted = []         # every FaultDriver of the test
-        self._rules = {}
+        #: host -> its current FaultDriver.
+        self.drivers: typing.Dict[str, driver_module.FaultDriver] = {}
+        #: Every FaultDriver of the test.
+        self._adopted: typing.List[driver_module.FaultDriver] = []
+        self._rules: typing.Dict[str, typing.List[rules_module.Rule]] = {}
         for host, texts in (rules or {}).items():
             self.set_rules(host, texts)
         #: host (or '*') -> candidate tracker fixes for its services.
         self.patches = dict(patches or {})
         self._use_crash = crash
-        self._crash_args = dict(rpc_timeout=rpc_timeout,
-                                report_interval=report_interval,
-                                service_down_time=service_down_time,
-                                dead_host_wait=dead_host_wait)
-        self.crash = None
+        self._crash_args: typing.Dict[str, float] = dict(
+            rpc_timeout=rpc_timeout, report_interval=report_interval,
+            service_down_time=service_down_time,
+            dead_host_wait=dead_host_wait)
+        self.crash: typing.Optional[crash_module.InProcessCrash] = None
         #: Graceful stops (the ``shutdown`` action, stop_host).
         self.stops = shutdown_module.GracefulStops(
             test, on_stopped=self._end_stopped if crash else None)
         #: host -> (cell name, fake connection) of a host whose start a
         #: fault ended: what starting it again needs.
-        self._failed_starts = {}
+        self._failed_starts: typing.Dict[
+            str, typing.Tuple[str, typing.Any]] = {}
 
-    def _setUp(self):
+    def _setUp(self) -> None:
         novacompat.verify(novacompat.HARNESS_GROUPS)
         conf.register_opts(CONF)
         self.test.flags(**tiers.SHUTDOWN_TIMEOUTS)
@@ -108,7 +119,9 @@ class FaultInjection(fixtures.Fixture):
 
     # -- loading ------------------------------------------------------------
 
-    def _load_wrapped(self, virtapi, compute_driver=None):
+    def _load_wrapped(self, virtapi: typing.Any,
+                      compute_driver: typing.Optional[str] = None
+                      ) -> driver_module.FaultDriver:
         """Nova's loader, for a test's service: a FaultDriver wrapping the
         driver the test asked for."""
         requested = compute_driver or CONF.compute_driver
@@ -130,7 +143,7 @@ class FaultInjection(fixtures.Fixture):
         self._adopt(driver)
         return driver
 
-    def _adopt(self, driver):
+    def _adopt(self, driver: driver_module.FaultDriver) -> None:
         engine = driver.engine
         host = engine.host
         engine.set_rules(self._rules.get(host, []) +
@@ -139,13 +152,13 @@ class FaultInjection(fixtures.Fixture):
         self.drivers[host] = driver
         self._adopted.append(driver)
 
-    def _close_all(self):
+    def _close_all(self) -> None:
         for driver in self._adopted:
             driver.close()
 
     # -- rules and control --------------------------------------------------
 
-    def _peer_periodic(self, host, timeout):
+    def _peer_periodic(self, host: str, timeout: float) -> None:
         """``periodic(host=...)`` here: ``host``'s manager runs its
         periodic in the calling thread (every host is in this process);
         a host that is down runs none, as its socket would not answer."""
@@ -158,7 +171,7 @@ class FaultInjection(fixtures.Fixture):
         periodic.run_now(self.drivers[host])
 
     @staticmethod
-    def parse(text):
+    def parse(text: str) -> rules_module.Rule:
         """Parse and validate one rule exactly as nova.conf would, and
         refuse what the embedded Nova does not provide (its tier's
         ``provides``; an action class declares what a term needs): one
@@ -199,27 +212,28 @@ class FaultInjection(fixtures.Fixture):
         ``host``; False if it has no such rule."""
         return self.engine(host).remove_rule(index)
 
-    def engine(self, host):
+    def engine(self, host: str) -> engine_module.Engine:
         try:
             return self.drivers[host].engine
         except KeyError:
             raise KeyError('no FaultDriver started for host %r; started: %s'
                            % (host, ', '.join(sorted(self.drivers))))
 
-    def control_socket(self, host):
+    def control_socket(self, host: str) -> typing.Optional[str]:
         """Path of ``host``'s control socket (None without
         ``control_dir``)."""
         if self.control_dir is None:
             return None
         return os.path.join(self.control_dir, '%s.sock' % host)
 
-    def control(self, host):
+    def control(self, host: str) -> control_client.Client:
         """A client of ``host``'s control socket, as ``faultdriver ctl``
         uses."""
         if self.control_dir is None:
             raise RuntimeError('FaultInjection(control_dir=None) starts no '
                                'control sockets')
-        return control_client.Client(self.control_socket(host))
+        return control_client.Client(
+            os.path.join(self.control_dir, '%s.sock' % host))
 
     def wait_for_hit(self, host: str, point: str, count: int = 1,
                      timeout: float = backend.WAIT_TIMEOUT,
@@ -236,7 +250,8 @@ class FaultInjection(fixtures.Fixture):
         """``{barrier: threads held}`` on ``host``."""
         return self.engine(host).held()
 
-    def journal(self, host=None):
+    def journal(self, host: typing.Optional[str] = None
+                ) -> typing.List[records.JournalEntry]:
         """Fired faults (and periodic reports), of one host or all."""
         hosts = [host] if host else list(self.drivers)
         return [entry for h in hosts
@@ -249,11 +264,14 @@ class FaultInjection(fixtures.Fixture):
                    for entry in driver.engine.journal.entries()]
         return sorted(entries, key=lambda e: e.get('time', 0))
 
-    def wait_for_journal(self, host, predicate, count=1,
-                         timeout=backend.WAIT_TIMEOUT):
+    def wait_for_journal(
+            self, host: str,
+            predicate: typing.Callable[[records.JournalEntry], bool],
+            count: int = 1, timeout: float = backend.WAIT_TIMEOUT
+    ) -> typing.List[records.JournalEntry]:
         """Block until ``count`` journal entries of ``host`` satisfy
         ``predicate`` (e.g. a periodic's report); returns them."""
-        def found():
+        def found() -> typing.Optional[typing.List[records.JournalEntry]]:
             entries = [e for e in self.journal(host) if predicate(e)]
             return entries if len(entries) >= count else None
         return waiting.until(found, timeout, lambda: (
@@ -262,23 +280,28 @@ class FaultInjection(fixtures.Fixture):
 
     # -- crash and restart --------------------------------------------------
 
-    def _crash_from_point(self, hit):
-        if self.crash is None:
-            self._mark_crashed(hit.host)    # refuses, naming the host
-        self.crash.crashing(hit.host)
+    def _crash_from_point(self, hit: engine_module.Hit) -> None:
+        crash = self._crash(hit.host)
+        crash.crashing(hit.host)
         try:
             self._mark_crashed(hit.host)
-            self.crash.crash(hit.host)
+            crash.crash(hit.host)
         finally:
-            self.crash.not_crashing()
+            crash.not_crashing()
 
-    def _mark_crashed(self, host):
+    def _crash(self, host: str) -> crash_module.InProcessCrash:
+        """The crash this fixture drives; refused, naming ``host``,
+        without one."""
         if self.crash is None:
             raise RuntimeError('FaultInjection(crash=False) cannot crash '
                                'host %s' % host)
+        return self.crash
+
+    def _mark_crashed(self, host: str) -> None:
+        crash = self._crash(host)
         engine = self.engine(host)
-        self.crash.crash(host, block_current_thread=False)
-        engine.mark_crashed(self.crash.blocker(host), points.catalogue())
+        crash.crash(host, block_current_thread=False)
+        engine.mark_crashed(crash.blocker(host), points.catalogue())
 
     def crash_host(self, host: str) -> None:
         """Crash ``host`` now, from the test's thread."""
@@ -286,11 +309,16 @@ class FaultInjection(fixtures.Fixture):
 
     # -- graceful stop ------------------------------------------------------
 
-    def _shutdown_from_point(self, hit, hold=None, kill_after=None):
+    def _shutdown_from_point(self, hit: engine_module.Hit,
+                             hold: typing.Optional[float] = None,
+                             kill_after: typing.Optional[float] = None
+                             ) -> None:
+        # A hit the engine announces names it.
+        assert hit.engine is not None
         self.stops.start(hit.host, journal=hit.engine.journal, hit=hit,
                          hold=hold, kill_after=kill_after)
 
-    def _refuse_executors_after_stop(self):
+    def _refuse_executors_after_stop(self) -> None:
         """Executors refuse the threads working for a host once its
         drain began (harness/shutdown.py): a thread works for the host
         whose manager recorded a task in it, and a call it spawns does
@@ -302,17 +330,22 @@ class FaultInjection(fixtures.Fixture):
         spawn_on = thread_pool_factory.spawn_on
         stops = self.stops
 
-        def get_executor(factory, executor_type):
+        def get_executor(factory: typing.Any,
+                         executor_type: typing.Any) -> typing.Any:
             refused = stops.refusal(executor_type)
             if refused is not None:
                 raise refused
             return real(factory, executor_type)
 
-        def record_task_start(manager, *args, **kwargs):
+        def record_task_start(manager: typing.Any, *args: typing.Any,
+                              **kwargs: typing.Any) -> typing.Any:
             stops.working_for(manager.host)
             return record(manager, *args, **kwargs)
 
-        def spawn_carrying_host(executor_type, func, *args, **kwargs):
+        def spawn_carrying_host(executor_type: typing.Any,
+                                func: typing.Callable[..., typing.Any],
+                                *args: typing.Any,
+                                **kwargs: typing.Any) -> typing.Any:
             return spawn_on(executor_type, stops.carried(func), *args,
                             **kwargs)
         self.useFixture(patchfixtures.Patch(
@@ -323,7 +356,7 @@ class FaultInjection(fixtures.Fixture):
         self.useFixture(patchfixtures.Patch(
             'nova.thread_pool_factory.spawn_on', spawn_carrying_host))
 
-    def _end_stopped(self, host):
+    def _end_stopped(self, host: str) -> None:
         """The stop returned: the process would end now, and every
         thread of the host the stop did not wait for with it."""
         self._mark_crashed(host)
@@ -342,10 +375,10 @@ class FaultInjection(fixtures.Fixture):
         rule or a step) and not started again."""
         return self.stops.is_stopped(host)
 
-    def queued(self, host):
+    def queued(self, host: str) -> typing.List[crash_module.Queued]:
         """RPC messages waiting for crashed ``host``: ``[(topic, method,
         'call'|'cast', expired)]``."""
-        return self.crash.queued(host)
+        return self._crash(host).queued(host)
 
     def wait_for_queued(self, host: str, method: str, expired: bool = True,
                         timeout: float = backend.WAIT_TIMEOUT) -> object:
@@ -357,6 +390,7 @@ class FaultInjection(fixtures.Fixture):
             timeout, lambda: '%s%s message queued for %s; queued: %s' % (
                 'expired ' if expired else '', method, host,
                 self.queued(host)), interval=0.1)
+        return None
 
     def wait_callers_gave_up(self, host: str,
                              timeout: float = backend.WAIT_TIMEOUT) -> object:
@@ -368,20 +402,23 @@ class FaultInjection(fixtures.Fixture):
         operator who restarts a dead compute minutes later gets; one who
         restarts it at once lets it answer those calls."""
         quiet_since = [time.monotonic()]
+        rpc_timeout = self._crash(host).rpc_timeout
 
-        def quiet():
+        def quiet() -> bool:
             now = time.monotonic()
             if any(kind == 'call' and not expired
                    for _t, _m, kind, expired in self.queued(host)):
                 quiet_since[0] = now
-            return now - quiet_since[0] >= self.crash.rpc_timeout
+            return now - quiet_since[0] >= rpc_timeout
         waiting.until(quiet, timeout, 'callers of %s gave up' % host,
                       interval=0.1, fail=False)
+        return None
 
     @property
-    def rpc_timeout(self):
+    def rpc_timeout(self) -> float:
         """Seconds a caller waits for an RPC reply in this Nova."""
-        return CONF.rpc_response_timeout
+        timeout: float = CONF.rpc_response_timeout
+        return timeout
 
     def is_crashed(self, host: str) -> bool:
         """Whether ``host``'s nova-compute is dead: crashed, or its start
@@ -412,7 +449,7 @@ class FaultInjection(fixtures.Fixture):
             service = self.test.restart_compute_service(
                 self.test.computes[host])
             self.test.computes[host] = service
-            return service
+            return
         again = self._failed_starts.pop(host, None)
         keep = again or self._start_again_args(host)
         try:
@@ -420,10 +457,11 @@ class FaultInjection(fixtures.Fixture):
                 cell_name, connection = again
                 self.test.start_compute(host, cell_name=cell_name,
                                         connection=connection)
-                return self.test.computes[host]
+                return
             if self.crash is not None and self.crash.is_crashed(host):
-                return self.crash.restart(host)   # crashed or stopped
-            return self.test.restart_compute_service(host)
+                self.crash.restart(host)   # crashed or stopped
+                return
+            self.test.restart_compute_service(host)
         except (Exception, exception.SimulatedCrash) as exc:
             driver = self.drivers.get(host)
             failed = exception.StartFailed.by_fault(
@@ -433,14 +471,15 @@ class FaultInjection(fixtures.Fixture):
             self._failed_starts[host] = keep
             raise failed from exc
 
-    def _start_again_args(self, host):
+    def _start_again_args(self, host: str) -> typing.Tuple[str, typing.Any]:
         """What starting running ``host`` again after a failed start
         needs, as Nova's restart_compute_service keeps it: the cell, and
         the fake libvirt connection (its guests; None for another inner
         driver, which keeps its own state)."""
         driver = self.test.computes[host].manager.driver
         try:
-            connection = driver._get_connection()
+            connection: typing.Any = driver._get_connection()
         except AttributeError:
             connection = None
-        return self.test.host_mappings[host].cell_mapping.name, connection
+        cell: str = self.test.host_mappings[host].cell_mapping.name
+        return cell, connection

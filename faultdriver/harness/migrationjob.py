@@ -19,6 +19,7 @@ no suspended-for-migration events, the other caller's trigger).
 """
 
 import threading
+import typing
 
 import fixtures
 from nova.tests.fixtures import libvirt as fakelibvirt
@@ -33,20 +34,23 @@ LONGEST_WAIT = 0.5
 class PromptMigrationJobs(fixtures.Fixture):
     """While up, fakelibvirt's ``jobStats`` waits for a job to end."""
 
-    def _setUp(self):
+    def _setUp(self) -> None:
         ended = threading.Condition()
         job_stats = fakelibvirt.Domain.jobStats
 
-        def has_job(domain):
-            return job_stats(domain)['type'] != fakelibvirt.VIR_DOMAIN_JOB_NONE
+        def has_job(domain: typing.Any) -> bool:
+            return bool(job_stats(domain)['type'] !=
+                        fakelibvirt.VIR_DOMAIN_JOB_NONE)
 
-        def waiting_job_stats(domain, flags=0):
+        def waiting_job_stats(domain: typing.Any,
+                              flags: int = 0) -> typing.Any:
             with ended:
                 ended.wait_for(lambda: has_job(domain), LONGEST_WAIT)
             return job_stats(domain, flags)
 
-        def announcing(end):
-            def end_job(domain):
+        def announcing(end: typing.Callable[[typing.Any], None]
+                       ) -> typing.Callable[[typing.Any], None]:
+            def end_job(domain: typing.Any) -> None:
                 end(domain)
                 with ended:
                     ended.notify_all()

@@ -14,6 +14,7 @@ notifies.  The queues, their order and what stays queued for a stopped
 
 import threading
 import time
+import typing
 
 import fixtures
 from oslo_messaging._drivers import base as driver_base
@@ -30,19 +31,20 @@ LONGEST_WAIT = 1.0
 class PromptDelivery(fixtures.Fixture):
     """While up, fake-RPC listeners sleep until something is delivered."""
 
-    def _setUp(self):
+    def _setUp(self) -> None:
         self._arrived = threading.Condition()
         self._deliveries = 0
         deliver = impl_fake.FakeExchange.deliver_message
         stop = impl_fake.FakeListener.stop
 
-        def deliver_and_wake(exchange, *args, **kwargs):
+        def deliver_and_wake(exchange: typing.Any, *args: typing.Any,
+                             **kwargs: typing.Any) -> typing.Any:
             try:
                 return deliver(exchange, *args, **kwargs)
             finally:
                 self._wake()
 
-        def stop_and_wake(listener):
+        def stop_and_wake(listener: typing.Any) -> None:
             stop(listener)
             self._wake()
 
@@ -54,12 +56,13 @@ class PromptDelivery(fixtures.Fixture):
             FAKE + 'FakeListener.poll',
             driver_base.batch_poll_helper(self._poll)))
 
-    def _wake(self):
+    def _wake(self) -> None:
         with self._arrived:
             self._deliveries += 1
             self._arrived.notify_all()
 
-    def _poll(self, listener, timeout=None):
+    def _poll(self, listener: typing.Any,
+              timeout: typing.Optional[float] = None) -> typing.Any:
         """One message for ``listener`` (its targets in its order), or
         None once it is stopped or ``timeout`` passed."""
         deadline = None if timeout is None else time.monotonic() + timeout

@@ -16,19 +16,27 @@ protocol is
 import logging
 import os
 import sys
+import types
+import typing
 
 from faultdriver.scenario import tiers
 from faultdriver.scenario import worker
 
+if typing.TYPE_CHECKING:
+    from faultdriver.scenario import variant_report
+
 BACKEND = tiers.DEFAULT     # the embedded Nova
 
 
-def run(path, variant, mode):
+def run(path: str, variant: str,
+        mode: str) -> 'variant_report.VariantReport':
     """Run ``variant`` of the scenario at ``path``; returns the report."""
-    return _imported(mode).run(path, variant, mode)
+    report: variant_report.VariantReport = _imported(mode).run(
+        path, variant, mode)
+    return report
 
 
-def preload(mode):
+def preload(mode: str) -> None:
     """What every variant's run needs before its Nova starts, done once
     for variants forked from this process (``--fork``): Nova imported in
     ``mode``, its assumptions checked, what survives frozen for the
@@ -40,7 +48,7 @@ def preload(mode):
     heap.ready_for_case()
 
 
-def _imported(mode):
+def _imported(mode: str) -> types.ModuleType:
     os.environ['OS_NOVA_DISABLE_EVENTLET_PATCHING'] = worker.MODES[mode]
     # A previous run in this process (serve) left logging disabled.
     logging.disable(logging.NOTSET)
@@ -50,7 +58,7 @@ def _imported(mode):
     return scenario_case
 
 
-def main(argv=None):
+def main(argv: typing.Optional[typing.Sequence[str]] = None) -> None:
     """``FILE VARIANT MODE OUT``, ``--serve MODE`` or ``--fork MODE FILE
     VARIANT=OUT...``."""
     args = list(sys.argv[1:] if argv is None else argv)

@@ -28,7 +28,7 @@ CAPTURED = (('nova.compute', logging.DEBUG), ('nova.service', logging.INFO),
             ('nova.manager', logging.INFO), ('faultdriver', logging.INFO))
 
 
-def run(path, variant, mode):
+def run(path: str, variant: str, mode: str) -> variant_report.VariantReport:
     """Run ``variant`` of the scenario at ``path``; returns the report."""
     scenario = model.load(path)
     # Also when started on a tier its "backends" key does not list.
@@ -50,7 +50,7 @@ def run(path, variant, mode):
         PATCHES = tuple(scenario.patches(variant))
         CAPTURED_LOGS = CAPTURED
 
-        def setUp(self):
+        def setUp(self) -> None:
             super().setUp()
             self.stub_live_migration()
             self.stub_disk_copy()
@@ -58,7 +58,7 @@ def run(path, variant, mode):
             # shutdown once the test's logging fixtures are gone.
             self.addCleanup(logging.disable, logging.CRITICAL)
 
-        def test_scenario(self):
+        def test_scenario(self) -> None:
             try:
                 play.play(self, scenario, variant, report)
             finally:

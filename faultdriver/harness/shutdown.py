@@ -48,6 +48,7 @@ counts as stopped, not crashed: an operator starts it again at once.
 import logging
 import threading
 import time
+import typing
 
 from nova import conf as nova_conf
 from nova import thread_pool_factory
@@ -57,35 +58,47 @@ from faultdriver import exception
 from faultdriver import manager_tasks
 from faultdriver.novacompat import patching
 
+if typing.TYPE_CHECKING:
+    from faultdriver import engine
+    from faultdriver import journal as journal_module
+
 LOG = logging.getLogger(__name__)
+
+T = typing.TypeVar('T')
 
 
 class GracefulStops:
     """Graceful stops of the compute hosts of a Nova functional test
     (``test.computes`` maps host names to services)."""
 
-    def __init__(self, test, on_stopped=None):
+    def __init__(self, test: typing.Any,
+                 on_stopped: typing.Optional[
+                     typing.Callable[[str], None]] = None) -> None:
         self.test = test
         #: Called with the host once its stop returned (the process
         #: would end there); None: the service's stop()/kill() do nothing
         #: more, and threads the stop did not wait for run on.
         self.on_stopped = on_stopped
-        self._threads = {}          # host -> the thread running its stop
+        #: host -> the thread running its stop.
+        self._threads: typing.Dict[str, threading.Thread] = {}
         self._lock = threading.Lock()
         #: host -> (its manager, when its stop began) while it stops.
-        self._stopping = {}
+        self._stopping: typing.Dict[str, typing.Tuple[typing.Any, float]] = {}
         #: Puts back shutdown_all_executors once no host stops.
-        self._undo_drain = None
+        self._undo_drain: typing.Optional[typing.Callable[[], None]] = None
         #: host -> idents of the threads that hit its shutdown rule.
-        self._hit_threads = {}
+        self._hit_threads: typing.Dict[str, typing.Set[int]] = {}
         #: host -> its manager, once its executors shut down (its drain
         #: began).
-        self._shut = {}
+        self._shut: typing.Dict[str, typing.Any] = {}
         #: ``.host``: the host the current thread works for, if told.
         self._local = threading.local()
 
-    def start(self, host, journal=None, hit=None, hold=None,
-              kill_after=None):
+    def start(self, host: str,
+              journal: typing.Optional['journal_module.Journal'] = None,
+              hit: typing.Optional['engine.Hit'] = None,
+              hold: typing.Optional[float] = None,
+              kill_after: typing.Optional[float] = None) -> threading.Thread:
         """Begin ``host``'s graceful stop in a thread of its own; returns
         the thread.  ``journal`` (with the ``hit`` of the rule that asked
         for it) gets a ``shutdown`` entry when the stop ends."""
@@ -116,8 +129,9 @@ class GracefulStops:
         LOG.warning('faultdriver stopping nova-compute on %s gracefully '
                     '(Service.stop(), as SIGTERM does)', host)
 
-        def stop():
-            began, error = time.monotonic(), None
+        def stop() -> None:
+            began = time.monotonic()
+            error: typing.Optional[str] = None
             self._drain_while_stopping(host, service.manager, began)
             try:
                 service.stop()
@@ -149,7 +163,8 @@ class GracefulStops:
 
     # -- shutdown_all_executors ---------------------------------------------
 
-    def _drain_while_stopping(self, host, manager, began):
+    def _drain_while_stopping(self, host: str, manager: typing.Any,
+                              began: float) -> None:
         with self._lock:
             if not self._stopping:
                 self._undo_drain = patching.replace_on(
@@ -158,14 +173,14 @@ class GracefulStops:
                     'nova.thread_pool_factory.shutdown_all_executors')
             self._stopping[host] = (manager, began)
 
-    def _stopped_draining(self, host):
+    def _stopped_draining(self, host: str) -> None:
         with self._lock:
             self._stopping.pop(host, None)
             if not self._stopping and self._undo_drain is not None:
                 self._undo_drain()
                 self._undo_drain = None
 
-    def _drain(self):
+    def _drain(self) -> None:
         """shutdown_all_executors(wait=True) of the stopping hosts: their
         managers' tracked calls end (not a destination's per-move task,
         which no thread works on: manager_tasks.calls_in_progress), or
@@ -190,12 +205,13 @@ class GracefulStops:
 
     # -- what a thread works for ------------------------------------------
 
-    def working_for(self, host):
+    def working_for(self, host: str) -> None:
         """The current thread works for ``host`` from now on (its manager
         recorded a task here)."""
         self._local.host = host
 
-    def carried(self, func):
+    def carried(self, func: typing.Callable[..., T]
+                ) -> typing.Callable[..., T]:
         """``func`` to run in a pool thread for the host the calling
         thread works for (the pool thread may serve any host before and
         after it); ``func`` itself when the caller works for none."""
@@ -204,7 +220,7 @@ class GracefulStops:
             return func
         local = self._local
 
-        def for_host(*args, **kwargs):
+        def for_host(*args: typing.Any, **kwargs: typing.Any) -> T:
             before = getattr(local, 'host', None)
             local.host = host
             try:
@@ -213,7 +229,8 @@ class GracefulStops:
                 local.host = before
         return for_host
 
-    def refusal(self, executor_type):
+    def refusal(self, executor_type: typing.Any
+                ) -> typing.Optional[RuntimeError]:
         """The RuntimeError Nova's ThreadPoolFactory.get_executor raises
         once shutdown began, if this thread works for a host whose
         executors shut down (:meth:`working_for`), or hit the shutdown
@@ -229,12 +246,12 @@ class GracefulStops:
                 'has been started.' % executor_type.value)
         return None
 
-    def is_stopped(self, host):
+    def is_stopped(self, host: str) -> bool:
         """Whether ``host`` was stopped (or is stopping) and not started
         again."""
         return host in self._threads
 
-    def wait(self, host, timeout):
+    def wait(self, host: str, timeout: float) -> bool:
         """Until ``host``'s stop ended; False if it still runs."""
         thread = self._threads.get(host)
         if thread is None:
@@ -242,7 +259,7 @@ class GracefulStops:
         thread.join(timeout)
         return not thread.is_alive()
 
-    def forget(self, host, timeout):
+    def forget(self, host: str, timeout: float) -> None:
         """``host`` starts again: its stop must have ended first (a
         service manager starts a unit once its stop is over)."""
         if not self.wait(host, timeout):
@@ -253,5 +270,5 @@ class GracefulStops:
         self._hit_threads.pop(host, None)
 
 
-def _stopped():
+def _stopped() -> None:
     """A stopped service's stop() and kill(): nothing left to do."""

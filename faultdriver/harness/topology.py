@@ -20,6 +20,7 @@ which only some hosts set an option.
 
 import contextvars
 import functools
+import typing
 
 import fixtures
 from nova.tests.fixtures import libvirt as fakelibvirt
@@ -31,7 +32,8 @@ from faultdriver.novacompat import patchfixtures
 from faultdriver.novacompat import shapes as compat_shapes
 
 #: The LibvirtDriver whose method is running (and reading the CPU sets).
-_asking = contextvars.ContextVar('faultdriver_cpu_set_reader', default=None)
+_asking: 'contextvars.ContextVar[typing.Any]' = contextvars.ContextVar(
+    'faultdriver_cpu_set_reader', default=None)
 
 
 #: The host shape type (faultdriver.hostshape), and the pinned host
@@ -40,7 +42,7 @@ HostShape = hostshape.HostShape
 PINNED = hostshape.PINNED_HOST
 
 
-def host_info(shape):
+def host_info(shape: hostshape.HostShape) -> typing.Any:
     """fakelibvirt's HostInfo of ``shape``."""
     memory = {} if shape.memory_mb is None else {
         'kB_mem': shape.memory_mb * 1024}
@@ -49,18 +51,21 @@ def host_info(shape):
         cpu_cores=shape.cpu_cores, cpu_threads=shape.cpu_threads, **memory)
 
 
-def calling_host():
+def calling_host() -> typing.Optional[str]:
     """The host whose LibvirtDriver is reading the CPU sets, or None."""
     driver = _asking.get()
     if driver is None:
         return None
-    return driver._host.get_connection().getHostname()
+    name: str = driver._host.get_connection().getHostname()
+    return name
 
 
-def _telling_host(method):
+def _telling_host(method: typing.Callable[..., typing.Any]
+                  ) -> typing.Callable[..., typing.Any]:
     """``method`` of LibvirtDriver, marking its driver as the asker."""
     @functools.wraps(method)
-    def marked(self, *args, **kwargs):
+    def marked(self: typing.Any, *args: typing.Any,
+               **kwargs: typing.Any) -> typing.Any:
         token = _asking.set(self)
         try:
             return method(self, *args, **kwargs)
@@ -80,12 +85,13 @@ class PerHostShapes(fixtures.Fixture):
     times the memory the NUMA cells have).
     """
 
-    def __init__(self, test, shapes):
+    def __init__(self, test: typing.Any,
+                 shapes: typing.Mapping[str, hostshape.HostShape]) -> None:
         super().__init__()
         self.test = test
         self.shapes = dict(shapes)
 
-    def _setUp(self):
+    def _setUp(self) -> None:
         first = next(iter(self.shapes.values()))
         self.test.flags(cpu_dedicated_set=first.cpu_dedicated_set,
                         cpu_shared_set=first.cpu_shared_set, group='compute')
@@ -100,14 +106,14 @@ class PerHostShapes(fixtures.Fixture):
             _telling_host))
         shapes = self.shapes
 
-        def get_online_cpus(host):
+        def get_online_cpus(host: typing.Any) -> typing.Set[int]:
             return set(range(shapes[host.get_connection().getHostname()]
                              .cpus))
         self.useFixture(patchfixtures.Patch(
             'nova.virt.libvirt.host.Host.get_online_cpus', get_online_cpus))
         get_info = fakelibvirt.Connection.getInfo
 
-        def get_info_in_mib(connection):
+        def get_info_in_mib(connection: typing.Any) -> typing.List[typing.Any]:
             info = list(get_info(connection))
             info[1] = connection.host_info.kB_mem // 1024
             return info
@@ -115,9 +121,11 @@ class PerHostShapes(fixtures.Fixture):
             'nova.tests.fixtures.libvirt.Connection.getInfo',
             get_info_in_mib))
 
-    def _reader(self, option, nova_reader):
-        def read():
-            shape = self.shapes.get(calling_host())
+    def _reader(self, option: str, nova_reader: typing.Callable[[], typing.Any]
+                ) -> typing.Callable[[], typing.Any]:
+        def read() -> typing.Any:
+            host = calling_host()
+            shape = None if host is None else self.shapes.get(host)
             if shape is None:           # not from a compute's driver
                 return nova_reader()
             value = getattr(shape, option)

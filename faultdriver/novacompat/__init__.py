@@ -26,6 +26,7 @@ import functools
 import importlib
 from importlib import metadata
 import logging
+import typing
 
 from faultdriver import exception
 from faultdriver.novacompat import shapes
@@ -118,7 +119,8 @@ def nova_version_text():
     return 'Nova %s' % (nova_version() or '(version unknown)')
 
 
-def resolve(symbol, overrides=None):
+def resolve(symbol: str, overrides: typing.Optional[
+        typing.Mapping[str, typing.Any]] = None) -> typing.Any:
     """The object a dotted symbol names; Broken if it is missing.
 
     ``overrides`` maps a dotted prefix to an object that stands for it
@@ -190,7 +192,9 @@ def check(groups=GROUPS, overrides=None, declared=None):
     return results
 
 
-def verify(groups=DRIVER_GROUPS, overrides=None, declared=None):
+def verify(groups: typing.Iterable[str] = DRIVER_GROUPS,
+           overrides: typing.Optional[typing.Mapping[str, typing.Any]] = None,
+           declared: typing.Any = None) -> None:
     """Raise ConfigError naming every broken assumption (on a changed
     Nova under test: every one faultdriver cannot run without; those of
     an optional feature make it unavailable, see :func:`unavailable`)."""
@@ -220,16 +224,17 @@ def _warn_unavailable(feature, message):
                     novaundertest.recorded()), message)
 
 
-def unavailable(groups=DRIVER_GROUPS):
+def unavailable(
+        groups: typing.Iterable[str] = DRIVER_GROUPS) -> typing.Dict[str, str]:
     """``{feature: why}``: the optional features this Nova lacks (only
     ever non-empty on a changed Nova under test: on any other Nova a
     broken assumption refuses the start).  ``groups``: what this process
     checks (default what every FaultDriver start checks: a real
     nova-compute must never import Nova's test framework, which the
     harness group reaches)."""
-    found = {}
+    found: typing.Dict[str, typing.List[str]] = {}
     if not novaundertest.is_changed():
-        return found
+        return {}
     for group in groups:
         for result in _verified(group):
             if result.assumption.optional:
@@ -238,7 +243,7 @@ def unavailable(groups=DRIVER_GROUPS):
     return {feature: '; '.join(why) for feature, why in found.items()}
 
 
-def remember(groups):
+def remember(groups: typing.Iterable[str]) -> None:
     """Check the assumptions of ``groups`` now, once for this process and
     every process it forks afterwards: their :func:`verify` and
     :func:`unavailable` answer from memory (a scenario's variants forked

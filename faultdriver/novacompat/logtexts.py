@@ -23,6 +23,7 @@ import importlib.resources
 import os
 import pathlib
 import re
+import typing
 
 import yaml
 
@@ -215,7 +216,10 @@ def closest(text, strings):
     return found[0] if found else None
 
 
-def unlogged(text, novas, names):
+def unlogged(text: str,
+             novas: typing.Iterable[typing.Tuple[typing.Optional[str],
+                                                 typing.List[str]]],
+             names: typing.Iterable[str]) -> typing.Optional[str]:
     """Why ``text`` makes a vacuous ``log`` expectation, or None when
     a variant's Nova can log it.  ``novas``: ``(nova-tree or None, [Nova
     diffs])`` of each variant the expectation is checked in; ``names``:

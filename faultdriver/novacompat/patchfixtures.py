@@ -7,6 +7,7 @@ symbol fails the test's setUp instead of being created and ignored.
 """
 
 import fixtures
+import typing
 
 from faultdriver import exception
 from faultdriver import novacompat
@@ -17,12 +18,12 @@ class Patch(fixtures.Fixture):
     """``fixtures.MonkeyPatch(symbol, new)`` for a declared, checked Nova
     symbol; restored on cleanup."""
 
-    def __init__(self, symbol, new):
+    def __init__(self, symbol: str, new: object) -> None:
         super().__init__()
         self.symbol = symbol
         self.new = new
 
-    def _setUp(self):
+    def _setUp(self) -> None:
         checked(self.symbol)
         self.useFixture(fixtures.MonkeyPatch(self.symbol, self.new))
 
@@ -31,13 +32,14 @@ class PatchMethods(fixtures.Fixture):
     """Wrap methods ``names`` of the declared class ``symbol`` with
     ``wrap(original) -> replacement``; each must be the class's own."""
 
-    def __init__(self, symbol, names, wrap):
+    def __init__(self, symbol: str, names: typing.Iterable[str],
+                 wrap: typing.Callable[[typing.Any], typing.Any]) -> None:
         super().__init__()
         self.symbol = symbol
         self.names = tuple(names)
         self.wrap = wrap
 
-    def _setUp(self):
+    def _setUp(self) -> None:
         checked(self.symbol)
         cls = novacompat.resolve(self.symbol)
         missing = [n for n in self.names if n not in vars(cls)]

@@ -14,6 +14,7 @@ feature and the Nova version.  The fixtures for tests (which need the
 
 import importlib
 import inspect
+import typing
 
 from faultdriver import exception
 from faultdriver import novacompat
@@ -62,7 +63,8 @@ def replace(symbol, new):
     return undo
 
 
-def replace_on(obj, name, new, symbol):
+def replace_on(obj: object, name: str, new: object,
+               symbol: str) -> typing.Callable[[], None]:
     """Set ``obj.name`` (an instance of the class ``symbol`` names the
     attribute of) to ``new``; the attribute must exist and ``symbol`` be
     declared and hold.  Returns a callable that puts back what the
@@ -77,7 +79,7 @@ def replace_on(obj, name, new, symbol):
     original = own.get(name)
     setattr(obj, name, new)
 
-    def undo():
+    def undo() -> None:
         if had:
             setattr(obj, name, original)
         else:

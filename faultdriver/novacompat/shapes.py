@@ -13,6 +13,7 @@ import inspect
 import os
 import textwrap
 import types
+import typing
 from unittest import mock
 
 
@@ -380,7 +381,7 @@ def _reads_cpu_sets(func):
     return any(call in text for call in _CPU_SET_CALLS)
 
 
-def cpu_set_readers(cls):
+def cpu_set_readers(cls: type) -> typing.List[str]:
     """Names of ``cls``'s own methods that read the CPU sets (directly or
     through ``self.cpu_api``)."""
     return sorted(name for name, value in vars(cls).items()

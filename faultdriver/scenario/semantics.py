@@ -15,6 +15,7 @@ import typing
 from faultdriver import exception
 from faultdriver import rules as rules_module
 from faultdriver.scenario import schemacheck
+from faultdriver.scenario import specs
 from faultdriver.scenario import tiers
 
 #: Most CPUs a host of the embedded Nova can have (the libvirt test base
@@ -25,8 +26,15 @@ MAX_CPUS = 15
 MAX_CPU_NUMBER = 1023
 CPU_SETS = ('cpu_dedicated_set', 'cpu_shared_set')
 
+#: A loaded scenario (faultdriver.scenario.model.Scenario: model.py
+#: imports this module to check what it loads, so it is not imported
+#: here, as in provisions.py).
+Scenario = typing.Any
+#: A key path in a scenario file (``['steps', 3, 'boot', 'host']``).
+Where = typing.List[typing.Union[str, int]]
 
-def check(scenario: typing.Any) -> None:
+
+def check(scenario: Scenario) -> None:
     """What the schema cannot say (ScenarioError for the first problem):
     hosts, servers, flavors, fixes and rules that must exist, expectations
     that can fail, CPU sets Nova accepts.  Imports Nova."""
@@ -38,7 +46,7 @@ def check(scenario: typing.Any) -> None:
         check_tier(scenario, name)
 
 
-def check_tier(scenario: typing.Any, name: str,
+def check_tier(scenario: Scenario, name: str,
                advice: typing.Optional[str] = None) -> None:
     """ScenarioError naming the first part of ``scenario`` that needs
     what tier ``name`` does not provide (Tier.provides), then ``advice``
@@ -51,12 +59,13 @@ def check_tier(scenario: typing.Any, name: str,
             message, advice or provisions.advice(scenario)))
 
 
-def _fail(scenario, where, message):
+def _fail(scenario: Scenario, where: Where,
+          message: str) -> typing.NoReturn:
     raise exception.ScenarioError('%s: %s: %s' % (
         scenario.path, schemacheck.key_path(where), schemacheck.clip(message)))
 
 
-def _check_references(scenario):
+def _check_references(scenario: Scenario) -> None:
     """Hosts, servers, flavors, fixes and rules that must exist."""
     from faultdriver import conf
     from faultdriver.tracker import patches as tracker_patches
@@ -64,13 +73,13 @@ def _check_references(scenario):
     flavors = scenario.data.get('flavors', {})
     rule_type = conf.RuleType()
 
-    def host(where, name):
+    def host(where: Where, name: str) -> None:
         if name not in hosts:
             _fail(scenario, where, 'unknown host %r%s; the topology has %s'
                   % (name, rules_module.suggest(name, hosts),
                      ', '.join(hosts)))
 
-    def rule(where, text):
+    def rule(where: Where, text: str) -> None:
         try:
             rule_type(text)
         except ValueError as exc:
@@ -89,10 +98,11 @@ def _check_references(scenario):
                       'unknown tracker fix %r%s; expected one of %s'
                       % (name, rules_module.suggest(name, fixes),
                          ', '.join(fixes)))
-    booted, volumes = set(), set()
+    booted: typing.Set[str] = set()
+    volumes: typing.Set[str] = set()
     for i, step in enumerate(scenario.steps):
         kind, args = step.kind, step.args
-        where = ['steps', i, kind]
+        where: Where = ['steps', i, kind]
         for key in ('host',):
             if key in args:
                 host(where + [key], args[key])
@@ -145,15 +155,18 @@ def _check_references(scenario):
                 host(where + ['hosts', j], name)
 
 
-def _blocks(scenario):
+def _blocks(scenario: Scenario) -> typing.List[
+        typing.Tuple[Where, typing.List[specs.ExpectationSpec]]]:
     """``(key path, expectation list)`` of the scenario and each variant."""
-    blocks = [(['expectations'], scenario.common_expectations())]
+    blocks: typing.List[typing.Tuple[
+        Where, typing.List[specs.ExpectationSpec]]] = [
+            (['expectations'], scenario.common_expectations())]
     blocks += [(['variants', v, 'expectations'], scenario.own_expectations(v))
                for v in scenario.variants]
     return blocks
 
 
-def _check_expectations(scenario):
+def _check_expectations(scenario: Scenario) -> None:
     """What decides a verdict must be able to fail: points and actions
     from the catalogues the rules use, bounds that some count meets."""
     from faultdriver import actions as actions_module
@@ -161,7 +174,8 @@ def _check_expectations(scenario):
     catalogue = points.catalogue()
     actions = actions_module.load_all()
 
-    def known(where, name, choices, what, listing):
+    def known(where: Where, name: str, choices: typing.Iterable[str],
+              what: str, listing: str) -> None:
         if name not in choices:
             _fail(scenario, where, 'unknown %s %r%s (%s lists them); it '
                   'would never match' % (what, name, rules_module.suggest(
@@ -195,7 +209,7 @@ def _check_expectations(scenario):
                       'count meets all' % count)
 
 
-def _check_log_texts(scenario):
+def _check_log_texts(scenario: Scenario) -> None:
     """A ``log`` text the Nova under test never logs would let ``count:
     0`` pass whatever Nova does: refused, unless the expectation says it
     is ``logged-elsewhere`` (:mod:`faultdriver.novacompat.logtexts`).  A
@@ -222,7 +236,8 @@ def _check_log_texts(scenario):
                 _fail(scenario, prefix + [i, 'log', 'text'], problem)
 
 
-def _check_cpu_spec(scenario, where, spec, cpus, host, size):
+def _check_cpu_spec(scenario: Scenario, where: Where, spec: str, cpus: int,
+                    host: str, size: str) -> None:
     """Refuse what ``parse_cpu_spec`` would expand before it does (a
     range such as 0-999999999 builds the whole set first) or read
     otherwise than written (it takes other scripts' digits)."""
@@ -239,7 +254,7 @@ def _check_cpu_spec(scenario, where, spec, cpus, host, size):
                   host, cpus - 1, size))
 
 
-def _check_topology(scenario):
+def _check_topology(scenario: Scenario) -> None:
     """CPU sets that Nova would accept on each host's CPUs."""
     from nova import exception as nova_exception
     from nova.virt import hardware
@@ -253,7 +268,7 @@ def _check_topology(scenario):
 
     topology = scenario.data.get('topology', {})
 
-    def where(host, key):
+    def where(host: str, key: str) -> Where:
         if key in topology.get('per-host', {}).get(host, {}):
             return ['topology', 'per-host', host, key]
         if key in topology.get('defaults', {}):
@@ -269,7 +284,7 @@ def _check_topology(scenario):
             _fail(scenario, ['topology'], 'host %s has %d CPUs (%s); the '
                   'embedded Nova allows at most %d' % (host, cpus, size,
                                                        MAX_CPUS))
-        sets = {}
+        sets: typing.Dict[str, typing.Set[int]] = {}
         for key, spec in shape.cpu_sets().items():
             _check_cpu_spec(scenario, where(host, key), spec, cpus,
                             host, size)

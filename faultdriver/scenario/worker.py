@@ -96,9 +96,9 @@ def unavailable(fixes: typing.Iterable[str]) -> typing.Dict[str, str]:
     unavailable (the run went on without it; the report says so)."""
     from faultdriver import novacompat
     from faultdriver.tracker import patches as tracker_patches
-    # Neither is annotated yet (novacompat is another branch's area;
-    # the tracker's patches read stevedore's plugin untyped).
-    found = dict(novacompat.unavailable())  # type: ignore[no-untyped-call]
+    # The tracker's patches are not annotated yet (they read stevedore's
+    # plugin untyped).
+    found = dict(novacompat.unavailable())
     fixes_gone = tracker_patches.unavailable(  # type: ignore[no-untyped-call]
         fixes)
     found.update(('fix %s' % name, why) for name, why in fixes_gone.items())

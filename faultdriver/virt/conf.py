@@ -71,7 +71,7 @@ Unset (the default), nothing is reported.
 ]
 
 
-def register_opts(conf):
+def register_opts(conf: cfg.ConfigOpts) -> None:
     conf.register_group(GROUP)
     conf.register_opts(fake_numa_opts, group=GROUP)
 

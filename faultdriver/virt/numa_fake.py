@@ -73,7 +73,7 @@ class NumaFakeDriver(fake.FakeDriverWithoutFakeNodes):
                  len(self.instances), self.instances.path)
 
     @staticmethod
-    def guests_path(host):
+    def guests_path(host: str) -> str:
         """Where the guests of ``host`` are kept."""
         return os.path.join(CONF.state_path, 'fake_numa', host + '.json')
 

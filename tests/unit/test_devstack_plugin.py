@@ -8,6 +8,7 @@ result is checked with the real ``faultdriver validate``.  A real devstack
 run is not part of this test.
 """
 
+import configparser
 import json
 import os
 import pathlib
@@ -18,7 +19,10 @@ import unittest
 
 from oslo_config import cfg
 
+import yaml
+
 from faultdriver import conf as fd_conf
+from faultdriver.process import config as process_config
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SHIM = ROOT / 'tests/unit/data/devstack-functions.sh'
@@ -45,7 +49,8 @@ RULES = [
 RULES_SETTING = '%s ;%s\n  %s\n' % tuple(RULES)
 
 
-class TestDevstackPlugin(unittest.TestCase):
+class PluginRun(unittest.TestCase):
+    """Runs devstack/plugin.sh phases against temporary files."""
 
     def setUp(self):
         tmp = tempfile.TemporaryDirectory()
@@ -72,6 +77,11 @@ class TestDevstackPlugin(unittest.TestCase):
             'DEVSTACK_CALLS': str(self.calls),
             'FAULTDRIVER_DIR': str(ROOT),
             'PYTHON': sys.executable,
+            'HOME': str(self.tmp / 'home'),
+            'HOSTNAME': 'node',
+            'HOST_IP': '10.199.0.11',
+            'STACK_USER': 'stack',
+            'NOVA_CONF_DIR': str(self.tmp),
         }
         for name in ('FAULTDRIVER_DEVSTACK_INI', 'PYTHONPATH'):
             if name in os.environ:
@@ -112,6 +122,15 @@ class TestDevstackPlugin(unittest.TestCase):
                          'stdout:\n%s\nstderr:\n%s' % (done.stdout,
                                                       done.stderr))
 
+    def read_ini_value(self, section, option):
+        config = cfg.ConfigOpts()
+        config.register_opt(cfg.StrOpt(option), group=section)
+        config([], default_config_files=[str(self.nova_conf)])
+        return config[section][option]
+
+
+class TestDevstackPlugin(PluginRun):
+
     def test_post_config_writes_what_settings_say(self):
         settings = dict(
             FAULTDRIVER_ENABLED='true',
@@ -143,12 +162,6 @@ class TestDevstackPlugin(unittest.TestCase):
         before = self.nova_conf.read_text()
         self.assert_ok(self.run_plugin('stack', 'post-config', **settings))
         self.assertEqual(before, self.nova_conf.read_text())
-
-    def read_ini_value(self, section, option):
-        config = cfg.ConfigOpts()
-        config.register_opt(cfg.StrOpt(option), group=section)
-        config([], default_config_files=[str(self.nova_conf)])
-        return config[section][option]
 
     def test_defaults_fire_nothing(self):
         self.assert_ok(self.run_plugin(
@@ -225,3 +238,125 @@ class TestDevstackPlugin(unittest.TestCase):
 
         self.assert_ok(self.run_plugin('clean', bin_dir=bin_dir))
         self.assertFalse(link.is_symlink())
+
+
+class TestFakeComputesAndTimings(PluginRun):
+    """Several fake computes on one node, the fault-test timings on every
+    Nova node, and the cloud profile written at extra."""
+
+    FAKE = dict(VIRT_DRIVER='fake', NUMBER_FAKE_NOVA_COMPUTE='2',
+                FAULTDRIVER_INNER_DRIVER='fake_numa')
+
+    def start_fake_computes(self):
+        """What devstack's start_nova_compute does for VIRT_DRIVER=fake:
+        nova-cpu.conf copied from nova.conf, then [DEFAULT] host and
+        state_path added to nova-fake.conf-N."""
+        cpu_conf = self.tmp / 'nova-cpu.conf'
+        cpu_conf.write_text(self.nova_conf.read_text())
+        for number in (1, 2):
+            fake = self.tmp / ('nova-fake.conf-%d' % number)
+            with open(fake, 'a') as out:
+                out.write('\n[DEFAULT]\nhost = node%d\n' % number)
+        return cpu_conf
+
+    def compute_conf(self, cpu_conf, number):
+        """The options fake compute ``number`` runs with."""
+        config = cfg.ConfigOpts()
+        fd_conf.register_opts(config)
+        config.register_opt(cfg.StrOpt('host'))
+        config([], default_config_files=[
+            str(cpu_conf), str(self.tmp / ('nova-fake.conf-%d' % number))])
+        return config
+
+    def test_each_fake_compute_has_its_own_socket_and_journal(self):
+        self.assert_ok(self.run_plugin('stack', 'post-config', **self.FAKE))
+        cpu_conf = self.start_fake_computes()
+        first, second = (self.compute_conf(cpu_conf, n) for n in (1, 2))
+        state = self.tmp / 'data/nova'
+        self.assertEqual(['node1', 'node2'], [first.host, second.host])
+        self.assertEqual(str(state / 'faultdriver-node1.sock'),
+                         first.fault_injection.control_socket)
+        self.assertEqual(str(state / 'faultdriver-node2.sock'),
+                         second.fault_injection.control_socket)
+        self.assertEqual(str(state / 'faultdriver-journal-node2.jsonl'),
+                         second.fault_injection.journal_path)
+        self.assertEqual(str(state / 'faultdriver-start-rules-node1.json'),
+                         first.fault_injection.start_rules_path)
+        # Each reaches the other's socket for periodic(host=...).
+        self.assertEqual({'node2': second.fault_injection.control_socket},
+                         first.fault_injection.peer_control_sockets)
+        self.assertEqual({'node1': first.fault_injection.control_socket},
+                         second.fault_injection.peer_control_sockets)
+        # A single-compute node keeps the one socket of nova.conf.
+        self.assertEqual(str(state / 'faultdriver.sock'), self.read_conf(
+            self.nova_conf).fault_injection.control_socket)
+
+    def test_extra_writes_the_cloud_profile_of_the_fake_computes(self):
+        profile = self.tmp / 'profile.yaml'
+        settings = dict(self.FAKE, FAULTDRIVER_ENABLED='True',
+                        FAULTDRIVER_CLOUD_PROFILE=str(profile))
+        self.assert_ok(self.run_plugin('stack', 'post-config', **settings))
+        cpu_conf = self.start_fake_computes()
+        self.assert_ok(self.run_plugin('stack', 'extra', **settings))
+        written = yaml.safe_load(profile.read_text())
+        self.assertIs(True, written['fault_injection_allowed'])
+        self.assertEqual('devstack-admin', written['cloud'])
+        self.assertEqual(['dest', 'src'], sorted(written['hosts']))
+        for alias, number in (('src', 1), ('dest', 2)):
+            host = written['hosts'][alias]
+            group = self.compute_conf(cpu_conf, number).fault_injection
+            self.assertEqual('node%d' % number, host['host'])
+            self.assertEqual('devstack@n-cpu-%d' % number, host['unit'])
+            self.assertEqual({'journald': host['unit']}, host['log'])
+            self.assertEqual('stack@10.199.0.11', host['ssh'])
+            self.assertEqual(group.control_socket, host['socket'])
+            self.assertEqual(group.journal_path, host['journal'])
+            self.assertEqual(group.start_rules_path, host['start_rules'])
+
+    def test_profile_without_opt_in_does_not_allow_faults(self):
+        profile = self.tmp / 'profile.yaml'
+        settings = dict(self.FAKE, FAULTDRIVER_CLOUD_PROFILE=str(profile))
+        self.assert_ok(self.run_plugin('stack', 'post-config', **settings))
+        self.start_fake_computes()
+        self.assert_ok(self.run_plugin('stack', 'extra', **settings))
+        self.assertIs(False, yaml.safe_load(
+            profile.read_text())['fault_injection_allowed'])
+
+    def test_timings_go_to_every_nova_node(self):
+        cell = self.tmp / 'nova_cell1.conf'
+        cell.write_text('[DEFAULT]\nservice_down_time = 720\n')
+        self.nova_conf.write_text(
+            NOVA_CONF + '[filter_scheduler]\nenabled_filters = '
+            'ComputeFilter,ImagePropertiesFilter\n')
+        # A controller without nova-compute: timings, nothing else.
+        self.assert_ok(self.run_plugin(
+            'stack', 'post-config', services='n-api,n-sch,n-cond',
+            FAULTDRIVER_TEST_TIMINGS='True'))
+        for path in (self.nova_conf, cell):
+            config = cfg.ConfigOpts()
+            for key, value in process_config.TIMINGS.items():
+                config.register_opt(cfg.IntOpt(key))
+            config.register_opt(cfg.IntOpt('periodic_fuzzy_delay'))
+            config([], default_config_files=[str(path)])
+            for key, value in process_config.TIMINGS.items():
+                self.assertEqual(value, config[key], '%s in %s' % (key, path))
+            self.assertEqual(0, config.periodic_fuzzy_delay)
+        self.assertEqual(
+            'ComputeFilter,ImagePropertiesFilter,NUMATopologyFilter',
+            self.read_ini_value('filter_scheduler', 'enabled_filters'))
+        self.assertNotIn('fault_injection', self.nova_conf.read_text())
+        # Off by default: nova.conf as devstack left it.
+        self.nova_conf.write_text(NOVA_CONF)
+        self.assert_ok(self.run_plugin(
+            'stack', 'post-config', services='n-api,n-sch,n-cond'))
+        self.assertEqual(NOVA_CONF, self.nova_conf.read_text())
+
+    def test_timings_file_is_the_process_tiers(self):
+        # One source: the plugin's file says what the process tier uses.
+        parser = configparser.ConfigParser()
+        parser.read(ROOT / 'devstack/test-timings.conf')
+        expected = dict(process_config.TIMINGS, periodic_fuzzy_delay=0)
+        self.assertEqual({key: str(value) for key, value in expected.items()},
+                         dict(parser['DEFAULT']))
+        self.assertEqual(','.join(process_config.FILTERS),
+                         parser['filter_scheduler']['enabled_filters'])

@@ -1,0 +1,179 @@
+#!/bin/bash
+#
+# tools/devstack-node.sh: a devstack node in a systemd-nspawn container, for
+# a real stack.sh with faultdriver's plugin (issue 44).  Never run in CI.
+#
+#   tools/devstack-node.sh prepare   root file system, checkouts, local.conf
+#   tools/devstack-node.sh boot      boot the container (systemd as PID 1)
+#   tools/devstack-node.sh stack     run devstack's stack.sh in it
+#   tools/devstack-node.sh run CMD   run CMD in it as the stack user
+#   tools/devstack-node.sh halt      stop the container
+#
+# Why a container: devstack runs every service as a systemd unit, and this
+# machine kind has no systemd as PID 1; systemd does boot as PID 1 of an
+# nspawn container here (`systemctl is-system-running` says running).  The
+# first node is the cheapest form the issue names: one node, two fake
+# computes (VIRT_DRIVER=fake, NUMBER_FAKE_NOVA_COMPUTE=2) under faultdriver
+# over fake_numa, so no libvirt, no second node and no Open vSwitch.
+#
+# Nothing is cloned from a git server (none is reachable): devstack and
+# openstack/requirements come from local git snapshots (DEVSTACK_GIT,
+# REQUIREMENTS_GIT), the 2026.2 services from their sdists on the package
+# index, made git repositories tagged with their version (pbr then gives
+# that version), faultdriver from this checkout; ERROR_ON_CLONE=True makes
+# stack.sh stop rather than reach out.  The requirements checkout is
+# synthesised: the snapshot's upper-constraints.txt with this project's
+# constraints.txt merged over it, committed on top (recorded as such).
+#
+# Network: the container has its own namespace behind a veth pair
+# (10.199.0.1 on the host, 10.199.0.11 inside), masqueraded so that apt
+# and pip reach the package indexes; it opens no port on the host.
+
+set -o errexit -o nounset -o pipefail
+
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+WORK=${FAULTDRIVER_DEVSTACK_DIR:-/var/lib/faultdriver-devstack}
+NAME=${FAULTDRIVER_DEVSTACK_NODE:-devstack0a}
+ROOTFS=$WORK/$NAME
+DEVSTACK_GIT=${DEVSTACK_GIT:-/work/.mirror/openstack+devstack/repo}
+REQUIREMENTS_GIT=${REQUIREMENTS_GIT:-/work/.mirror/openstack+requirements/repo}
+SUITE=bookworm
+MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+HOST_ADDR=10.199.0.1
+NODE_ADDR=10.199.0.11
+# The 2026.2 series: Nova 34.0.0 and the services released with it.
+SERVICES="nova==34.0.0 keystone==30.0.0 openstack-placement==16.0.0
+glance==33.0.0 neutron==29.0.0"
+PACKAGES=systemd,systemd-sysv,dbus,sudo,git,python3,python3-venv,iproute2,ca-certificates,lsb-release,procps,iptables,curl,uuid-runtime
+
+function in_root {
+    chroot "$ROOTFS" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin "$@"
+}
+
+function leader_pid {
+    cat "$WORK/$NAME.pid"
+}
+
+function in_node {
+    nsenter -t "$(leader_pid)" -a "$@"
+}
+
+# A service's sdist unpacked as a git repository tagged with its version.
+function service_checkout {
+    local spec=$1 name=${1%%==*} version=${1##*==} dest sdist
+    dest=$ROOTFS/opt/stack/${name#openstack-}
+    if [[ -d $dest/.git ]]; then
+        return 0
+    fi
+    mkdir -p "$WORK/sdists"
+    python3 -m pip download -q --no-deps --no-binary :all: \
+        -d "$WORK/sdists" "$spec"
+    sdist=$(ls "$WORK/sdists/"*"${version}".tar.gz | grep -i \
+        "/${name//-/[-_]}-${version}.tar.gz")
+    mkdir -p "$dest"
+    tar -xzf "$sdist" -C "$dest" --strip-components=1
+    git -C "$dest" init -q -b master
+    git -C "$dest" add -A
+    git -C "$dest" -c user.name=faultdriver -c user.email=faultdriver@localhost \
+        commit -q -m "$spec from its sdist (package index)"
+    git -C "$dest" tag "$version"
+}
+
+function prepare {
+    mkdir -p "$WORK"
+    if [[ ! -x $ROOTFS/usr/bin/systemctl ]]; then
+        debootstrap --variant=minbase --include="$PACKAGES" "$SUITE" \
+            "$ROOTFS" "$MIRROR"
+    fi
+    echo "$NAME" > "$ROOTFS/etc/hostname"
+    printf '127.0.0.1 localhost\n%s %s\n' "$NODE_ADDR" "$NAME" \
+        > "$ROOTFS/etc/hosts"
+    cp /etc/resolv.conf "$ROOTFS/etc/resolv.conf"
+    # The host's own CAs (a TLS-intercepting proxy to the package indexes
+    # signs with one): apt and pip inside must trust what the host trusts.
+    if compgen -G '/usr/local/share/ca-certificates/*.crt' > /dev/null; then
+        mkdir -p "$ROOTFS/usr/local/share/ca-certificates"
+        cp /usr/local/share/ca-certificates/*.crt \
+            "$ROOTFS/usr/local/share/ca-certificates/"
+        in_root update-ca-certificates > /dev/null
+    fi
+    if ! in_root id stack > /dev/null 2>&1; then
+        in_root useradd -m -d /opt/stack -s /bin/bash stack
+    fi
+    echo 'stack ALL=(ALL) NOPASSWD: ALL' > "$ROOTFS/etc/sudoers.d/stack"
+    mkdir -p "$ROOTFS/opt/stack/images"
+
+    if [[ ! -d $ROOTFS/opt/stack/devstack/.git ]]; then
+        git clone -q "$DEVSTACK_GIT" "$ROOTFS/opt/stack/devstack"
+    fi
+    if [[ ! -d $ROOTFS/opt/stack/requirements/.git ]]; then
+        git clone -q "$REQUIREMENTS_GIT" "$ROOTFS/opt/stack/requirements"
+        python3 "$HERE/tools/merge-constraints.py" \
+            "$ROOTFS/opt/stack/requirements/upper-constraints.txt" \
+            "$HERE/constraints.txt"
+        git -C "$ROOTFS/opt/stack/requirements" -c user.name=faultdriver \
+            -c user.email=faultdriver@localhost commit -q -am \
+            "faultdriver's constraints.txt merged over upper-constraints"
+    fi
+    local spec
+    for spec in $SERVICES; do
+        service_checkout "$spec"
+    done
+    rm -rf "$ROOTFS/opt/stack/faultdriver"
+    git clone -q "$HERE" "$ROOTFS/opt/stack/faultdriver"
+    PYTHONPATH=$HERE python3 -c 'import sys
+from faultdriver.process import guest_image
+sys.stdout.buffer.write(guest_image.disk(1 << 20))' \
+        > "$ROOTFS/opt/stack/images/faultdriver-guest.img"
+    install -m 0644 "$HERE/tools/devstack/local.conf" \
+        "$ROOTFS/opt/stack/devstack/local.conf"
+    in_root chown -R stack:stack /opt/stack
+    echo "prepared $ROOTFS"
+}
+
+function boot {
+    sysctl -q -w net.ipv4.ip_forward=1
+    SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=0 systemd-nspawn -q -D "$ROOTFS" -b \
+        -M "$NAME" --register=no --keep-unit --network-veth \
+        --console=pipe > "$WORK/$NAME.console" 2>&1 &
+    local pid i
+    for (( i = 0; i < 60; i++ )); do
+        pid=$(pgrep -P $! -f /usr/lib/systemd/systemd || true)
+        if [[ -n $pid ]]; then
+            break
+        fi
+        sleep 1
+    done
+    echo "$pid" > "$WORK/$NAME.pid"
+    local veth=ve-${NAME:0:11}
+    ip addr replace "$HOST_ADDR/24" dev "$veth"
+    ip link set "$veth" up
+    iptables -t nat -C POSTROUTING -s "$HOST_ADDR/24" -j MASQUERADE \
+        2> /dev/null || iptables -t nat -A POSTROUTING \
+        -s "$HOST_ADDR/24" -j MASQUERADE
+    in_node ip addr replace "$NODE_ADDR/24" dev host0
+    in_node ip link set host0 up
+    in_node ip route replace default via "$HOST_ADDR"
+    for (( i = 0; i < 60; i++ )); do
+        case $(in_node systemctl is-system-running 2>/dev/null || true) in
+            running | degraded) echo "booted $NAME (PID $pid)"; return 0 ;;
+        esac
+        sleep 1
+    done
+    echo "$NAME did not finish booting" >&2
+    return 1
+}
+
+function run {
+    in_node su - stack -c "$*"
+}
+
+case ${1:-} in
+    prepare) prepare ;;
+    boot) boot ;;
+    stack) run 'cd devstack && ./stack.sh' ;;
+    run) shift; run "$@" ;;
+    # SIGTERM to nspawn halts the container's systemd cleanly.
+    halt) kill "$(ps -o ppid= -p "$(leader_pid)")" ;;
+    *) sed -n '3,10p' "$0"; exit 2 ;;
+esac
