@@ -14,7 +14,6 @@ operator's ``~/.ssh/config`` does:
 """
 
 import os
-import pwd
 import shutil
 import socket
 import subprocess
@@ -22,7 +21,9 @@ import sys
 import tempfile
 import time
 
-SSHD = '/usr/sbin/sshd'
+from faultdriver.process import sshd as sshd_parts
+
+SSHD = sshd_parts.SSHD
 #: Why the tests skip where there is no sshd.
 MISSING = ('no OpenSSH server here (%s); apt-get install openssh-server '
            'openssh-client' % SSHD)
@@ -40,11 +41,7 @@ def _free_port():
     return port
 
 
-def _keygen(path):
-    subprocess.run(['ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-f',
-                    path], check=True, stdin=subprocess.DEVNULL)
-    with open(path + '.pub') as f:
-        return f.read().strip()
+_keygen = sshd_parts.keygen
 
 
 class Sshd:
@@ -56,7 +53,7 @@ class Sshd:
         self.down = _free_port()
         #: Who logs in: whoever runs the tests (an sshd started by a
         #: user other than root can only let that user in).
-        self.user = pwd.getpwuid(os.getuid()).pw_name
+        self.user = sshd_parts.user()
         self.proc = None
 
     def path(self, name):
@@ -70,43 +67,23 @@ class Sshd:
             f.write(client_key + '\n')
         with open(self.path('known_hosts'), 'w') as f:
             for port in (self.plain, self.no_forwarding):
-                f.write('[127.0.0.1]:%d %s\n' % (
-                    port, ' '.join(host_key.split()[:2])))
+                f.write(sshd_parts.known_host(port, host_key))
         with open(self.path('sshd_config'), 'w') as f:
-            f.write('\n'.join([
-                'Port %d' % self.plain, 'Port %d' % self.no_forwarding,
-                'ListenAddress 127.0.0.1',
-                'HostKey %s' % self.path('host_key'),
-                'PidFile %s' % self.path('sshd.pid'),
-                'AuthorizedKeysFile %s' % self.path('authorized_keys'),
-                'PasswordAuthentication no',
-                'KbdInteractiveAuthentication no',
-                'PubkeyAuthentication yes',
-                'PermitRootLogin prohibit-password',
-                'StrictModes no', 'UsePAM no', 'PrintMotd no',
-                'AllowStreamLocalForwarding yes',
-                'Match LocalPort %d' % self.no_forwarding,
-                '    AllowStreamLocalForwarding no', '']))
+            f.write(sshd_parts.server_config(
+                (self.plain, self.no_forwarding), self.path('host_key'),
+                self.path('authorized_keys'), self.path('sshd.pid'),
+                no_forwarding=(self.no_forwarding,)))
         with open(self.path('ssh_config'), 'w') as f:
             for alias, port, key in (
                     ('fd-a', self.plain, 'id'),
                     ('fd-noforward', self.no_forwarding, 'id'),
                     ('fd-badkey', self.plain, 'other'),
                     ('fd-down', self.down, 'id')):
-                f.write('\n    '.join([
-                    'Host %s' % alias, 'HostName 127.0.0.1',
-                    'Port %d' % port, 'User %s' % self.user,
-                    'IdentityFile %s' % self.path(key),
-                    'IdentitiesOnly yes',
-                    'UserKnownHostsFile %s' % self.path('known_hosts'),
-                    'GlobalKnownHostsFile /dev/null',
-                    'StrictHostKeyChecking yes']) + '\n')
-        if os.geteuid() == 0:
-            # sshd run by root separates privileges into this empty
-            # directory, which the Debian service makes at start.
-            os.makedirs('/run/sshd', mode=0o755, exist_ok=True)
+                f.write(sshd_parts.client_entry(
+                    alias, port, self.user, self.path(key),
+                    self.path('known_hosts')))
         self.proc = subprocess.Popen(
-            [SSHD, '-D', '-e', '-f', self.path('sshd_config')],
+            sshd_parts.command(self.path('sshd_config')),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=open(self.path('sshd.log'), 'w'))
         deadline = time.monotonic() + 15

@@ -27,7 +27,17 @@ SUDO=
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
 echo "process tier: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
-# Do not start the packaged services (no init system needed or wanted).
+# Do not start the packaged services (no init system needed or wanted):
+# a policy-rc.d answering 101 ("action forbidden") for the install keeps
+# the packages' postinst from starting MariaDB, RabbitMQ or a system
+# sshd (the stack starts its own, by hand, on loopback).  One already
+# there is the machine's and is left alone.
+POLICY=/usr/sbin/policy-rc.d
+if [ ! -e "$POLICY" ]; then
+    printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$POLICY" >/dev/null
+    $SUDO chmod 755 "$POLICY"
+    trap '$SUDO rm -f "$POLICY"' EXIT
+fi
 $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null \
     || { $SUDO apt-get update -q >/dev/null &&
          $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null; }

@@ -13,8 +13,11 @@ library, importing nothing of faultdriver.
 Every call prints one JSON document on stdout.  An error exits 2 with
 ``{"error": {"verb": ..., "fact": ...}}`` naming what failed.
 
-Verbs (``--manager systemd|docker|podman --unit UNIT`` where a service
-is meant; a docker unit is the container's name):
+Verbs (``--manager systemd|docker|podman|stack --unit UNIT`` where a
+service is meant; a docker unit is the container's name, a ``stack``
+unit the compute's name in ``faultdriver stack up``'s cloud, whose
+supervisor's socket ``--supervisor PATH`` names, by default where the
+supervisor puts it for the user logged in):
 
 * ``state``: running, stopping, stopped (a clean exit) or crashed
   (killed by a signal, or a non-zero exit);
@@ -39,7 +42,9 @@ is meant; a docker unit is the container's name):
 import argparse
 import json
 import os
+import pwd
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -175,6 +180,59 @@ def systemd_restore_restart(unit, previous, runtime_dir):
             pass                    # other drop-ins stay
         run(['systemctl', 'daemon-reload'])
     return {'restored': previous, 'drop_in': path}
+
+
+# -- faultdriver stack up's supervisor ---------------------------------------
+
+def stack_socket():
+    """Where ``faultdriver stack up``'s supervisor listens for this user
+    (faultdriver.process.supervisor.state_dir, computed alike)."""
+    home = pwd.getpwuid(os.getuid()).pw_dir
+    return os.path.join(home, '.local', 'state', 'faultdriver', 'stack',
+                        'supervisor.sock')
+
+
+def stack_call(path, request, timeout=180.0):
+    """One JSON-line request to the supervisor; its answer."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(timeout)
+            sock.connect(path)
+            sock.sendall(json.dumps(request).encode() + b'\n')
+            data = b''
+            while not data.endswith(b'\n'):
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+    except OSError as exc:
+        raise Failed('no stack supervisor at %s: %s' % (path, exc)) from None
+    answer = json.loads(data or b'{}')
+    if not answer.get('ok'):
+        raise Failed('stack supervisor: %s' % answer.get('error'))
+    return answer
+
+
+def stack_service(verb, unit, path, timeout=None):
+    """The supervisor never restarts a compute on its own: no restart
+    policy to change."""
+    if verb == 'restart-policy':
+        return {'policy': 'no'}
+    if verb in ('disable-restart', 'restore-restart'):
+        return {'changed': False}
+    request = {'op': verb, 'compute': unit}
+    if timeout is not None:
+        request['timeout'] = timeout
+    answer = stack_call(path, request,
+                        (timeout or 0) + KILL_GRACE + 60)
+    answer.pop('ok')
+    if verb == 'stop':
+        return {'stopped': True, 'killed': answer.get('killed', False)}
+    if verb == 'crash':
+        return {'killed': unit}
+    if verb == 'start':
+        return {'started': unit}
+    return answer
 
 
 # -- docker and podman -------------------------------------------------------
@@ -324,8 +382,9 @@ def parser():
     for verb in SERVICE_VERBS:
         sub = verbs.add_parser(verb)
         sub.add_argument('--manager', required=True,
-                         choices=('systemd', 'docker', 'podman'))
+                         choices=('systemd', 'docker', 'podman', 'stack'))
         sub.add_argument('--unit', required=True)
+        sub.add_argument('--supervisor', default=None)
         sub.add_argument('--runtime-dir', default=RUNTIME_UNITS)
         if verb == 'stop':
             sub.add_argument('--timeout', type=float, required=True)
@@ -351,6 +410,10 @@ def parser():
 
 def service(args):
     unit, manager = args.unit, args.manager
+    if manager == 'stack':
+        return stack_service(args.verb, unit,
+                             args.supervisor or stack_socket(),
+                             getattr(args, 'timeout', None))
     systemd = manager == 'systemd'
     if args.verb == 'state':
         return (systemd_state(unit) if systemd

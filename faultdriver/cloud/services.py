@@ -13,7 +13,10 @@ Deployments (``doc/source/cloud.rst``):
 * OpenStack-Ansible: ``nova-compute.service``, ``Restart=on-failure``
   after 2 s: overridden by a runtime drop-in for the run;
 * kolla-ansible: container ``nova_compute`` (docker or podman), restart
-  policy ``unless-stopped``: ``docker update --restart=no`` for the run.
+  policy ``unless-stopped``: ``docker update --restart=no`` for the run;
+* ``faultdriver stack up`` (this project's CI cloud): the compute's name,
+  stopped, crashed and started by the stack's supervisor (no restart
+  policy: it never restarts a compute on its own).
 """
 
 import typing
@@ -114,4 +117,22 @@ class Podman(ServiceDriver):
     manager = 'podman'
 
 
-DRIVERS = {each.manager: each for each in (Systemd, Docker, Podman)}
+class Stack(ServiceDriver):
+    """A compute of ``faultdriver stack up``, through its supervisor's
+    unix socket on the host (the helper finds it for the user logged in;
+    ``supervisor`` names another)."""
+
+    manager = 'stack'
+
+    def __init__(self, helper, unit, audit, runtime_dir=None,
+                 supervisor=None):
+        super().__init__(helper, unit, audit, runtime_dir)
+        self.supervisor = supervisor
+
+    def _args(self, *more):
+        where = ('--supervisor', self.supervisor) if self.supervisor else ()
+        return ('--manager', self.manager, '--unit', self.unit) + \
+            where + more
+
+
+DRIVERS = {each.manager: each for each in (Systemd, Docker, Podman, Stack)}

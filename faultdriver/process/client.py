@@ -1,8 +1,10 @@
 """A small client for the stack's compute and placement APIs.
 
-There is no keystone: the compute API takes the identity from headers
+Without Keystone the compute API takes the identity from headers
 (see :func:`faultdriver.process.config.api_paste`), placement runs with
-``noauth2``.
+``noauth2``; a stack with Keystone (``Stack(keystone=True)``) gets the
+admin's token for every request instead (the headers' identity is then
+dropped by keystonemiddleware).
 """
 
 import os
@@ -60,6 +62,11 @@ class Client:
         self.logs = stack.logs
         self.timeout = timeout
         self.session = requests.Session()
+        if getattr(stack, 'keystone', False):
+            from faultdriver.process import keystone
+            self.session.auth = keystone.TokenAuth(
+                stack.keystone_url, keystone.ADMIN, stack.password,
+                keystone.ADMIN)
 
     # -- HTTP -------------------------------------------------------------
 

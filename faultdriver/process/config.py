@@ -9,6 +9,7 @@ import configparser
 import os
 import sys
 
+from faultdriver.process import keystone
 from faultdriver.scenario import tiers
 
 
@@ -56,7 +57,7 @@ def api_paste(path):
     Nova 34 has no noauth compute API; ``keystonecontext`` still builds
     the request context from the X-User-Id/X-Project-Id/X-Roles headers.
     """
-    source = _installed_api_paste()
+    source = installed_api_paste()
     parser = configparser.RawConfigParser()
     parser.optionxform = str
     parser.read(source)
@@ -70,7 +71,7 @@ def api_paste(path):
     return path
 
 
-def _installed_api_paste():
+def installed_api_paste():
     """The wheel puts api-paste.ini under <prefix>/etc/nova/ (the
     environment's prefix: the nova package imported may be a Nova under
     test's copy elsewhere)."""
@@ -87,6 +88,33 @@ def _installed_api_paste():
 
 def nova_common(stack):
     """Sections every Nova service reads."""
+    sections = _nova_common(stack)
+    if stack.keystone:
+        sections.update(_keystone_clients(stack))
+    return sections
+
+
+def _keystone_clients(stack):
+    """With Keystone: nova-api's authtoken, and Nova's clients of
+    placement, Neutron, Cinder and Glance with the nova user's password,
+    their endpoints from the catalog (no endpoint overrides)."""
+    url = stack.keystone_url
+
+    def auth():
+        return keystone.password_auth(url, 'nova', stack.password,
+                                      keystone.SERVICE_PROJECT)
+    return {
+        'keystone_authtoken': [('www_authenticate_uri', url)] + auth(),
+        'placement': auth() + [('valid_interfaces', 'public')],
+        'neutron': auth() + [('valid_interfaces', 'public')],
+        'glance': [('region_name', keystone.REGION),
+                   ('valid_interfaces', 'public'), ('num_retries', 0)],
+        'cinder': [('catalog_info', 'volumev3::publicURL'),
+                   ('os_region_name', keystone.REGION)] + auth(),
+    }
+
+
+def _nova_common(stack):
     return {
         'DEFAULT': [
             ('debug', True),
@@ -206,8 +234,15 @@ def libvirt(stack, host):
 
 
 def placement(stack):
-    return {
+    sections = {
         'DEFAULT': [('debug', False)],
         'api': [('auth_strategy', 'noauth2')],
         'placement_database': [('connection', stack.db.url('placement'))],
     }
+    if stack.keystone:
+        sections['api'] = [('auth_strategy', 'keystone')]
+        sections['keystone_authtoken'] = [
+            ('www_authenticate_uri', stack.keystone_url)] + \
+            keystone.password_auth(stack.keystone_url, 'placement',
+                                   stack.password, keystone.SERVICE_PROJECT)
+    return sections

@@ -114,6 +114,8 @@ class Network:
         #: The compute API the events go to (the stack sets it).
         self.api_url = None
         self.api_headers = {}
+        #: A requests auth for them (the stack's Keystone token), or None.
+        self.api_auth = None
         self._lock = threading.Lock()
         self._ports = {}          # port id -> port, without binding fields
         self._bindings = {}       # port id -> {host: binding}
@@ -341,5 +343,6 @@ class Network:
         if events and self.api_url:
             requests.post(self.api_url + '/os-server-external-events',
                           json={'events': events}, headers=self.api_headers,
+                          auth=self.api_auth,
                           timeout=30)
         return [event['tag'] for event in events]

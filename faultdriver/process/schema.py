@@ -5,8 +5,9 @@ The first stack runs ``placement-manage db sync`` and Nova's
 ``db sync`` (half a minute to a minute on two cores).  The MariaDB data
 directory is then copied under ``~/.cache/faultdriver``, keyed by the
 Nova and placement versions; later stacks start from a copy of it and
-only rewrite the cell mappings' database and broker addresses.  Delete
-that directory to rebuild.
+only rewrite the cell mappings' database and broker addresses (and, with
+Keystone, whose users and catalog are cached too, the endpoints' URLs and
+the users' passwords).  Delete that directory to rebuild.
 """
 
 from importlib import metadata
@@ -17,6 +18,14 @@ import shutil
 from faultdriver.scenario import prereqs
 
 DATABASES = ('nova_api', 'nova_cell0', 'nova_cell1', 'placement')
+#: A stack with Keystone (:mod:`faultdriver.process.keystone`) also has
+#: Keystone's, synced with ``keystone-manage db_sync`` and cached in a
+#: template of its own (the ordinary stack's stays as small as it was).
+KEYSTONE_DATABASE = 'keystone'
+
+
+def databases(keystone=False):
+    return DATABASES + ((KEYSTONE_DATABASE,) if keystone else ())
 
 
 def cache_dir():
@@ -24,25 +33,31 @@ def cache_dir():
     return os.path.join(base, 'faultdriver')
 
 
-def template_path():
-    """Keyed by Nova's and placement's versions (the schema) and by the
-    MariaDB server binary (the data directory's format)."""
+def template_path(keystone=False):
+    """Keyed by Nova's and placement's versions (the schema), by
+    Keystone's where the stack has it, and by the MariaDB server binary
+    (the data directory's format)."""
     server = os.stat(prereqs.program('mariadbd'))
-    return os.path.join(cache_dir(), 'mariadb-%d-nova-%s-placement-%s' % (
+    return os.path.join(cache_dir(), 'mariadb-%d-nova-%s-placement-%s%s' % (
         server.st_mtime, metadata.version('nova'),
-        metadata.version('openstack-placement')))
+        metadata.version('openstack-placement'),
+        '-keystone-%s-catalog' % metadata.version('keystone') if keystone
+        else ''))
 
 
-def cached():
+def cached(keystone=False):
     """The cached data directory, or None."""
-    path = template_path()
+    path = template_path(keystone)
     return path if os.path.exists(os.path.join(path, 'faultdriver.json')) \
         else None
 
 
-def adopt(stack):
-    """Point the copied cell mappings at this stack's database and broker."""
-    with open(os.path.join(cached(), 'faultdriver.json')) as f:
+def adopt(stack, keystone=None):
+    """Point the copied cell mappings at this stack's database and
+    broker; with ``keystone`` (default: the stack's), Keystone's catalog
+    and passwords too (from the template with Keystone)."""
+    keystone = stack.keystone if keystone is None else keystone
+    with open(os.path.join(cached(keystone), 'faultdriver.json')) as f:
         old = json.load(f)
     for column, before, after in (
             ('database_connection', old['db_port'], stack.db.port),
@@ -50,12 +65,16 @@ def adopt(stack):
         stack.db.query('nova_api', 'UPDATE cell_mappings SET {0} = '
                        'REPLACE({0}, %s, %s)'.format(column),
                        '127.0.0.1:%d/' % before, '127.0.0.1:%d/' % after)
+    if keystone:
+        from faultdriver.process import keystone as keystone_module
+        keystone_module.adopt(stack.db.query, stack.password,
+                              stack.keystone_endpoints())
 
 
 def save(stack):
     """Keep a copy of the freshly built data directory for later stacks."""
-    path = template_path()
-    if cached():
+    path = template_path(stack.keystone)
+    if cached(stack.keystone):
         return
     tmp = path + '.%d.tmp' % os.getpid()
     stack.db.snapshot(tmp)

@@ -15,6 +15,7 @@ import concurrent.futures
 import contextlib
 import logging
 import os
+import secrets
 import shutil
 import tempfile
 import time
@@ -23,6 +24,7 @@ from faultdriver.process import backing
 from faultdriver.process import client
 from faultdriver.process import config
 from faultdriver.process import guardian
+from faultdriver.process import keystone as keystone_module
 from faultdriver.process import libvirt_host
 from faultdriver.process import netns_relay
 from faultdriver.process import network_standin
@@ -67,11 +69,15 @@ class Stack:
 
     def __init__(self, hosts=('src', 'dest'), faults=None, mode='threading',
                  workdir=None, keep=False, progress=None,
-                 hypervisor='fake_numa'):
+                 hypervisor='fake_numa', keystone=False):
         if hypervisor not in HYPERVISORS:
             raise ValueError('hypervisor %r: expected one of %s'
                              % (hypervisor, ', '.join(HYPERVISORS)))
         self.hosts = list(hosts)
+        #: Real Keystone in front of nova-api and placement
+        #: (:mod:`faultdriver.process.keystone`); without it nova-api
+        #: takes the identity from headers and placement runs noauth2.
+        self.keystone = keystone
         self.hypervisor = hypervisor
         self.faults = dict(faults or {})      # host -> compute faults dict
         self.mode = mode
@@ -103,6 +109,17 @@ class Stack:
         self.api_url = 'http://127.0.0.1:%d/v2.1' % self.api_port
         self.network.api_url = self.api_url
         self.network.api_headers = client.HEADERS
+        self.keystone_port = procs.free_port() if keystone else None
+        self.keystone_url = ('http://127.0.0.1:%d' % self.keystone_port
+                             if keystone else None)
+        #: Every Keystone user's password (admin and the services').
+        self.password = secrets.token_hex(12) if keystone else None
+        if keystone:
+            # Its events to nova-api carry the neutron user's token.
+            self.network.api_headers = {}
+            self.network.api_auth = keystone_module.TokenAuth(
+                self.keystone_url, 'neutron', self.password,
+                keystone_module.SERVICE_PROJECT)
         self.api_paste = os.path.join(self.dir, 'api-paste.ini')
         self.processes = {}                   # name -> procs.Process
         self.computes = {}                    # host -> procs.Process
@@ -223,12 +240,38 @@ class Stack:
         # rabbitmqctl finds the broker through that child's epmd.
         with self._part('rabbitmq'):
             self.rabbit.launch()
-        template = schema.cached()
-        self._step('mariadb', self.db.start, 60, template)
+        template = schema.cached(self.keystone)
+        # No template with Keystone yet: the one without, Keystone's
+        # schema and catalog added (then saved with them).
+        base = (schema.cached() if self.keystone and not template
+                else None)
+        keys = None
+        if self.keystone:
+            # Keystone's keys need no database: made while MariaDB starts.
+            keys = concurrent.futures.ThreadPoolExecutor(1)
+            keys_done = keys.submit(self._keystone_keys)
+        try:
+            self._step('mariadb', self.db.start, 60, template or base)
+        finally:
+            if keys is not None:
+                keys.shutdown()
+        if keys is not None:
+            with self._part('keystone'):
+                keys_done.result()
         self._write_configs()
+        if self.keystone:
+            # Its app loads (seconds) while the schema is made.
+            with self._part('keystone'):
+                self._start_wsgi(
+                    'keystone', 'keystone.wsgi.api:application',
+                    self.keystone_port,
+                    {'OS_KEYSTONE_CONFIG_FILES': self.keystone_conf})
         self._step('rabbitmq', self.rabbit.wait_ready)
         if template:
             self._step('schema (cached)', schema.adopt, self, part='schema')
+        elif base:
+            self._step('schema (cached, keystone added)', self._add_keystone,
+                       part='schema')
         else:
             self._step('schema', self._build_schema)
         self._step('placement', self._start_wsgi, 'placement',
@@ -238,6 +281,8 @@ class Stack:
         self._step('nova-api', self._start_wsgi, 'nova-api',
                    'nova.wsgi.osapi_compute:application', self.api_port,
                    {'OS_NOVA_CONFIG_DIR': self.api_dir})
+        if self.keystone:
+            self._step('keystone', self._keystone_ready)
         self.api = client.Client(self)
         services = ('nova-conductor', 'nova-scheduler')
         for name in services:
@@ -260,6 +305,28 @@ class Stack:
         self.timings['total'] = round(time.monotonic() - begin, 2)
         self.progress('stack up in %.1fs (%s)' % (
             self.timings['total'], self.dir))
+
+    def wait_schedulable(self, timeout=60):
+        """Wait until every host is mapped to the cell (the scheduler
+        discovers hosts each second) and has its provider's inventory in
+        placement: a boot right after :meth:`start` is then scheduled,
+        not refused with NoValidHost.  A scenario run boots later than
+        that anyway; a standing cloud's first user may not."""
+        def ready():
+            mapped = {row['host'] for row in self.db.query(
+                'nova_api', 'SELECT host FROM host_mappings')}
+            if not set(self.hosts) <= mapped:
+                return False
+            for host in self.hosts:
+                uuid = self.api.provider(host)
+                if not uuid or not self.api.get(
+                        '/resource_providers/%s/inventories' % uuid,
+                        placement=True)['inventories']:
+                    return False
+            return True
+        self._step('schedulable', self.api.wait, ready,
+                   'every host mapped and in placement', timeout,
+                   part='nova-scheduler')
 
     def _connect_hosts(self):
         """Each libvirt host's namespace reaches the controller's
@@ -341,8 +408,20 @@ class Stack:
     def compute_conf(self, host):
         return os.path.join(self.dir, 'nova-compute-%s.conf' % host)
 
+    @property
+    def keystone_dir(self):
+        return os.path.join(self.dir, 'keystone')
+
+    @property
+    def keystone_conf(self):
+        return os.path.join(self.keystone_dir, 'keystone.conf')
+
     def _write_configs(self):
-        config.api_paste(self.api_paste)
+        if self.keystone:
+            # The installed api-paste, authtoken and all.
+            shutil.copy(config.installed_api_paste(), self.api_paste)
+        else:
+            config.api_paste(self.api_paste)
         common = config.nova_common(self)
         config.write(self.nova_conf, common)
         config.write(self.compute_common_conf, config.compute_common(common))
@@ -380,9 +459,70 @@ class Stack:
             prereqs.script('nova-manage'), '--config-file', self.nova_conf] +
             list(args))
 
+    def _keystone_manage(self, *args):
+        self._run('keystone-manage-' + args[0], [
+            prereqs.script('keystone-manage'), '--config-file',
+            self.keystone_conf] + list(args))
+
+    def _keystone_keys(self):
+        """keystone.conf, and the fernet and credential keys."""
+        os.makedirs(self.keystone_dir, exist_ok=True)
+        os.makedirs(self.logs, exist_ok=True)
+        config.write(self.keystone_conf, keystone_module.settings(
+            self.db.url('keystone'), self.keystone_dir,
+            os.path.join(self.logs, 'keystone.log')))
+        owner = keystone_module.owner_args()
+        self._keystone_manage('fernet_setup', *owner)
+        self._keystone_manage('credential_setup', *owner)
+
+    def keystone_endpoints(self):
+        """The catalog: ``{type: (service name, URL)}``."""
+        return {
+            'identity': ('keystone', self.keystone_url),
+            'compute': ('nova', self.api_url),
+            'placement': ('placement', self.placement_url),
+            'image': ('glance', self.glance.url),
+            'network': ('neutron', self.neutron.url),
+            'volumev3': ('cinderv3',
+                         self.cinder.url + '/v3/$(project_id)s'),
+        }
+
+    def _keystone_setup(self):
+        """Once its schema is synced: ``bootstrap`` (admin, region,
+        identity endpoint), then the service users and the catalog
+        through Keystone's API (kept in the cached schema: later stacks
+        only rewrite URLs and passwords, :func:`keystone.adopt`)."""
+        self._keystone_manage(*keystone_module.bootstrap_args(
+            self.password, self.keystone_url))
+        catalog = keystone_module.Catalog(self.keystone_url, self.password)
+        catalog.wait_ready()
+        endpoints = self.keystone_endpoints()
+        del endpoints['identity']
+        catalog.register(self.password, endpoints)
+
+    def _keystone_ready(self):
+        """Keystone answers and gives the admin a token with this
+        stack's catalog (a cached one rewritten wrongly fails here)."""
+        keystone_module.Catalog(self.keystone_url,
+                                self.password).wait_ready()
+        _token, body = keystone_module.token(
+            self.keystone_url, keystone_module.ADMIN, self.password,
+            keystone_module.ADMIN)
+        keystone_module.check_catalog(body, self.keystone_endpoints())
+
+    def _add_keystone(self):
+        schema.adopt(self, keystone=False)
+        self.db.create_databases(schema.KEYSTONE_DATABASE)
+        self._keystone_manage('db_sync')
+        self._keystone_setup()
+        schema.save(self)
+
     def _build_schema(self):
-        self.db.create_databases(*schema.DATABASES)
-        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        self.db.create_databases(*schema.databases(self.keystone))
+        with concurrent.futures.ThreadPoolExecutor(
+                3 if self.keystone else 2) as pool:
+            if self.keystone:
+                keystone_sync = pool.submit(self._keystone_manage, 'db_sync')
             placement = pool.submit(self._run, 'placement-manage', [
                 prereqs.script('placement-manage'), '--config-file',
                 os.path.join(self.placement_dir, 'placement.conf'),
@@ -394,6 +534,10 @@ class Stack:
             self._manage('cell_v2', 'create_cell', '--name', 'cell1')
             cell0.result()
             placement.result()
+            if self.keystone:
+                keystone_sync.result()
+        if self.keystone:
+            self._keystone_setup()
         # Syncs cell1 ([database]) and the mapped cell0.
         self._manage('db', 'sync')
         schema.save(self)
