@@ -19,6 +19,8 @@ Deployments (``doc/source/cloud.rst``):
   policy: it never restarts a compute on its own).
 """
 
+import typing
+
 #: Default units per deployment.
 DEVSTACK_UNIT = 'devstack@n-cpu'
 OSA_UNIT = 'nova-compute.service'
@@ -37,7 +39,7 @@ def devstack_unit(number=None):
 class ServiceDriver:
     """nova-compute as ``unit`` of the host's ``manager``."""
 
-    manager = None
+    manager: typing.Optional[str] = None
 
     def __init__(self, helper, unit, audit, runtime_dir=None):
         self.helper = helper

@@ -1,9 +1,12 @@
-"""Commands of the cloud tier built so far: ``faultdriver ctl relay``
-(on a compute) and ``faultdriver cloud reach`` (on the runner).
+"""Commands of the cloud tier: ``faultdriver ctl relay`` (on a compute),
+``cloud reach``, ``cloud init``, ``cloud check`` and ``cloud restore``
+(on the runner), and the ``--cloud NAME`` / ``--profile PATH`` that
+``scenario run`` and ``sweep`` take.
 
 Exit codes as every command's: 2 when the host refuses (naming it and
-the fact: host down or unreachable, key refused, socket absent) or
-nothing listens at the socket.
+the fact: host down or unreachable, key refused, socket absent, no
+opt-in, host or nodename mismatch, dirty host, FaultDriver not the
+compute_driver, Nova not 34.x) or nothing listens at the socket.
 """
 
 from cliff import command
@@ -70,3 +73,179 @@ class CloudReach(show.ShowOne):
                'host': status['host'], 'pid': status['pid'],
                'enabled': status['enabled']}
         return tuple(zip(*sorted(row.items())))
+
+
+def add_cloud_arguments(parser):
+    """``--cloud NAME`` and ``--profile PATH``: run on that cloud (the
+    cloud tier; ``--backend`` is then not given)."""
+    parser.add_argument('--cloud', metavar='NAME',
+                        help='run on cloud NAME, an existing deployment '
+                             'reached over SSH (its profile '
+                             '~/.config/faultdriver/clouds/NAME.yaml; '
+                             'doc/source/tiers.rst)')
+    parser.add_argument('--profile', metavar='PATH',
+                        help='the cloud profile to use instead of '
+                             'NAME.yaml (implies the cloud tier)')
+
+
+def use_cloud(parsed_args, hosts=None, wanted_by='--cloud'):
+    """Load the profile ``--cloud``/``--profile`` name and check its
+    hosts (``hosts``: those a scenario uses; exit 2 naming the host and
+    the fact), for the cloud tier's runners to reach."""
+    import os
+
+    from faultdriver.cloud import profile as profile_module
+    from faultdriver.cloud import survey
+    from faultdriver import exception
+    from faultdriver.scenario import launch
+    if not (parsed_args.cloud or parsed_args.profile):
+        raise exception.ScenarioError('%s: expected --cloud NAME (or '
+                                      '--profile PATH)' % wanted_by)
+    profile = profile_module.load(parsed_args.cloud, parsed_args.profile)
+    survey.check(profile, [h for h in (hosts or profile.hosts)
+                           if h in profile.hosts])
+    os.environ[launch.CLOUD_PROFILE] = os.path.abspath(profile.path)
+
+
+def cloud_backend(parsed_args, hosts=None):
+    """The cloud tier's name when ``--cloud``/``--profile`` is given
+    (its profile loaded and its hosts checked first), else
+    ``parsed_args.backend``."""
+    if not (parsed_args.cloud or parsed_args.profile):
+        return parsed_args.backend
+    from faultdriver import exception
+    from faultdriver.scenario import tiers
+    if parsed_args.backend != tiers.DEFAULT:
+        raise exception.ScenarioError(
+            '--backend %s and --cloud: expected one of them (--cloud runs '
+            'on the cloud tier)' % parsed_args.backend)
+    use_cloud(parsed_args, hosts)
+    return tiers.CLOUD
+
+
+class _ProfileCommand(command.Command):
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('cloud', metavar='NAME')
+        parser.add_argument('--profile', metavar='PATH',
+                            help='the profile instead of '
+                                 '~/.config/faultdriver/clouds/NAME.yaml')
+        return parser
+
+    def profile(self, parsed_args):
+        from faultdriver.cloud import profile as profile_module
+        return profile_module.load(parsed_args.cloud, parsed_args.profile)
+
+
+class CloudCheck(_ProfileCommand):
+    """Check a cloud's profile and computes before a run.
+
+    Each host: reached over SSH, its control socket answering, FaultDriver
+    its compute_driver, Nova 34.x, the host and nodename the profile (and
+    the compute API) name, nothing left armed, held or booted there.  Exit
+    2 naming the host and the fact at the first that fails; advice
+    (timings, DEBUG logging, clock skew) is shown, not refused.
+    """
+
+    def take_action(self, parsed_args):
+        from faultdriver.cloud import survey
+        profile = self.profile(parsed_args)
+        for found in survey.check(profile):
+            self.app.stdout.write(
+                '%s (%s): host %s, node %s, Nova %s, faultdriver %s, '
+                'socket %s, clock %+.3fs: ok\n' % (
+                    found.alias, found.ssh, found.host, found.nodename,
+                    found.nova, found.faultdriver, found.reached_by,
+                    found.clock_offset))
+            for line in found.advice:
+                self.app.stdout.write('  advice: %s\n' % line)
+        return 0
+
+
+class CloudRestore(_ProfileCommand):
+    """Undo what runs on a cloud left (a killed runner's).
+
+    Replays every run's audit log in reverse (computes started again,
+    restart policies put back), then clears each host's rules, releases
+    its barriers, turns its timer's periodic on and removes its
+    start-rules file.  ``cloud check`` then reports clean hosts.
+    """
+
+    def take_action(self, parsed_args):
+        from faultdriver.cloud import survey
+        said = survey.restore(self.profile(parsed_args))
+        self.app.stdout.write(''.join(line + '\n' for line in said) or
+                              'nothing to restore\n')
+        return 0
+
+
+class CloudInit(command.Command):
+    """Write a cloud's profile from its computes' own status.
+
+    Each ``--host ALIAS=SSH`` is reached, its FaultDriver's status read
+    (its Nova host, nodename and journal), checked as ``cloud check``
+    does and against the compute API's services; the profile is written
+    to ~/.config/faultdriver/clouds/NAME.yaml (or --profile PATH).
+    Without --fault-injection-allowed it says false, and runs refuse it
+    until the cloud's owner changes that.
+    """
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('cloud', metavar='NAME')
+        parser.add_argument('--os-cloud', metavar='ENTRY',
+                            help="the clouds.yaml entry with admin "
+                                 "credentials (default: NAME)")
+        parser.add_argument('--clouds-yaml', metavar='FILE')
+        parser.add_argument('--ssh-config', metavar='FILE')
+        parser.add_argument('--host', action='append', required=True,
+                            metavar='ALIAS=SSH',
+                            help='a scenario host and its ssh target '
+                                 '(repeat: --host src=devstack0a '
+                                 '--host dest=devstack0b)')
+        parser.add_argument('--socket', required=True, metavar='PATH',
+                            help='the control socket on each host')
+        parser.add_argument('--manager', default='systemd',
+                            choices=('systemd', 'docker', 'podman',
+                                     'stack'))
+        parser.add_argument('--unit', default='devstack@n-cpu')
+        parser.add_argument('--log-file', metavar='PATH')
+        parser.add_argument('--start-rules', required=True, metavar='PATH',
+                            help="[fault_injection] start_rules_path on "
+                                 "each host")
+        parser.add_argument('--fault-injection-allowed',
+                            action='store_true')
+        parser.add_argument('--profile', metavar='PATH')
+        return parser
+
+    def take_action(self, parsed_args):
+        import os
+
+        import yaml
+
+        from faultdriver.cloud import profile as profile_module
+        from faultdriver.cloud import survey
+        from faultdriver import exception
+        targets = {}
+        for each in parsed_args.host:
+            alias, _, ssh = each.partition('=')
+            if not alias or not ssh:
+                raise exception.ScenarioError(
+                    '--host %s: expected ALIAS=SSH' % each)
+            targets[alias] = ssh
+        log = ('file', parsed_args.log_file) if parsed_args.log_file \
+            else ('journald', parsed_args.unit)
+        data = survey.init(
+            parsed_args.cloud, parsed_args.os_cloud or parsed_args.cloud,
+            targets, parsed_args.socket, parsed_args.manager,
+            parsed_args.unit, log, parsed_args.start_rules,
+            parsed_args.ssh_config, parsed_args.clouds_yaml,
+            parsed_args.fault_injection_allowed)
+        path = parsed_args.profile or profile_module.path_of(
+            parsed_args.cloud)
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with open(path, 'w') as f:
+            yaml.safe_dump(data, f, sort_keys=False)
+        self.app.stdout.write('wrote %s\n' % path)
+        return 0

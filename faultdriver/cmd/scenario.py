@@ -10,6 +10,7 @@ from cliff import command
 from cliff import lister
 from cliff import show
 
+from faultdriver.cmd import cloud as cloud_cmd
 from faultdriver.cmd import main as main_module
 from faultdriver.cmd import outputs
 from faultdriver import exception
@@ -200,6 +201,7 @@ class ScenarioRun(command.Command):
         parser.add_argument('--backend', default=tiers.DEFAULT,
                             choices=tiers.backend_choices(),
                             help=tiers.backend_help())
+        cloud_cmd.add_cloud_arguments(parser)
         add_nova_arguments(parser)
         add_output_arguments(parser)
         parser.add_argument('--no-html', action='store_true',
@@ -237,8 +239,13 @@ class ScenarioRun(command.Command):
                     '%s: unknown variant %r%s; expected one of %s'
                     % (scenario.path, v, rules.suggest(v, scenario.variants),
                        ', '.join(scenario.variants)))
+        if parsed_args.cloud or parsed_args.profile:
+            # What the cloud tier lacks, named before a host is reached.
+            model.check_tier(scenario, tiers.CLOUD)
+        parsed_args.backend = cloud_cmd.cloud_backend(parsed_args,
+                                                      scenario.hosts)
         wanted = tiers.compared(parsed_args.backend)
-        refused = [b for b in wanted if b not in scenario.backends]
+        refused = [b for b in wanted if not scenario.runs_on(b)]
         if refused:
             use = 'it runs on backends %s (its "backends" key); use ' \
                 '--backend %s' % (', '.join(scenario.backends),

@@ -5,6 +5,7 @@ import json
 
 from cliff import command
 
+from faultdriver.cmd import cloud as cloud_cmd
 from faultdriver.cmd import main as main_module
 from faultdriver.cmd import outputs
 from faultdriver.scenario import tiers
@@ -81,10 +82,10 @@ class Sweep(command.Command):
                             'source tree (with --nova-patch and '
                             '--ab-nova-patch on top), and report as '
                             '--ab-nova-patch does')
-        parser.add_argument('--confirm', choices=tiers.with_processes(),
+        parser.add_argument('--confirm', choices=tiers.confirming(),
                             help='replay each finding on real processes '
-                            '(fake_numa, or real libvirt) and mark it '
-                            'confirmed or harness-only')
+                            '(fake_numa, real libvirt, or the --cloud '
+                            'NAME) and mark it confirmed or harness-only')
         parser.add_argument('--shard', default='1/1', metavar='K/N')
         parser.add_argument('--results', metavar='DIR', help='results '
                             'directory (default: a new temporary one); an '
@@ -99,8 +100,9 @@ class Sweep(command.Command):
         parser.add_argument('--mode', choices=('eventlet', 'threading'),
                             default='threading')
         parser.add_argument('--backend', default=tiers.DEFAULT,
-                            choices=tiers.NAMES,
+                            choices=tiers.LOCAL,
                             help=tiers.backend_help(comparisons=False))
+        cloud_cmd.add_cloud_arguments(parser)
         add_output_arguments(parser)
         return parser
 
@@ -116,6 +118,11 @@ class Sweep(command.Command):
             raise exception.ScenarioError(
                 '--actions %s: expected some of %s' % (
                     ', '.join(wrong) or '(none)', ', '.join(cases.ACTIONS)))
+        if parsed_args.confirm == tiers.CLOUD:
+            # Findings of the embedded sweep replayed on the cloud.
+            cloud_cmd.use_cloud(parsed_args, wanted_by='--confirm cloud')
+        else:
+            parsed_args.backend = cloud_cmd.cloud_backend(parsed_args)
         if parsed_args.workers is None:
             parsed_args.workers = tiers.get(parsed_args.backend).workers
         if not 1 <= parsed_args.workers <= 64:

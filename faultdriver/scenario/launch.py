@@ -65,6 +65,23 @@ def refuse_missing(*backends: str) -> None:
                 prereqs.refuse(name)
 
 
+#: The cloud profile a remote tier's runners reach (``--cloud NAME``
+#: or ``--profile PATH`` set it; a sweep's cases inherit it).
+CLOUD_PROFILE = 'FAULTDRIVER_CLOUD_PROFILE'
+
+
+def remote_args(tier: tiers.Tier) -> typing.Tuple[str, ...]:
+    """``--profile PATH`` before a remote tier's runner's arguments."""
+    if not tier.remote:
+        return ()
+    path = os.environ.get(CLOUD_PROFILE)
+    if not path:
+        raise exception.ScenarioError(
+            'backend %s: expected --cloud NAME (or --profile PATH)'
+            % tier.name)
+    return ('--profile', path)
+
+
 def _tree(scenario: typing.Any, variant: str,
           given: typing.Optional[str]) -> typing.Optional[str]:
     """The Nova source tree ``variant`` runs on: its own ``nova-tree``
@@ -148,7 +165,7 @@ def run(scenario: typing.Any, variants: typing.Sequence[str], mode: str,
                 continue
             out = outs[variant]
             process = subprocess.Popen(
-                [sys.executable, '-m', *tier.runner,
+                [sys.executable, '-m', *tier.runner, *remote_args(tier),
                  scenario.path, variant, mode, out],
                 env=environs[variant], stdout=stream, stderr=stream,
                 stdin=subprocess.DEVNULL)

@@ -94,8 +94,16 @@ class Scenario:
 
     @property
     def backends(self) -> typing.Tuple[str, ...]:
-        """Backends the scenario runs on (every one unless it says)."""
-        return tuple(self.data.get('backends', tiers.NAMES))
+        """Backends the scenario runs on (every one this machine runs
+        unless it says)."""
+        return tuple(self.data.get('backends', tiers.LOCAL))
+
+    def runs_on(self, backend: str) -> bool:
+        """Whether its ``backends`` admits ``backend``: a remote tier (a
+        cloud) runs a scenario that names none, where the cloud provides
+        what it needs (checked when its run loads it)."""
+        return backend in self.backends or (
+            'backends' not in self.data and tiers.get(backend).remote)
 
     @property
     def dedicated_cpus(self) -> bool:

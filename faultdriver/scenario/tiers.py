@@ -160,6 +160,11 @@ class Tier:
         """The provisions of ``wanted`` it does not provide."""
         return frozenset(wanted) - self.provides
 
+    #: Whether it reaches a cloud it did not build (``--cloud NAME``,
+    #: never ``--backend``): its runner takes ``--profile PATH`` first,
+    #: and no comparison runs it.
+    remote: bool = False
+
     #: Whether its runner takes ``--serve MODE``: one process runs a
     #: sweep's cases one after another (a tier whose case needs a whole
     #: stack of processes of its own runs each case as a scenario run).
@@ -197,6 +202,7 @@ SHUTDOWN_BOUND = SHUTDOWN_TIMEOUTS['graceful_shutdown_timeout'] + 20
 #: rule: past the manager's wait for its tasks (30 - 20 = 10 s).
 SHUTDOWN_HOLD = 15
 PROCESS_RUNNER = 'faultdriver.process.runner'
+CLOUD = 'cloud'
 
 TIERS = {tier.name: tier for tier in (
     Tier('embedded', 'embedded Nova',
@@ -233,13 +239,27 @@ TIERS = {tier.name: tier for tier in (
          rpc_timeout=PROCESSES_RPC_TIMEOUT,
          prerequisites=('process', 'libvirt'), extra='libvirt',
          provides=EVERY_PROVISION),
+    Tier(CLOUD, 'a cloud reached over SSH',
+         'a deployment faultdriver did not build (--cloud NAME): Nova 34 '
+         'with FaultDriver as every compute\'s compute_driver, its APIs '
+         'through Keystone, its computes over SSH (doc/source/tiers.rst)',
+         runner=('faultdriver.cloud.runner',), hypervisor=None,
+         workers=1,                     # one cloud: cases one at a time
+         # What the CI cloud sets; the run reads each compute's own
+         # rpc_response_timeout from its status and uses that.
+         rpc_timeout=PROCESSES_RPC_TIMEOUT, extra='cloud', remote=True,
+         # Each host's nova-compute is a process (a unit) of its own;
+         # volumes, ports and the hypervisor's guests are not read yet.
+         provides=frozenset({Provision.PROCESS_PER_HOST})),
 )}
 NAMES = tuple(TIERS)
+#: The tiers ``--backend`` names: those this machine runs itself.
+LOCAL = tuple(name for name, tier in TIERS.items() if not tier.remote)
 DEFAULT = 'embedded'
 #: ``--backend`` values that run every variant on several tiers, in
 #: order, and compare them.
 COMPARED: typing.Dict[str, typing.Tuple[str, ...]] = {
-    'both': ('embedded', 'process'), 'all': NAMES}
+    'both': ('embedded', 'process'), 'all': LOCAL}
 
 #: What a stack of Nova processes can run its computes on.
 HYPERVISORS = tuple(tier.hypervisor for tier in TIERS.values()
@@ -277,19 +297,27 @@ def compared(backend: str) -> typing.Tuple[str, ...]:
 
 
 def with_processes() -> typing.Tuple[str, ...]:
-    """Tiers whose Nova runs as real processes (``sweep --confirm``)."""
+    """Tiers whose Nova runs as real processes they start."""
     return tuple(tier.name for tier in TIERS.values() if tier.hypervisor)
+
+
+def confirming() -> typing.Tuple[str, ...]:
+    """Tiers ``sweep --confirm`` replays findings on: real processes,
+    started or a cloud's."""
+    return tuple(tier.name for tier in TIERS.values()
+                 if tier.hypervisor or tier.remote)
 
 
 def backend_choices() -> typing.Tuple[str, ...]:
     """Every ``scenario run --backend`` value: each tier, then each
     comparison."""
-    return NAMES + tuple(COMPARED)
+    return LOCAL + tuple(COMPARED)
 
 
 def backend_help(comparisons: bool = True) -> str:
     """``--backend`` help, from the registry."""
-    parts = ['%s: %s' % (tier.name, tier.help) for tier in TIERS.values()]
+    parts = ['%s: %s' % (tier.name, tier.help) for tier in TIERS.values()
+             if not tier.remote]
     if comparisons:
         parts += ['%s: %s and %s, compared' % (
             name, ', '.join(names[:-1]), names[-1])

@@ -95,7 +95,8 @@ def test_a_scenario_needing_it_is_refused_where_lacking(tmp_path,
 
 
 @pytest.mark.parametrize('provision', [
-    p for p in P if tiers.providing({p}) != tiers.NAMES], ids=lambda p: p.id)
+    p for p in P if set(tiers.LOCAL) - set(tiers.providing({p}))],
+    ids=lambda p: p.id)
 def test_a_scenario_without_backends_is_refused_when_it_loads(tmp_path,
                                                               provision):
     """It would run on every tier: refused, naming what needs it and the

@@ -189,4 +189,5 @@ def test_kill_after_is_refused_where_the_embedded_nova_runs(tmp_path):
         'steps:\n  - boot: {server: s1}\n',
         r'rules\.src\[0\]: shutdown\(kill_after=5\) needs a nova-compute '
         r'process per host; backend embedded lacks it; write '
-        r'"backends: \[process, libvirt\]"', ['process', 'libvirt'])
+        r'"backends: \[process, libvirt, cloud\]"',
+        ['process', 'libvirt', 'cloud'])

@@ -82,7 +82,7 @@ def test_the_schema_takes_its_backends_from_the_registry():
             'variants': {'v': {}}}
     with pytest.raises(exception.ScenarioError,
                        match=r"backends\[0\]: 'qemu' is not one of "
-                       r"\['embedded', 'process', 'libvirt'\]"):
+                       r"\['embedded', 'process', 'libvirt', 'cloud'\]"):
         model.validate(data)
 
 

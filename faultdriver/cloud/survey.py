@@ -1,0 +1,266 @@
+"""``cloud check``, ``cloud init`` and ``cloud restore``: what they do,
+apart from the command line that words it.
+
+The host side is checked before the API (a host that cannot be reached
+or is not what the profile says is the likelier mistake, and says the
+most), and the first refusal ends the check: exit 2 naming the host and
+the fact.
+"""
+
+import dataclasses
+import glob
+import os
+import time
+import typing
+
+from faultdriver.cloud import audit as audit_module
+from faultdriver.cloud import checks
+from faultdriver.cloud import computes as computes_module
+from faultdriver.cloud import errors
+from faultdriver.cloud import helper as helper_module
+from faultdriver.cloud import profile as profile_module
+from faultdriver.cloud import transport
+from faultdriver.control import protocol
+
+
+@dataclasses.dataclass(frozen=True)
+class HostReport:
+    """One host as ``cloud check`` found it."""
+
+    alias: str
+    ssh: str
+    host: str
+    nodename: str
+    nova: str
+    faultdriver: str
+    reached_by: str
+    clock_offset: float
+    advice: typing.Tuple[str, ...]
+
+    def row(self) -> typing.Dict[str, object]:
+        return dataclasses.asdict(self)
+
+
+def check_hosts(profile: profile_module.Profile,
+                computes: computes_module.Computes,
+                aliases: typing.Optional[typing.Sequence[str]] = None
+                ) -> typing.List[HostReport]:
+    """Each host (``aliases``, default all) reached, refused or
+    reported."""
+    found = []
+    for alias in aliases or list(profile.hosts):
+        host = profile.hosts[alias]
+        reading = checks.read_status(computes.control(alias))
+        refused = checks.refusals(host, reading.status)
+        if refused:
+            raise refused[0]
+        dirty = checks.dirty(host, checks.dirt(
+            host, reading.status, computes.exists(alias, host.start_rules)))
+        if dirty is not None:
+            raise dirty
+        status = reading.status
+        found.append(HostReport(
+            alias=alias, ssh=host.ssh, host=host.host,
+            nodename=host.nodename, nova=str(status.get('nova_version')),
+            faultdriver=str(status.get('faultdriver_version')),
+            reached_by=computes.transport(alias).mode.get(host.socket, '?'),
+            clock_offset=round(reading.offset, 3),
+            advice=tuple(checks.advice(host, reading))))
+    return found
+
+
+def check(profile: profile_module.Profile,
+          aliases: typing.Optional[typing.Sequence[str]] = None,
+          api: bool = True) -> typing.List[HostReport]:
+    """The whole check: hosts, then (``api``) the APIs' view of them."""
+    with computes_module.Computes(profile) as computes:
+        found = check_hosts(profile, computes, aliases)
+    if api:
+        from faultdriver.cloud import api as api_module
+        from faultdriver.cloud import runner
+        runner.api_refusals(profile, api_module.connect(profile),
+                            aliases or list(profile.hosts))
+    return found
+
+
+def audit_logs(profile: profile_module.Profile) -> typing.List[str]:
+    from faultdriver.cloud import runner
+    return sorted(glob.glob(os.path.join(runner.runs_dir(profile),
+                                         '*.jsonl')))
+
+
+#: Seconds a compute restore started is given to answer again.
+START_TIMEOUT = 180.0
+
+
+def _answering(computes: computes_module.Computes, alias: str,
+               timeout: float) -> typing.Optional[typing.Any]:
+    """``alias``'s control client once its FaultDriver answers with
+    ``rpc_started`` (within ``timeout``), else None."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            control = computes.control(alias, timeout=5)
+            if control.status().get('rpc_started'):
+                return control
+        except (errors.HostRefused, protocol.ControlError):
+            pass
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(1.0)
+
+
+def delete_created(profile: profile_module.Profile,
+                   logs: typing.Sequence[audit_module.AuditLog]
+                   ) -> typing.List[str]:
+    """Delete the servers and flavors the logs' runs created and did
+    not delete (found by the run's names)."""
+    from faultdriver.cloud import api as api_module
+    from faultdriver.cloud import backend
+    said: typing.List[str] = []
+    created = [(log, change) for log in logs for change in log.open()
+               if change['undo'][:1] == [backend.API_UNDO]]
+    if not created:
+        return said
+    cloud = api_module.connect(profile)
+    for log, change in created:
+        _undo, kind, name = change['undo']
+        if kind == 'server':
+            found = cloud.get('/servers?all_tenants=1&name=^%s$' % name,
+                              translate=False)['servers']
+            for server in found:
+                cloud.request('DELETE', '/servers/%s' % server['id'],
+                              ok=(204, 404))
+            deadline = time.monotonic() + 120
+            while found and time.monotonic() < deadline and cloud.get(
+                    '/servers?all_tenants=1&name=^%s$' % name,
+                    translate=False)['servers']:
+                time.sleep(1.0)
+        else:
+            found = [f for f in cloud.get('/flavors/detail?is_public=None',
+                                          translate=False)['flavors']
+                     if f['name'] == name]
+            for flavor in found:
+                cloud.request('DELETE', '/flavors/%s' % flavor['id'],
+                              ok=(202, 204, 404))
+        log.mark_restored(change['seq'])
+        if found:
+            said.append('%s: deleted %s %s' % (change['host'], kind, name))
+    return said
+
+
+def restore(profile: profile_module.Profile) -> typing.List[str]:
+    """Undo what runs on this cloud left: every audit log's open changes
+    replayed in reverse (computes started, restart policies put back);
+    then on every host: its nova-compute started if a run left it down,
+    started again without the fixes a run's start-rules file gave it,
+    its rules cleared, its barriers released, the timer's periodic on
+    and the start-rules file removed.  Returns what it did, one line
+    each."""
+    from faultdriver.cloud import runner
+    said: typing.List[str] = []
+    ssh_of = {h.ssh for h in profile.hosts.values()}
+    audit = runner.audit_log(profile, 'restore-' + runner.new_run_id())
+    with computes_module.Computes(profile, audit) as computes:
+        def helper_for(ssh: str) -> helper_module.HostHelper:
+            if ssh not in ssh_of:
+                # Never a host outside the profile, whatever a log says.
+                raise profile_module.ProfileError(
+                    '%s: an audit log names host %s, which the profile '
+                    'does not: restore it by hand' % (profile.path, ssh))
+            alias = next(a for a, h in profile.hosts.items()
+                         if h.ssh == ssh)
+            return computes.helper(alias)
+        logs = [audit_module.AuditLog(p) for p in audit_logs(profile)]
+        said += delete_created(profile, logs)
+        for log in reversed(logs):
+            for change in audit_module.restore(log, helper_for):
+                said.append('%s: undid %s' % (change['host'],
+                                              change['change']))
+        for alias, host in profile.hosts.items():
+            if computes.remove_file(alias, host.start_rules):
+                said.append('%s: removed %s' % (host.ssh, host.start_rules))
+            service = computes.service(alias)
+            try:
+                state = service.state()['state']
+            except errors.HostRefused as exc:
+                # Said, and the socket still asked: what is left there
+                # is cleared all the same.
+                said.append('%s: its service manager cannot be asked: %s'
+                            % (host.ssh, exc))
+                state = 'running'
+            if state not in ('running', 'stopping'):
+                service.start()
+                said.append('%s: started %s (it was %s)' % (
+                    host.ssh, host.unit, state))
+            control = _answering(computes, alias, START_TIMEOUT)
+            if control is None:
+                said.append('%s: its FaultDriver does not answer; see '
+                            '`faultdriver cloud check`' % host.ssh)
+                continue
+            status = control.status()
+            if status.get('tracker_fixes') and status.get('start_rules'):
+                # Fixes a run's start-rules file gave: a plain start
+                # drops them (nova.conf's own stay).
+                service.crash()
+                service.start()
+                said.append('%s: started again without the run\'s fixes '
+                            '%s' % (host.ssh,
+                                    ', '.join(status['tracker_fixes'])))
+                control = _answering(computes, alias, START_TIMEOUT)
+                if control is None:
+                    said.append('%s: its FaultDriver does not answer after '
+                                'the start' % host.ssh)
+                    continue
+                status = control.status()
+            if status.get('rules'):
+                control.clear()
+                said.append('%s: cleared %d rules' % (host.ssh,
+                                                      status['rules']))
+            if status.get('held'):
+                control.release(None)
+                said.append('%s: released %s' % (host.ssh, ', '.join(
+                    sorted(status['held']))))
+            if status.get('timer') is False:
+                control.timer(True)
+                said.append('%s: timer periodic on' % host.ssh)
+    return said
+
+
+def init(name: str, cloud: str, targets: typing.Mapping[str, str],
+         socket: str, manager: str, unit: str, log: typing.Tuple[str, str],
+         start_rules: str, ssh_config: typing.Optional[str] = None,
+         clouds_yaml: typing.Optional[str] = None,
+         allowed: bool = False, api: bool = True) -> typing.Dict[str, object]:
+    """A profile for cloud ``cloud`` from each host's status (``targets``:
+    alias -> ssh target), checked (``api``) against the compute API's
+    services and hypervisors."""
+    hosts = {}
+    for alias, ssh in targets.items():
+        with transport.Transport(transport.SshTarget(ssh, ssh_config)) \
+                as reached:
+            from faultdriver.control import client
+            status = client.Client(reached.control_socket(socket)).status()
+        probe = profile_module.HostProfile(
+            alias=alias, ssh=ssh, host=str(status.get('host')),
+            nodename=str((status.get('nodenames') or [''])[0]),
+            manager=manager, unit=unit, socket=socket,
+            journal=str(status.get('journal')), log=log,
+            start_rules=start_rules)
+        refused = checks.refusals(probe, status)
+        if refused:
+            raise refused[0]
+        if not status.get('journal'):
+            raise errors.HostRefused(
+                ssh, 'no journal file', 'set [fault_injection] journal_path '
+                'on its nova-compute: a crash is read back from it')
+        hosts[alias] = probe
+    data = profile_module.Profile(
+        path=profile_module.path_of(name), cloud=cloud,
+        fault_injection_allowed=allowed, hosts=hosts,
+        clouds_yaml=clouds_yaml, ssh_config=ssh_config)
+    if api:
+        from faultdriver.cloud import api as api_module
+        from faultdriver.cloud import runner
+        runner.api_refusals(data, api_module.connect(data), list(hosts))
+    return profile_module.dump(data)

@@ -1,0 +1,121 @@
+"""The cloud tier's backend against real Nova processes reached as a
+cloud is: the process tier's stack, its computes' control sockets,
+journals and logs reached over a REAL key-only sshd (tests/sshd.py), its
+compute and placement APIs through keystoneauth Adapters -- with the
+scenario's hosts named ``a`` and ``b`` while Nova calls them ``src`` and
+``dest``, so every answer crossing the alias layer is seen translated.
+
+The stack has no Keystone (``faultdriver stack up`` brings one, and the
+end-to-end scenario run goes there): the adapters carry the identity
+headers the stack's nova-api takes instead of a token.  Crashes and
+restarts need a service manager, which this stack's computes do not
+have; they are left to the run on ``stack up``.
+"""
+
+import os
+import shutil
+import tempfile
+
+from keystoneauth1 import adapter
+from keystoneauth1 import session
+import pytest
+
+from faultdriver.cloud import api
+from faultdriver.cloud import backend
+from faultdriver.cloud import checks
+from faultdriver.cloud import computes as computes_module
+from faultdriver.cloud import profile as profile_module
+from faultdriver.process import client as process_client
+from faultdriver.process import standins
+from faultdriver.scenario import conformance
+from tests import sshd
+from tests import stacks
+
+pytestmark = pytest.mark.skipif(
+    not sshd.available() and not os.environ.get('CI'), reason=sshd.MISSING)
+
+#: The scenario's names of the stack's hosts.
+ALIASES = {'a': 'src', 'b': 'dest'}
+
+
+def cloud_profile(stack, running, directory):
+    hosts = {alias: profile_module.HostProfile(
+        alias=alias, ssh='fd-a', host=real, nodename=real,
+        manager='systemd', unit='nova-compute-%s' % real,
+        socket=stack.control_socket(real),
+        journal=stack.journal_path(real),
+        log=('file', stack.compute_log(real)),
+        start_rules=os.path.join(directory, real + '.start.json'))
+        for alias, real in ALIASES.items()}
+    return profile_module.Profile(
+        path=os.path.join(directory, 'lab.yaml'), cloud='stack',
+        fault_injection_allowed=True, hosts=hosts,
+        ssh_config=running.path('ssh_config'), image=standins.IMAGE_ID)
+
+
+def headerless_api(stack, profile):
+    """keystoneauth Adapters on the stack's endpoints, its identity
+    headers in place of Keystone's token."""
+    plain = session.Session()
+    return api.CloudAPI(
+        {'compute': adapter.Adapter(plain, endpoint_override=stack.api_url),
+         'placement': adapter.Adapter(
+             plain, endpoint_override=stack.placement_url)},
+        api.Aliases(profile.hosts),
+        {'compute': process_client.HEADERS,
+         'placement': process_client.PLACEMENT_HEADERS})
+
+
+def test_the_backend_reads_real_nova_through_the_alias_layer():
+    running = sshd.Sshd().start()
+    directory = tempfile.mkdtemp(prefix='fdcb', dir='/tmp')
+    try:
+        with stacks.pinned_stack() as stack:
+            profile = cloud_profile(stack, running, directory)
+            cloud = headerless_api(stack, profile)
+            with computes_module.Computes(profile) as computes:
+                readings = {alias: checks.read_status(
+                    computes.control(alias)) for alias in ALIASES}
+                for alias, reading in readings.items():
+                    assert checks.refusals(profile.hosts[alias],
+                                           reading.status) == []
+                nova = backend.CloudNova(profile, cloud, computes,
+                                         list(ALIASES), 'r-test', readings,
+                                         default_vcpus=2)
+                conformance.check(nova)
+                assert nova.faults.rpc_timeout == 8
+                nova.begin()
+                exercise(nova)
+    finally:
+        running.stop()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def exercise(nova):
+    server = nova.boot('a')
+    assert nova.server_fields(server) == {
+        'status': 'ACTIVE', 'host': 'a', 'task_state': None}
+    assert nova.service_state('a') == 'up'
+
+    # A fault on b, seen in b's journal as b's.
+    nova.faults.add_rule('b', 'pre_live_migration: 1*log')
+    nova.admin_api.post_server_action(server['id'], {'os-migrateLive': {
+        'host': 'b', 'block_migration': 'auto'}})
+    nova.faults.wait_for_hit('b', 'pre_live_migration')
+    done = nova.wait_newest_migration(server, 'completed', 1, timeout=90)
+    assert (done['source_compute'], done['dest_compute']) == ('a', 'b')
+    nova.wait_for_server(server, host='b', task_state=None)
+    fired = [e for e in nova.faults.history()
+             if e.get('point') == 'pre_live_migration']
+    assert [e['host'] for e in fired] == ['b']
+
+    # Accounting through the pinning op (over SSH) and placement.
+    assert nova.run_periodic('b') is True
+    pinned = nova.instance_pinning(server)
+    assert pinned and set(pinned) == set(nova.pinned_cpus('b'))
+    assert nova.placement_pcpus('b') == len(pinned)
+    assert nova.pinned_cpus('a') == [] and nova.placement_pcpus('a') == 0
+    assert set(nova.provider_allocations('b')) == {server['id']}
+    assert nova.tracked_tasks('a') == []
+    assert 'Final resource view' in nova.log_text()
+    nova.delete_server(server)

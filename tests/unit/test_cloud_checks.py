@@ -1,0 +1,66 @@
+"""What makes a compute unusable for the cloud tier, from its own
+``ctl status``: each refusal names the host (its SSH target) and the
+fact; advice is said, not refused."""
+
+import pytest
+
+from faultdriver.cloud import checks
+from faultdriver.cloud import profile
+
+HOST = profile.HostProfile(
+    alias='dest', ssh='fd-b', host='compute-b', nodename='node-b',
+    manager='systemd', unit='u', socket='/run/fd.sock', journal='/j',
+    log=('file', '/l'), start_rules='/r')
+
+GOOD = {'host': 'compute-b', 'nodenames': ['node-b'], 'rpc_started': True,
+        'nova_version': '34.0.0', 'rules': 0, 'held': {},
+        'settings': {'report_interval': 2, 'debug': True,
+                     'rpc_response_timeout': 8}}
+
+
+def facts(**changed):
+    return [(r.host, r.fact) for r in checks.refusals(HOST,
+                                                      dict(GOOD, **changed))]
+
+
+def test_a_good_compute_is_not_refused():
+    assert facts() == []
+    assert checks.dirt(HOST, GOOD) == []
+
+
+@pytest.mark.parametrize('changed, fact', [
+    ({'rpc_started': None, 'nodenames': None}, checks.NOT_FAULTDRIVER),
+    ({'nova_version': '33.0.2'}, checks.NOT_NOVA_34),
+    ({'host': 'compute-c'}, checks.HOST_MISMATCH),
+    ({'nodenames': ['node-c']}, checks.NODENAME_MISMATCH),
+])
+def test_each_refusal_names_the_host_and_the_fact(changed, fact):
+    assert facts(**changed) == [('fd-b', fact)]
+
+
+def test_what_a_run_left_is_dirt():
+    status = dict(GOOD, rules=2, held={'away': 1})
+    assert checks.dirt(HOST, status, start_rules_left=True) == [
+        '2 rules armed', 'barriers held: away=1',
+        'start rules file /r waits']
+    refused = checks.dirty(HOST, checks.dirt(HOST, status))
+    assert (refused.host, refused.fact) == ('fd-b', checks.DIRTY)
+    assert 'cloud restore' in str(refused)
+
+
+def test_slow_timings_no_debug_and_skew_are_advice():
+    reading = checks.Reading(dict(GOOD, settings={
+        'report_interval': 120, 'debug': False}), offset=7.5)
+    said = checks.advice(HOST, reading)
+    assert 'service_down_time' in said[0] and '720s' in said[0]
+    assert 'debug = True' in said[1]
+    assert '+7.5s' in said[2]
+    assert checks.advice(HOST, checks.Reading(GOOD, 0.1)) == []
+
+
+def test_every_host_must_share_the_rpc_timeout():
+    same = {h: checks.Reading(GOOD, 0) for h in ('src', 'dest')}
+    assert checks.same_setting(same, 'rpc_response_timeout') == 8.0
+    other = dict(same, dest=checks.Reading(dict(GOOD, settings={
+        'rpc_response_timeout': 60}), 0))
+    assert checks.same_setting(other, 'rpc_response_timeout') is None
