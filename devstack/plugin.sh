@@ -78,6 +78,26 @@ print(os.path.dirname(importlib.util.find_spec("nova.virt").origin))') \
         || die $LINENO "nova.virt.faultdriver is not importable after linking $link"
 }
 
+# A faultdriver wheel installs nova/virt/faultdriver into site-packages as
+# plain directories.  Where Nova is installed editable (devstack), that
+# `nova` directory without __init__.py shadows Nova's checkout: Python
+# takes site-packages/nova for a namespace package before setuptools'
+# editable finder is asked, and `from nova.virt import arch` fails (seen
+# in a real stack.sh: nova-manage died at import).  Remove it; the link
+# into Nova's checkout is how Nova finds the module there.
+function _faultdriver_unshadow_nova {
+    local site
+    site=$($(_faultdriver_python) -c 'import sysconfig
+print(sysconfig.get_paths()["purelib"])') \
+        || die $LINENO "cannot find nova-compute's site-packages"
+    if [[ -d $site/nova && ! -e $site/nova/__init__.py ]]; then
+        rm -rf "$site/nova/virt/faultdriver"
+        rmdir "$site/nova/virt" "$site/nova" 2> /dev/null || true
+        echo "Removed faultdriver's nova/virt/faultdriver from $site:" \
+            "it shadowed Nova's editable checkout"
+    fi
+}
+
 function install_faultdriver {
     # A normal install, not setup_develop: an editable install leaves
     # nova/virt/faultdriver outside every nova.virt package.
@@ -86,6 +106,7 @@ function install_faultdriver {
         extras=libvirt
     fi
     setup_install "$FAULTDRIVER_DIR" $extras
+    _faultdriver_unshadow_nova
     _faultdriver_link_into_nova
 }
 

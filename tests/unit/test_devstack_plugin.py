@@ -62,7 +62,7 @@ class PluginRun(unittest.TestCase):
         self.calls.touch()
 
     def run_plugin(self, *phase, services='n-cpu,placement-client',
-                   bin_dir=BIN_DIR, **settings):
+                   bin_dir=BIN_DIR, cwd=None, **settings):
         env = {
             'PATH': os.environ['PATH'],
             'DEST': str(self.tmp),
@@ -94,7 +94,7 @@ class PluginRun(unittest.TestCase):
                   'source "$FAULTDRIVER_DIR/devstack/plugin.sh" "$@"\n')
         return subprocess.run(
             ['bash', '-c', script, 'bash', str(SHIM), str(ROOT), *phase],
-            env=env, capture_output=True, text=True, timeout=120)
+            env=env, capture_output=True, text=True, timeout=120, cwd=cwd)
 
     def validate(self, *sources):
         done = subprocess.run(
@@ -360,3 +360,73 @@ class TestFakeComputesAndTimings(PluginRun):
                          dict(parser['DEFAULT']))
         self.assertEqual(','.join(process_config.FILTERS),
                          parser['filter_scheduler']['enabled_filters'])
+
+
+FINDER = '''\
+import importlib.util
+import sys
+
+CHECKOUT = %r
+
+
+class EditableFinder:
+    """As setuptools' editable finder: asked after sys.path's finder."""
+
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if name == 'nova':
+            return importlib.util.spec_from_file_location(
+                name, CHECKOUT + '/nova/__init__.py',
+                submodule_search_locations=[CHECKOUT + '/nova'])
+        return None
+
+
+def install():
+    sys.meta_path.append(EditableFinder)
+'''
+
+
+class TestEditableNova(PluginRun):
+    """Nova installed editable through a finder, as pip does for devstack's
+    checkout: the wheel's nova/ directory must not shadow it."""
+
+    def test_install_removes_the_wheel_tree_that_shadows_nova(self):
+        checkout = self.tmp / 'nova'
+        (checkout / 'nova/virt').mkdir(parents=True)
+        (checkout / 'nova/__init__.py').touch()
+        (checkout / 'nova/virt/__init__.py').touch()
+        (checkout / 'nova/virt/arch.py').write_text('X86_64 = "x86_64"\n')
+        venv = self.tmp / 'venv'
+        subprocess.run([sys.executable, '-m', 'venv', '--without-pip',
+                        str(venv)], check=True)
+        python = venv / 'bin/python'
+        site = pathlib.Path(subprocess.run(
+            [str(python), '-c', 'import sysconfig; '
+             'print(sysconfig.get_paths()["purelib"])'],
+            capture_output=True, text=True, check=True).stdout.strip())
+        (site / '_fd_nova_finder.py').write_text(FINDER % str(checkout))
+        (site / '_fd_nova.pth').write_text(
+            'import _fd_nova_finder; _fd_nova_finder.install()\n')
+        # What the faultdriver wheel leaves in site-packages.
+        (site / 'nova/virt/faultdriver').mkdir(parents=True)
+        (site / 'nova/virt/faultdriver/__init__.py').touch()
+        imports = [str(python), '-c', 'from nova.virt import arch']
+        # Not from a directory holding a nova/ (this repository's, the
+        # checkout's parent): that would shadow Nova as well.
+        elsewhere = self.tmp / 'elsewhere'
+        elsewhere.mkdir()
+        shadowed = subprocess.run(imports, capture_output=True, text=True,
+                                  cwd=elsewhere)
+        self.assertNotEqual(0, shadowed.returncode)
+        self.assertIn("cannot import name 'arch'", shadowed.stderr)
+
+        bin_dir = self.tmp / 'bin'
+        bin_dir.mkdir()
+        (bin_dir / 'nova-compute').write_text('#!%s\n' % python)
+        (bin_dir / 'faultdriver').symlink_to(FAULTDRIVER)
+        self.assert_ok(self.run_plugin('stack', 'install', bin_dir=bin_dir,
+                                       cwd=elsewhere))
+        self.assertFalse((site / 'nova').exists())
+        subprocess.run(imports, check=True, cwd=elsewhere)
+        link = checkout / 'nova/virt/faultdriver'
+        self.assertEqual(ROOT / 'nova/virt/faultdriver', link.readlink())
