@@ -102,6 +102,14 @@ function prepare {
     fi
     echo 'stack ALL=(ALL) NOPASSWD: ALL' > "$ROOTFS/etc/sudoers.d/stack"
     mkdir -p "$ROOTFS/opt/stack/images"
+    # devstack restarts iscsid on every compute (lib/nova install_nova),
+    # and iscsid cannot start on a kernel without iSCSI: a unit that does
+    # nothing takes its place (fake computes never attach over iSCSI; a
+    # libvirt node here has no LIO target either).
+    mkdir -p "$ROOTFS/etc/systemd/system/iscsid.service.d"
+    printf '%s\n' '[Service]' 'Type=oneshot' 'PIDFile=' 'ExecStartPre=' \
+        'ExecStart=' 'ExecStart=/bin/true' 'RemainAfterExit=yes' \
+        > "$ROOTFS/etc/systemd/system/iscsid.service.d/faultdriver.conf"
 
     if [[ ! -d $ROOTFS/opt/stack/devstack/.git ]]; then
         git clone -q "$DEVSTACK_GIT" "$ROOTFS/opt/stack/devstack"
