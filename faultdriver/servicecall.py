@@ -156,10 +156,8 @@ def find(frame: typing.Optional[types.FrameType]) -> typing.Optional[
                                      '_fault_engine', None)
                     if engine is None:
                         return None
-                    context = _describe(point, engine.host, instance,
-                                        migration)
-                    context['service'] = 'nova-compute'
-                    return engine, point, context
+                    return engine, point, _describe(
+                        point, engine.host, instance, migration)
         frame = frame.f_back
     return None
 
