@@ -52,6 +52,7 @@ import typing
 
 from faultdriver.actions import service as service_actions
 from faultdriver import hitcontext
+from faultdriver import novacompat
 from faultdriver.novacompat import patching
 from faultdriver import points as points_module
 
@@ -247,9 +248,9 @@ class _Hook:
     def add(self, engine: 'engine_module.Engine') -> None:
         with self.lock:
             if self.undo is None:
-                from keystoneauth1 import session as ks_session
+                # Declared and checked at start (novacompat), like REQUEST.
                 self.send_code = getattr(
-                    ks_session.Session._send_request, '__code__', None)
+                    novacompat.resolve(SEND), '__code__', None)
                 self.undo = patching.wrap(  # type: ignore[no-untyped-call]
                     REQUEST, self.make)
             self.engines.append(engine)

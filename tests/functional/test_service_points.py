@@ -11,6 +11,7 @@ tests/unit/test_servicecall.py for those clients.)
 """
 
 from faultdriver import exception
+from faultdriver import servicecall
 from tests.functional import base
 from tests.functional.move_steps import MoveStepsMixin
 from tests.functional.move_steps import NEW
@@ -60,6 +61,10 @@ class TestRefusedWhereTheFixtureReplacesHttp(MoveStepsMixin,
     rule would never fire, so it is refused, naming the fixture."""
 
     def test_volume_rule_refused(self):
+        self.assertIn('CinderFixture',
+                      servicecall.unreachable('volume.attachment_update'))
+        self.assertIsNone(servicecall.unreachable(
+            'placement.move_allocations'))
         with self.assertRaisesRegex(exception.ConfigError, 'CinderFixture'):
             self.faults.add_rule('src', 'volume.attachment_update: '
                                         '1*http(500)')
