@@ -35,6 +35,7 @@ from faultdriver import pinning
 from faultdriver import points
 from faultdriver import rpcstarted
 from faultdriver import rules as rules_module
+from faultdriver import servicecall
 from faultdriver import start_rules
 from faultdriver import surface
 from faultdriver.tracker import install as tracker_install
@@ -96,6 +97,10 @@ def _refuse_unavailable_points(rules):
             raise exception.ConfigError(
                 'rule [%s]: point %s is unavailable on this Nova under test '
                 '(%s)' % (rule, rule.point, gone[rule.point]))
+        why = servicecall.unreachable(rule.point)
+        if why is not None:
+            raise exception.ConfigError('rule [%s] would never fire: %s'
+                                        % (rule, why))
 
 
 #: ComputeDriver with every public method a delegate (built from Nova's
@@ -167,6 +172,8 @@ class FaultDriver(_Delegating):
                 group.journal_path), crash_handler=crash_handler,
             shutdown_handler=shutdown_handler, peer_periodic=peer_periodic)
         self._fault_fast = (self._inner, self._fault_engine.armed)
+        # Service-call points fire beneath Nova's clients, process-wide.
+        servicecall.install(self._fault_engine)
         self._fault_control_path = group.control_socket
         self._fault_control = None
         self._fault_timer = None
@@ -231,6 +238,7 @@ class FaultDriver(_Delegating):
         unhook the tracker."""
         self._stop_control()
         self._fault_engine.close()
+        servicecall.uninstall(self._fault_engine)
         # The timer's list first: the tracker's hooks put in the list it
         # gives back.
         for hook in (self._fault_timer, self._fault_rpc):
@@ -294,6 +302,9 @@ class FaultDriver(_Delegating):
         a tracker point is refused where no tracker is hooked (the driver
         runs outside a compute manager): it would never fire."""
         rule = conf.RuleType(self._fault_catalogue, actions.load_all())(text)
+        why = servicecall.unreachable(rule.point)
+        if why is not None:
+            raise ValueError('rule %r would never fire: %s' % (text, why))
         if rule.point.startswith('tracker.') and self._fault_tracker is None:
             raise ValueError(
                 'rule %r: %s is a resource-tracker point and this service '

@@ -4,7 +4,10 @@ Driver points are generated from ComputeDriver's public surface; the facts
 about each (host role, move operations, exceptions it can raise, whether
 it runs under the resource tracker lock) come from ``data/points.yaml``.
 Tracker points (``tracker.<name>``) come from the ``tracker`` section of
-the same file (:mod:`faultdriver.tracker` hooks them).
+the same file (:mod:`faultdriver.tracker` hooks them); service-call points
+(``network.*``, ``volume.*``, ``placement.*``) from its ``service``
+section (:mod:`faultdriver.servicecall` fires them at the HTTP request
+beneath the Nova client method each is named after).
 """
 
 import dataclasses
@@ -21,12 +24,16 @@ class Point:
     """A named place where rules can fire, before and after."""
 
     name: str
-    kind: str                     # 'driver' or 'tracker'
+    kind: str                     # 'driver', 'tracker' or 'service'
     roles: tuple = ()             # empty: not fixed
     operations: tuple = ()        # empty: not on a move path
     raises: tuple = ()
     tracker_lock: bool = False    # runs with COMPUTE_RESOURCE_SEMAPHORE held
     doc: str = ''
+    #: Service points: what Nova's client gives its caller per failure.
+    produces: tuple = ()
+    #: Service points: the Nova method that is the step (dotted).
+    method: str = ''
 
 
 @functools.lru_cache(maxsize=None)
@@ -52,7 +59,7 @@ def _first_line(obj):
 
 @functools.lru_cache(maxsize=None)
 def catalogue():
-    """Every point by name: the driver's, then the tracker's."""
+    """Every point by name: the driver's, the tracker's, the services'."""
     data = facts()
     defaults = data['defaults']
     known = data['driver']
@@ -68,4 +75,12 @@ def catalogue():
         points['tracker.' + name] = _point(
             'tracker.' + name, 'tracker', tracker_facts, defaults,
             tracker_facts.get('doc', ''))
+    for name, service_facts in data.get('service', {}).items():
+        points[name] = Point(
+            name=name, kind='service',
+            roles=tuple(service_facts.get('roles', ())),
+            operations=tuple(service_facts.get('operations', ())),
+            raises=(), produces=tuple(service_facts.get('produces', ())),
+            method=service_facts['method'],
+            doc=service_facts.get('doc', ''))
     return points

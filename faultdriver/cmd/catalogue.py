@@ -6,17 +6,20 @@ from cliff import lister
 
 
 class Points(lister.Lister):
-    """List the injection points (driver methods and tracker steps)."""
+    """List the injection points (driver methods, tracker steps and the
+    Nova client methods of service calls)."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument('--kind', choices=('driver', 'tracker'),
+        parser.add_argument('--kind', choices=('driver', 'tracker', 'service'),
                             help='only points of this kind')
         parser.add_argument('--operation',
                             help='only points a move operation uses, e.g. '
                                  'live-migration')
         parser.add_argument('--raises', action='store_true',
-                            help='show the exceptions raise() accepts')
+                            help='show the exceptions raise() accepts; at '
+                                 'a service-call point, what Nova\'s client '
+                                 'gives its caller per failure kind')
         return parser
 
     def take_action(self, parsed_args):
@@ -27,8 +30,8 @@ class Points(lister.Lister):
         # json and yaml get lists and booleans; text formats get words.
         data = parsed_args.formatter in ('json', 'yaml')
 
-        def items(values, empty):
-            return list(values) if data else ','.join(values) or empty
+        def items(values, empty, joined=','):
+            return list(values) if data else joined.join(values) or empty
         rows = []
         for point in points.catalogue().values():
             if parsed_args.kind and point.kind != parsed_args.kind:
@@ -41,7 +44,8 @@ class Points(lister.Lister):
                    point.tracker_lock if data else
                    ('yes' if point.tracker_lock else 'no')]
             if parsed_args.raises:
-                row.append(items(point.raises, ''))
+                row.append(items(point.produces, '', '; ') if point.kind ==
+                           'service' else items(point.raises, ''))
             rows.append(row)
         return columns, rows
 

@@ -146,8 +146,10 @@ class FaultInjection(fixtures.Fixture):
     def _adopt(self, driver: driver_module.FaultDriver) -> None:
         engine = driver.engine
         host = engine.host
-        engine.set_rules(self._rules.get(host, []) +
-                         self._rules.get(ALL_HOSTS, []))
+        rules = self._rules.get(host, []) + self._rules.get(ALL_HOSTS, [])
+        for rule in rules:
+            _refuse_unreachable(str(rule), rule)
+        engine.set_rules(rules)
         engine.set_enabled(True)
         self.drivers[host] = driver
         self._adopted.append(driver)
@@ -205,7 +207,9 @@ class FaultInjection(fixtures.Fixture):
     def add_rule(self, host: str, rule: str) -> int:
         """Add a rule (text) to the running ``host``; returns its
         index."""
-        return self.engine(host).add_rule(self.parse(rule))
+        parsed = self.parse(rule)
+        _refuse_unreachable(rule, parsed)
+        return self.engine(host).add_rule(parsed)
 
     def remove_rule(self, host: str, index: int) -> bool:
         """Remove rule ``index`` (as add_rule returned it) from the running
@@ -483,3 +487,14 @@ class FaultInjection(fixtures.Fixture):
             connection = None
         cell: str = self.test.host_mappings[host].cell_mapping.name
         return cell, connection
+
+
+def _refuse_unreachable(text: str, rule: rules_module.Rule) -> None:
+    """A service-call rule whose HTTP layer Nova's fixtures replaced here
+    (CinderFixture, NeutronFixture) would never fire: refused, naming
+    the fixture (:func:`faultdriver.servicecall.unreachable`)."""
+    from faultdriver import servicecall
+    why = servicecall.unreachable(rule.point)
+    if why is not None:
+        raise exception.ConfigError('rule %r would never fire: %s'
+                                    % (text, why))

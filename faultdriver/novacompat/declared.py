@@ -84,6 +84,25 @@ def _tracker_points():
     return found
 
 
+_SERVICE = ('service-call points fire at the HTTP request beneath Nova\'s '
+            'client (faultdriver.servicecall)')
+#: What each service's step calls beneath it, checked in its body.
+_STEP_CALLS = {'network': (), 'volume': ('cinderclient(',),
+               'placement': ()}
+
+
+def _service_points():
+    """One assumption per service-call point: Nova's class still defines
+    the method the point is named after."""
+    found = []
+    for name, facts in points.facts().get('service', {}).items():
+        owner, _, method = facts['method'].rpartition('.')
+        found.append(A(owner, s.DefinesMethod(
+            method, *_STEP_CALLS[name.partition('.')[0]]),
+            'service-call point %s (faultdriver.servicecall)' % name))
+    return found
+
+
 def _raised():
     """Every exception points.yaml lets ``raise`` inject."""
     names = set(points.facts()['defaults']['raises'])
@@ -244,6 +263,28 @@ ASSUMPTIONS = [
     A('nova.compute.task_states.REBUILDING', s.Exists(str),
       'operation=evacuation of a hit without a migration'),
     *_raised(),
+    # -- service-call points (faultdriver.servicecall) ---------------------
+    *_service_points(),
+    A('requests.Session.request', s.Params('self', 'method', 'url'),
+      _SERVICE + ': the hook wraps the request every client makes'),
+    A('keystoneauth1.session.Session._send_request',
+      s.CallsInOrder('self.session.request(method, url',
+                     'except requests.exceptions.ConnectionError',
+                     'raise exceptions.ConnectFailure(',
+                     'if connect_retries <= 0:'),
+      _SERVICE + ': keystoneauth sends through requests, turns a refused '
+      'connection into ConnectFailure and retries it (connfail)'),
+    *[A('nova.scheduler.client.report.SchedulerReportClient.' + verb,
+        s.CallsInOrder('self._client.%s(' % verb),
+        _SERVICE + ': placement requests go through the keystoneauth '
+        'adapter') for verb in ('get', 'post', 'put', 'delete')],
+    A('nova.volume.cinder.cinderclient',
+      s.CallsInOrder('cinder_client.Client(', 'session=session'),
+      _SERVICE + ': cinderclient sends through a keystoneauth session'),
+    A('nova.network.neutron.get_client',
+      s.CallsInOrder('client_args = dict(session=session',
+                     'ClientWrapper(clientv20.Client(**client_args)'),
+      _SERVICE + ': neutronclient sends through a keystoneauth session'),
     # -- fake_numa ---------------------------------------------------------
     A('nova.virt.fake.FakeDriverWithoutFakeNodes', s.Exists(type),
       'the fake_numa inner driver (its base class)', 'fake_numa'),

@@ -133,6 +133,34 @@ class CallsInOrder(Shape):
             raise Broken('calls %s in another order' % ', '.join(self.texts))
 
 
+class DefinesMethod(Shape):
+    """A class whose own source defines method ``name`` (found by its
+    code's file and qualified name beneath any decorators, as the
+    service-call hook finds the step on a thread's stack), with
+    ``texts`` in its body."""
+
+    def __init__(self, name, *texts):
+        self.name = name
+        self.texts = texts
+        self.what = 'defines %s%s' % (name, ''.join(
+            ', which calls %s' % t for t in texts))
+
+    def check(self, obj):
+        if not isinstance(obj, type):
+            raise Broken('is a %s, not a class' % type(obj).__name__)
+        tree = syntax(obj)
+        found = [node for node in tree.body[0].body
+                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and node.name == self.name]
+        if not found:
+            raise Broken('no longer defines %s in its own body' % self.name)
+        body = ast.get_source_segment(source(obj), found[0]) or ''
+        missing = [t for t in self.texts if t not in body]
+        if missing:
+            raise Broken('%s no longer calls %s'
+                         % (self.name, ', '.join(missing)))
+
+
 def returned(function):
     """The expression ``function`` (faultdriver's own) returns: its one
     ``return`` statement's, as a syntax tree."""

@@ -30,9 +30,12 @@ def actions():
 
 
 def points(kind):
-    """The points of one kind (``driver`` or ``tracker``) as a table."""
+    """The points of one kind (``driver``, ``tracker`` or ``service``) as
+    a table."""
     from faultdriver import points as points_module
 
+    if kind == 'service':
+        return _service_points(points_module.catalogue().values())
     rows = []
     for point in points_module.catalogue().values():
         if point.kind != kind:
@@ -49,6 +52,24 @@ def points(kind):
     return rst.list_table(['Point', 'Roles', 'Operations', 'Tracker lock',
                            '``raise`` accepts', 'What it is'], rows,
                           widths=[22, 8, 14, 6, 22, 28])
+
+
+def _service_points(catalogue):
+    """Service-call points: the Nova method that is the step and what
+    Nova's client gives its caller per failure kind."""
+    rows = [[rst.literal(point.name),
+             rst.escape(', '.join(point.roles) or 'any'),
+             rst.escape(', '.join(point.operations)),
+             rst.literal(point.method),
+             '; '.join(rst.escape(text) for text in point.produces),
+             rst.escape(point.doc)]
+            for point in catalogue if point.kind == 'service']
+    if not rows:
+        raise ValueError("no 'service' points in the catalogue")
+    return rst.list_table(['Point', 'Roles', 'Operations', 'Nova method',
+                           "What Nova's client gives its caller",
+                           'What it is'], rows,
+                          widths=[18, 7, 12, 20, 28, 15])
 
 
 def rollback():

@@ -1,0 +1,101 @@
+"""Actions a service answers with: an HTTP error status, a lost connection.
+
+They act only at service-call points (``network.*``, ``volume.*``,
+``placement.*``), where :mod:`faultdriver.servicecall` fires rules at the
+HTTP request beneath a Nova client method: an ``http`` action makes the
+request answer with a status instead of the service's answer (in phase
+``before`` the service never saw the request; in phase ``after`` it did
+the work and its answer is replaced, a proxy's 504 after a slow
+backend), and ``connfail`` makes it fail the way requests does when the
+connection is refused or drops.  What Nova then does (its client's
+exception translation, its retries, a branch that tolerates the failure)
+is Nova's own.  No Nova import here.
+"""
+
+import typing
+
+from faultdriver.actions import base
+from faultdriver import exception
+
+if typing.TYPE_CHECKING:
+    from faultdriver import engine
+    from faultdriver import points
+    from faultdriver import rules
+
+
+class ServiceAnswer(exception.InjectedFault, Exception):
+    """Raised by :class:`Http` inside a hit: the service-call hook turns
+    it into the HTTP response the request returns (it never reaches
+    Nova)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def _status(value: str) -> int:
+    if not value.isdigit() or not 500 <= int(value) <= 599:
+        raise ValueError('expected an HTTP server error status from 500 to '
+                         '599 (e.g. 500, 503, 504)')
+    return int(value)
+
+
+def _service_point(cls: typing.Type[base.Action], term: 'rules.Term',
+                   point: 'points.Point') -> None:
+    cls.bind(term)
+    if point.kind != 'service':
+        raise ValueError('acts only at service-call points (network.*, '
+                         'volume.*, placement.*); %s is a %s point'
+                         % (point.name, point.kind))
+
+
+def _text(hit: 'engine.Hit') -> str:
+    return '[faultdriver] injected at %s on %s (rule %d, hit %d)' % (
+        hit.describe(), hit.host, hit.rule_index, hit.hit)
+
+
+class Http(base.Action):
+    """http(status): the service answers with a 5xx status.
+
+    At a service-call point only.  ``point: http(500)`` answers the
+    request before the service sees it; ``point.after: http(504)``
+    answers after the service did the work (its own answer is dropped).
+    The body is the error document that service sends, so Nova's client
+    translates it as it would the real one.  ``1*http(500)`` fails once
+    (Nova's retry, where it has one, then succeeds); without a count it
+    fails until the rule is removed (``faultdriver ctl remove``).
+    """
+
+    name = 'http'
+    params = (('status', _status),)
+    required = 1
+
+    @classmethod
+    def check(cls, term: 'rules.Term', point: 'points.Point') -> None:
+        _service_point(cls, term, point)
+
+    def __call__(self, hit: 'engine.Hit') -> typing.NoReturn:
+        raise ServiceAnswer(self.args['status'], _text(hit))
+
+
+class ConnFail(base.Action):
+    """connfail: the connection to the service fails.
+
+    At a service-call point only.  Raises requests' ``ConnectionError``
+    beneath keystoneauth, which turns it into ``ConnectFailure`` and
+    retries as often as the client's ``connect_retries`` say (Nova's
+    ``[neutron]``/``[cinder]`` ``http_retries``); then Nova translates or
+    tolerates it (placement's ``@safe_connect`` returns None).  In phase
+    ``after`` the service did the work and the answer is lost.
+    """
+
+    name = 'connfail'
+
+    @classmethod
+    def check(cls, term: 'rules.Term', point: 'points.Point') -> None:
+        _service_point(cls, term, point)
+
+    def __call__(self, hit: 'engine.Hit') -> typing.NoReturn:
+        import requests
+        raise requests.exceptions.ConnectionError(_text(hit))

@@ -1,0 +1,329 @@
+"""Service-call points fire beneath Nova's own client handling.
+
+Each test runs Nova's real client method (``nova.volume.cinder.API``,
+``SchedulerReportClient``) through the real client library and
+keystoneauth session; only the service at the other end of the HTTP
+request is a small in-test stand-in (requests_mock), since no Cinder or
+placement runs here.  The request is made from inside a real
+``ComputeManager`` method's frame (a manager built without its
+``__init__``: only its ``host`` and ``driver`` are read), as in a
+nova-compute; a request made from anywhere else (the conductor, here
+the test itself) never fires.  What is asserted is the outcome: what the
+service holds afterwards, what Nova returned or raised, and the journal.
+"""
+
+import json
+import re
+import types
+import unittest
+
+from keystoneauth1 import adapter as ka_adapter
+from keystoneauth1 import session as ka_session
+from nova.compute import manager as compute_manager
+from nova import conf as nova_conf
+from nova import context as nova_context
+from nova import exception as nova_exception
+from nova.scheduler.client import report
+from nova import service_auth
+from nova.volume import cinder
+import requests_mock
+
+from faultdriver import actions
+from faultdriver import engine as engine_module
+from faultdriver import journal as journal_module
+from faultdriver import points
+from faultdriver import rules
+from faultdriver import servicecall
+
+CONF = nova_conf.CONF
+CINDER = 'http://cinder.test/v3/project'
+PLACEMENT = 'http://placement.test'
+ATTACHMENT = '6e4a3c1e-2f54-4d4c-9a56-3f0d1f4b7a10'
+VOLUME = '0f3b7c6a-9b7e-4d44-a3c2-6d1f6c4e2b11'
+SOURCE = '1d0f3a4b-5c6d-4e7f-8a9b-0c1d2e3f4a5b'
+TARGET = '2e1f4b5c-6d7e-4f8a-9b0c-1d2e3f4a5b6c'
+PROVIDER = '3f2a5c6d-7e8f-4a9b-8c1d-2e3f4a5b6c7d'
+
+
+class _Compute(compute_manager.ComputeManager):
+    """A compute manager with only what the hook reads: ``host`` and
+    ``driver`` (the FaultDriver, here its engine)."""
+
+    def __init__(self, host, engine):  # noqa: no super(): no Nova service
+        self.host = host
+        self.driver = types.SimpleNamespace(_fault_engine=engine)
+
+
+def _on_compute(manager, func):
+    """Run ``func`` inside a real ComputeManager method's frame, as the
+    compute's own steps run (``_get_power_state`` asks its driver, which
+    here runs ``func``)."""
+    result = []
+
+    def get_info(instance, use_cache=True):
+        result.append(func())
+        return types.SimpleNamespace(state=None)
+    manager.driver.get_info = get_info
+    compute_manager.ComputeManager._get_power_state(manager, None)
+    return result[0]
+
+
+class ServiceCallTest(unittest.TestCase):
+
+    def setUp(self):
+        self.journal = journal_module.Journal(None)
+        self.engine = engine_module.Engine(
+            'compute1', actions.load_all(), enabled=True,
+            journal=self.journal)
+        servicecall.install(self.engine)
+        self.addCleanup(servicecall.uninstall, self.engine)
+        self.manager = _Compute('compute1', self.engine)
+        self.service = requests_mock.Mocker()
+        self.service.start()
+        self.addCleanup(self.service.stop)
+
+    def rule(self, text):
+        self.engine.add_rule(rules.validate(
+            rules.parse(text), points.catalogue(), actions.load_all()))
+
+    def faults(self):
+        return [(e['point'], e['phase'], e['action'])
+                for e in self.journal.entries() if e['kind'] == 'fault']
+
+
+class CinderTest(ServiceCallTest):
+    """``nova.volume.cinder.API`` through cinderclient and keystoneauth."""
+
+    def setUp(self):
+        super().setUp()
+        CONF.set_override('endpoint_template', CINDER, group='cinder')
+        self.addCleanup(CONF.clear_override, 'endpoint_template',
+                        group='cinder')
+        service_auth.reset_globals()
+        self.addCleanup(service_auth.reset_globals)
+        self.context = nova_context.RequestContext(
+            'user', 'project', auth_token='token', is_admin=False)
+        #: The stand-in Cinder's one attachment.
+        self.attachments = {ATTACHMENT: {
+            'id': ATTACHMENT, 'volume_id': VOLUME, 'status': 'reserved',
+            'attach_mode': 'rw', 'instance': SOURCE, 'connector': None,
+            'connection_info': {}}}
+        self.received = []
+        url = re.compile(CINDER + '/attachments/.*')
+        self.service.put(url, json=self.update)
+        self.service.delete(url, json=self.delete)
+
+    def update(self, request, context):
+        self.received.append(request.method)
+        attachment = self.attachments[request.path.rsplit('/', 1)[1]]
+        attachment.update(
+            status='attached',
+            connector=request.json()['attachment']['connector'],
+            connection_info={'driver_volume_type': 'iscsi',
+                             'data': {'target_lun': 1}})
+        return {'attachment': dict(attachment)}
+
+    def delete(self, request, context):
+        self.received.append(request.method)
+        key = request.path.rsplit('/', 1)[1]
+        if key not in self.attachments:
+            context.status_code = 404
+            return {'itemNotFound': {'code': 404, 'message': 'not found'}}
+        del self.attachments[key]
+        context.status_code = 200
+        return {}
+
+    def update_attachment(self):
+        return cinder.API().attachment_update(
+            self.context, ATTACHMENT, {'host': 'compute1'}, '/dev/vdb')
+
+    def test_one_500_is_retried_by_nova_and_the_update_succeeds(self):
+        self.rule('volume.attachment_update: 1*http(500)')
+        result = _on_compute(self.manager, self.update_attachment)
+        # Nova's retry reached Cinder, which attached the volume.
+        self.assertEqual('attached', self.attachments[ATTACHMENT]['status'])
+        self.assertEqual('compute1',
+                         self.attachments[ATTACHMENT]['connector']['host'])
+        self.assertEqual('iscsi',
+                         result['connection_info']['driver_volume_type'])
+        # The injected 500 never reached Cinder: one update arrived.
+        self.assertEqual(['PUT'], self.received)
+        self.assertEqual([('volume.attachment_update', 'before', 'http')],
+                         self.faults())
+
+    def test_a_500_until_cleared_exhausts_novas_five_tries(self):
+        from cinderclient import exceptions as cinder_exception
+        self.rule('volume.attachment_update: http(500)')
+        with self.assertRaises(cinder_exception.ClientException) as caught:
+            _on_compute(self.manager, self.update_attachment)
+        self.assertEqual(500, caught.exception.code)
+        self.assertEqual('reserved', self.attachments[ATTACHMENT]['status'])
+        self.assertEqual([], self.received)
+        self.assertEqual(5, len(self.faults()))
+
+    def test_a_504_after_the_delete_is_retried_into_the_404_nova_ignores(
+            self):
+        # LP 1978444's shape: Cinder deleted the attachment, the proxy
+        # answered 504; Nova's retry finds it gone and carries on.
+        self.rule('volume.attachment_delete.after: 1*http(504)')
+        _on_compute(self.manager, lambda: cinder.API().attachment_delete(
+            self.context, ATTACHMENT))
+        self.assertEqual({}, self.attachments)
+        self.assertEqual(['DELETE', 'DELETE'], self.received)
+        self.assertEqual([('volume.attachment_delete', 'after', 'http')],
+                         self.faults())
+
+    def test_a_refused_connection_is_translated_by_nova(self):
+        CONF.set_override('http_retries', 0, group='cinder')
+        self.addCleanup(CONF.clear_override, 'http_retries', group='cinder')
+        self.rule('volume.attachment_update: connfail')
+        with self.assertRaises(nova_exception.CinderConnectionFailed):
+            _on_compute(self.manager, self.update_attachment)
+        self.assertEqual([], self.received)
+
+    def test_a_request_no_compute_makes_never_fires(self):
+        # The conductor's call (no ComputeManager frame on its stack).
+        self.rule('volume.attachment_update: http(500)')
+        self.update_attachment()
+        self.assertEqual('attached', self.attachments[ATTACHMENT]['status'])
+        self.assertEqual([], self.faults())
+
+
+class PlacementTest(ServiceCallTest):
+    """``SchedulerReportClient`` through a keystoneauth adapter that,
+    like the openstacksdk proxy Nova builds (and Nova's PlacementFixture),
+    does not raise on an error status."""
+
+    def setUp(self):
+        super().setUp()
+        self.context = nova_context.RequestContext('user', 'project',
+                                                   is_admin=False)
+        self.client = report.SchedulerReportClient(
+            adapter=ka_adapter.Adapter(
+                ka_session.Session(auth=None), service_type='placement',
+                raise_exc=False,
+                endpoint_override=PLACEMENT))
+        #: The stand-in placement's allocations per consumer.
+        self.allocations = {
+            SOURCE: {PROVIDER: {'generation': 1,
+                                'resources': {'VCPU': 1}}},
+            TARGET: {}}
+        self.service.get(re.compile(PLACEMENT + '/allocations/.*'),
+                         json=self.get)
+        self.service.post(PLACEMENT + '/allocations', json=self.post)
+
+    def get(self, request, context):
+        consumer = request.path.rsplit('/', 1)[1]
+        return {'allocations': self.allocations.get(consumer, {}),
+                'consumer_generation': 1, 'project_id': 'project',
+                'user_id': 'user'}
+
+    def post(self, request, context):
+        for consumer, body in json.loads(request.body).items():
+            self.allocations[consumer] = body['allocations']
+        context.status_code = 204
+        return None
+
+    def move(self):
+        return self.client.move_allocations(self.context, SOURCE, TARGET)
+
+    def test_a_refused_connection_goes_through_safe_connect(self):
+        self.rule('placement.move_allocations: 1*connfail')
+        # @safe_connect: the connection failure becomes None, nothing moved.
+        self.assertIsNone(_on_compute(self.manager, self.move))
+        self.assertIn(PROVIDER, self.allocations[SOURCE])
+        self.assertEqual({}, self.allocations[TARGET])
+        self.assertEqual([('placement.move_allocations', 'before',
+                           'connfail')], self.faults())
+        # Cleared (its one hit used), the next move goes through.
+        self.assertTrue(_on_compute(self.manager, self.move))
+        self.assertIn(PROVIDER, self.allocations[TARGET])
+
+    def test_a_500_on_put_allocations_is_false(self):
+        self.rule('placement.put_allocations: http(503)')
+        self.service.put(re.compile(PLACEMENT + '/allocations/.*'),
+                         status_code=204)
+        self.assertFalse(_on_compute(
+            self.manager, lambda: self.client.put_allocations(
+                self.context, TARGET, {'allocations': {}})))
+        self.assertEqual([('placement.put_allocations', 'before', 'http')],
+                         self.faults())
+
+
+class CatalogueTest(unittest.TestCase):
+
+    def test_service_points_take_service_actions_only(self):
+        for text in ('volume.attachment_update: raise(InternalError)',
+                     'spawn: http(500)', 'spawn: connfail',
+                     'placement.put_allocations: http(404)'):
+            with self.assertRaises(rules.RuleError, msg=text):
+                rules.validate(rules.parse(text), points.catalogue(),
+                               actions.load_all())
+
+    def test_each_step_is_found_in_novas_source(self):
+        found = set(servicecall.steps().values())
+        self.assertEqual({name for name, point in points.catalogue().items()
+                          if point.kind == 'service'}, found)
+        self.assertIn('placement.move_allocations', found)
+
+
+class NeutronTest(ServiceCallTest):
+    """``nova.network.neutron.API`` through neutronclient and keystoneauth
+    (outside the embedded Nova, whose NeutronFixture replaces the
+    client)."""
+
+    def setUp(self):
+        super().setUp()
+        from nova import objects
+        objects.register_all()
+        CONF.set_override('endpoint_override', 'http://neutron.test',
+                          group='neutron')
+        self.addCleanup(CONF.clear_override, 'endpoint_override',
+                        group='neutron')
+        # Nova's admin client (port profiles) loads [neutron] auth: none.
+        CONF.set_override('auth_type', 'none', group='neutron')
+        self.addCleanup(CONF.clear_override, 'auth_type', group='neutron')
+        CONF.set_override('http_retries', 1, group='neutron')
+        self.addCleanup(CONF.clear_override, 'http_retries', group='neutron')
+        service_auth.reset_globals()
+        self.addCleanup(service_auth.reset_globals)
+        self.context = nova_context.RequestContext(
+            'user', 'project', auth_token='token', is_admin=False)
+        self.instance = objects.Instance(uuid=SOURCE, project_id='project',
+                                         host='compute1')
+        self.listed = []
+        self.service.get(re.compile('http://neutron.test/v2.0/ports.*'),
+                         json=self.ports)
+
+    def ports(self, request, context):
+        self.listed.append(request.qs.get('device_id'))
+        return {'ports': []}
+
+    def setup(self):
+        from nova.network import neutron
+        return neutron.API().setup_networks_on_host(
+            self.context, self.instance, host='compute2')
+
+    def test_a_500_reaches_the_caller_as_neutronclients_exception(self):
+        from neutronclient.common import exceptions as neutron_exception
+        self.rule('network.setup_networks_on_host: 1*http(500)')
+        with self.assertRaises(neutron_exception.NeutronClientException) \
+                as caught:
+            _on_compute(self.manager, self.setup)
+        self.assertEqual(500, caught.exception.status_code)
+        self.assertEqual([], self.listed)
+        self.assertEqual([('network.setup_networks_on_host', 'before',
+                           'http')], self.faults())
+        # Cleared: the next setup lists the instance's ports.
+        _on_compute(self.manager, self.setup)
+        self.assertEqual([[SOURCE]], self.listed)
+
+    def test_a_refused_connection_after_the_retries(self):
+        # Neither neutronclient's session client nor Nova translates it.
+        from keystoneauth1 import exceptions as ks_exception
+        self.rule('network.setup_networks_on_host: connfail')
+        with self.assertRaises(ks_exception.ConnectFailure):
+            _on_compute(self.manager, self.setup)
+        self.assertEqual([], self.listed)
+        # [neutron] http_retries (1 here) retries beneath Nova.
+        self.assertEqual(1 + CONF.neutron.http_retries, len(self.faults()))
