@@ -167,10 +167,20 @@ class BackendBase(_Contract):
     def attach_volume(self, server: records.Server,
                       timeout: float = backend.WAIT_TIMEOUT) -> str:
         """Attach a new data volume to ``server``; returns its id once
-        the server's block device mapping has it (a tier without a
-        block-storage stand-in refuses)."""
+        the server's block device mapping has it and the compute
+        connected it (its attachment carries the connector's host: Nova's
+        API makes the mapping before the compute's attach runs, so a read
+        right after the mapping appeared could still see no host).  A
+        tier without a block-storage stand-in refuses."""
         volume_id = self.request_volume_attach(server)
-        self.wait(lambda: volume_id in self.mapped_volumes(server),
+
+        def connected() -> bool:
+            if volume_id not in self.mapped_volumes(server):
+                return False
+            view = self.server_volumes(server).get(volume_id)
+            return bool(view and view['attachments'] and all(
+                attachment['host'] for attachment in view['attachments']))
+        self.wait(connected,
                   'volume %s attached to server %s' % (volume_id,
                                                        server['id']),
                   timeout)
