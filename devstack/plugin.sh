@@ -389,6 +389,22 @@ function write_faultdriver_cloud_profile {
     echo "Wrote the cloud profile $path"
 }
 
+# devstack makes each fake compute's state_path with `sudo mkdir` (root's)
+# and runs the compute as $STACK_USER, so a driver that keeps state there
+# (fake_numa's guests) cannot write it: seen on a real stack.sh, every
+# boot failed with PermissionError on $NOVA_STATE_PATH/HOST/fake_numa.
+function _faultdriver_own_fake_state_paths {
+    if [[ $VIRT_DRIVER != fake ]]; then
+        return 0
+    fi
+    local host
+    for host in $(_faultdriver_fake_hosts); do
+        if [[ -d $NOVA_STATE_PATH/$host ]]; then
+            sudo chown "$STACK_USER" "$NOVA_STATE_PATH/$host"
+        fi
+    done
+}
+
 # After n-cpu started: check the file it reads, which local.conf's
 # [[post-config|$NOVA_CPU_CONF]] may have changed after our post-config.
 function check_faultdriver {
@@ -398,6 +414,7 @@ function check_faultdriver {
  faultdriver.FaultDriver: nova-compute runs without faultdriver"
     fi
     _faultdriver_validate "$NOVA_CPU_CONF"
+    _faultdriver_own_fake_state_paths
     write_faultdriver_cloud_profile
 }
 

@@ -313,6 +313,20 @@ class TestFakeComputesAndTimings(PluginRun):
             self.assertEqual(group.journal_path, host['journal'])
             self.assertEqual(group.start_rules_path, host['start_rules'])
 
+    def test_extra_gives_the_fake_computes_their_state_paths(self):
+        # devstack makes them with sudo mkdir: root's, while each fake
+        # compute runs as the stack user and fake_numa writes there.
+        self.assert_ok(self.run_plugin('stack', 'post-config', **self.FAKE))
+        self.start_fake_computes()
+        for host in ('node1', 'node2'):
+            (self.tmp / 'data/nova' / host).mkdir(parents=True)
+        self.assert_ok(self.run_plugin('stack', 'extra', **self.FAKE))
+        self.assertEqual(
+            ['sudo chown stack %s' % (self.tmp / 'data/nova' / host)
+             for host in ('node1', 'node2')],
+            [line for line in self.calls.read_text().splitlines()
+             if line.startswith('sudo chown')])
+
     def test_profile_without_opt_in_does_not_allow_faults(self):
         profile = self.tmp / 'profile.yaml'
         settings = dict(self.FAKE, FAULTDRIVER_CLOUD_PROFILE=str(profile))

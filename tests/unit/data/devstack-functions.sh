@@ -47,6 +47,12 @@ function trueorfalse {
     esac
 }
 
+# sudo (a command devstack's functions and the plugin call) is recorded,
+# not run: the tests are not devstack's stack user.
+function sudo {
+    echo "sudo $*" >> "$DEVSTACK_CALLS"
+}
+
 # Installs are recorded, not run.
 function setup_install {
     echo "setup_install $*" >> "$DEVSTACK_CALLS"
