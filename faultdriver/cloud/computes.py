@@ -80,10 +80,17 @@ class Computes:
 
     def put_file(self, alias: str, path: str, data: bytes) -> None:
         """Write ``data`` to ``path`` on ``alias``'s host (atomically:
-        a temporary file renamed into place), mode 0600."""
+        a temporary file renamed into place), mode 0600, owned by the
+        owner of its directory: an SSH user who is root writes a file
+        nova-compute's user (devstack's ``stack``, the owner of its
+        state directory) must read (seen on a real devstack: a root-owned
+        start-rules file stopped nova-compute's start)."""
         tmp = path + '.fdtmp'
         done = self.transport(alias).run(
-            ['sh', '-c', 'umask 077 && cat > "$1" && mv -f "$1" "$2"',
+            ['sh', '-c', 'umask 077 && cat > "$1" && '
+             '{ [ "$(id -u)" != 0 ] || '
+             'chown "$(stat -c %u:%g "$(dirname "$2")")" "$1"; } && '
+             'mv -f "$1" "$2"',
              'sh', tmp, path], input=data)
         if done.returncode != 0:
             raise errors.HostRefused(
