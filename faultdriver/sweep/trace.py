@@ -18,10 +18,19 @@ from faultdriver.sweep import records
 TRACE_MESSAGE = 'trace'
 
 
+#: Point kinds a sweep traces.  Service-call points (``network.*``,
+#: ``volume.*``, ``placement.*``) are not swept yet: their action classes
+#: are not wired into sweeps, and on the embedded tier Nova's Neutron and
+#: Cinder fixtures make no HTTP request, so a rule there is refused at
+#: start (issue 43).
+TRACED_KINDS = ('driver', 'tracker')
+
+
 def trace_rules() -> typing.List[str]:
     """A ``log`` rule per point and phase, for every host ('*')."""
     return ['%s.%s: log(%s)' % (name, phase, TRACE_MESSAGE)
             for name, point in sorted(points_module.catalogue().items())
+            if point.kind in TRACED_KINDS
             for phase in phases(point)]
 
 
