@@ -47,8 +47,13 @@ def test_pinning_status_and_timer_agree_with_the_tier():
         nova = process_nova.ProcessNova(running, pinned=True)
         src, dest = nova.faults.control('src'), nova.faults.control('dest')
 
-        # status: what the tier wrote, and a compute ready for work.
+        # status: what the tier wrote, and a compute ready for work.  The
+        # stack is up once each compute's RPC server consumes, a moment
+        # before Nova's Service.start calls post_start_hook (which sets
+        # rpc_started): wait for that, bounded, then read it.
         for host, control in (('src', src), ('dest', dest)):
+            nova.wait(lambda: control.status()['rpc_started'],
+                      'rpc_started on %s' % host, 30)
             status = control.status()
             assert (status['host'], status['nodenames'],
                     status['rpc_started']) == (host, [host], True)
