@@ -90,6 +90,14 @@ def host_faults(scenario, variant, host, hypervisor='fake_numa', cpus=None):
     }
 
 
+#: Verdicts whose stack logs outlive the run: a bundled scenario that
+#: did not reproduce its bug, a run faultdriver could not finish.  Not a
+#: broken expectation: a sweep's findings are many, and its own logs say
+#: what each case did.
+KEEP_LOGS_OF = (variant_report.BUG_NOT_REPRODUCED,
+                variant_report.INTERNAL_ERROR)
+
+
 def run(path, variant, mode, keep=False, hypervisor='fake_numa'):
     scenario = model.load(path)
     # Also when started on a tier its "backends" key does not list.
@@ -129,6 +137,11 @@ def run(path, variant, mode, keep=False, hypervisor='fake_numa'):
         except Exception:
             report.internal_error = traceback.format_exc()
         report.logs = stack.dir if keep else None
+        if not keep and report.verdict in KEEP_LOGS_OF:
+            # Before the stack's directory goes: read after the run.
+            report.logs = stack.keep_logs('faultdriver-failed-run-')
+            play.progress(variant, '%s: the stack\'s logs are kept in %s'
+                          % (report.verdict, report.logs))
     report.ended()
     return report
 

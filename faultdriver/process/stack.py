@@ -147,7 +147,7 @@ class Stack:
         except BaseException as exc:
             try:
                 self._kill()
-                kept = self._keep_logs()
+                kept = self.keep_logs('faultdriver-failed-start-')
                 if kept:
                     exc.add_note('The logs of the stack that did not start '
                                  'are kept in %s' % kept)
@@ -158,13 +158,14 @@ class Stack:
             raise
         return self
 
-    def _keep_logs(self):
-        """Copy the logs of a stack whose start failed (the Nova
-        services', each libvirtd's) to a directory of their own and
-        return its path (None if none was written yet): a start that fails
-        once in many runs (CI's libvirt stage has seen a compute exit)
-        can be read after the run, not only the last lines the error
-        quotes.  A stack kept (``keep``) keeps them where they are."""
+    def keep_logs(self, prefix):
+        """Copy the logs of a stack whose start or run failed (the Nova
+        services', each libvirtd's) to a directory of their own (named
+        ``prefix`` and a random tail) and return its path (None if none
+        was written yet): a run that fails once in many (CI's libvirt
+        stage has seen a compute exit, a follow-up move fail) can be read
+        after the run, not only what the report quotes.  A stack kept
+        (``keep``) keeps them where they are."""
         if self.keep:
             return self.dir
         sources = [source for source in [self.logs] + [
@@ -172,7 +173,7 @@ class Stack:
             if any(names for _root, _dirs, names in os.walk(source))]
         if not sources:
             return None
-        kept = tempfile.mkdtemp(prefix='faultdriver-failed-start-')
+        kept = tempfile.mkdtemp(prefix=prefix)
         for source in sources:
             shutil.copytree(source, os.path.join(
                 kept, os.path.basename(source)),

@@ -131,6 +131,9 @@ class ActionEvent(typing.TypedDict, total=False):
     start_time: typing.Optional[str]
     finish_time: typing.Optional[str]
     result: typing.Optional[str]
+    #: What failed, for an admin (microversions 2.51 and 2.84).
+    traceback: typing.Optional[str]
+    details: typing.Optional[str]
 
 
 #: ``{consumer uuid: {resource class: amount}}`` placement holds on a

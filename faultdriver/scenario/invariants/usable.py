@@ -29,7 +29,8 @@ def moves_again(steps: base.Steps, state: base.State,
             try:
                 _live_migrate(steps, server, target, timeout)
             except Exception as exc:
-                failed.append('%s (%s): %s' % (alias, leg, str(exc)[:200]))
+                failed.append('%s (%s): %s%s' % (
+                    alias, leg, str(exc)[:200], _why(steps, server)))
                 break
     return not failed, 'every ACTIVE server live-migrates away and back', \
         failed or 'all moved'
@@ -51,6 +52,23 @@ def _live_migrate(steps: base.Steps, server: typing.Mapping[str, typing.Any],
     finally:
         # Not hit when the move failed early: it must not fire later.
         nova.faults.remove_rule(source, index)
+
+
+def _why(steps: base.Steps, server: typing.Mapping[str, typing.Any]) -> str:
+    """Why Nova says the newest live migration failed: its action's
+    failed event (details, else the traceback's last line), so a move
+    that fails once in many runs can be told from the report alone
+    (NoValidHost, a refused pre-check, a timeout)."""
+    try:
+        events = steps.nova.action_events(server, 'live-migration')
+    except Exception as exc:
+        return '; its events not read: %s' % str(exc)[:100]
+    for event in events:
+        if event.get('result') == 'Error':
+            lines = (event.get('traceback') or '').strip().splitlines()
+            return '; %s failed: %s' % (event['event'], str(
+                event.get('details') or (lines[-1] if lines else '?'))[:300])
+    return '; no failed event recorded'
 
 
 def _export(writer: base.Writer, timeout: float = 60) -> base.NovaForm:
