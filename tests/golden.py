@@ -9,7 +9,10 @@ leave the document byte for byte the same shape; comparing a fresh run
 with a saved golden one, modulo these, shows it (issue 39, item 7).
 tests/functional/test_scenario_cli.py compares the seed scenario's run
 with tests/functional/data/seed-report.golden.json (taken before the
-run state became records; it holds in both concurrency modes).
+run state became records; it holds in both concurrency modes), and
+tests/functional/test_sweep.py a 4-case sweep's document (the seed's
+step, dest's crash before and after pre_live_migration, stock and with
+its fix: ``--ab``) with tests/functional/data/sweep-ab.golden.json.
 
 To take it again after a change of the document that is meant (say why
 in the commit)::
@@ -19,6 +22,15 @@ in the commit)::
     python -c "import json, sys; from tests import golden; \
         sys.stdout.write(golden.dumps(json.load(open('run.json'))))" \
         > tests/functional/data/seed-report.golden.json
+
+and the sweep's (its results directory named)::
+
+    python -m faultdriver.cmd.main sweep live-migration --points \
+        pre_live_migration --hosts dest --actions crash --ab \
+        stale_migration_context --results /tmp/ab -f json > ab.json
+    python -c "import json, sys; from tests import golden; \
+        sys.stdout.write(golden.sweep_dumps(json.load(open('ab.json')), \
+        '/tmp/ab'))" > tests/functional/data/sweep-ab.golden.json
 """
 
 import json
@@ -100,10 +112,33 @@ def dumps(doc):
     return json.dumps(normalise(doc), indent=1) + '\n'
 
 
-def differences(golden_text, doc):
+def differences(golden_text, doc, results=None):
     """The lines of a unified diff between a golden file's text and a
-    fresh ``doc``'s (empty: the same)."""
+    fresh ``doc``'s (empty: the same); ``results``: as for
+    :func:`sweep_dumps`."""
     import difflib
+    fresh = dumps(doc) if results is None else sweep_dumps(doc, results)
     return list(difflib.unified_diff(
-        golden_text.splitlines(), dumps(doc).splitlines(), 'golden',
+        golden_text.splitlines(), fresh.splitlines(), 'golden',
         'fresh', lineterm='', n=2))
+
+
+def _under(value, results):
+    """``value`` with every path under ``results`` made relative to
+    ``<results>``."""
+    if isinstance(value, dict):
+        return {k: _under(v, results) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_under(v, results) for v in value]
+    if isinstance(value, str):
+        return value.replace(results, '<results>')
+    return value
+
+
+def sweep_dumps(doc, results):
+    """A sweep's document (``faultdriver sweep -f json``, an A/B's
+    ``a``, ``b`` and ``ab`` too) as its golden file holds it: as
+    :func:`dumps`, and ``results``, the directory the sweep wrote to,
+    named ``<results>`` (the files under it keep their names: a case's
+    and a finding's file name is its identity)."""
+    return dumps(_under(doc, str(results).rstrip('/')))

@@ -25,12 +25,14 @@ from faultdriver.cloud import api as api_module
 from faultdriver.cloud import checks
 from faultdriver.cloud import computes as computes_module
 from faultdriver.cloud import errors
+from faultdriver.control import client as control_client
 from faultdriver.control import protocol
 from faultdriver import exception
 from faultdriver.novacompat import texts
 from faultdriver.scenario import backend
 from faultdriver.scenario import backend_base
 from faultdriver.scenario import backend_records as records
+from faultdriver.scenario import socket_faults
 from faultdriver.scenario import tiers
 
 #: Seconds a start-rules file stays good: a start later than that (an
@@ -48,8 +50,12 @@ _JOURNAL_HOSTS = ('host', 'periodic_host')
 _PERIODIC_HOST = re.compile(r'(periodic\([^)]*host\s*=\s*)([\w.-]+)')
 
 
-class CloudFaults:
-    """FaultControl over the profile's computes."""
+class CloudFaults(socket_faults.SocketFaults):
+    """FaultControl over the profile's computes: rules and barriers as
+    every socket-reached tier sets them (:class:`~faultdriver.scenario.
+    socket_faults.SocketFaults`) over each compute's forwarded socket,
+    a rule's host aliases made real names; the service's life through
+    its host's service manager."""
 
     def __init__(self, nova: 'CloudNova', rpc_timeout: float) -> None:
         self.nova = nova
@@ -67,7 +73,8 @@ class CloudFaults:
     def computes(self) -> computes_module.Computes:
         return self.nova.computes
 
-    def control(self, host: str) -> typing.Any:
+    def control(self, host: str) -> control_client.Client:
+        """The client of ``host``'s FaultDriver, forwarded over SSH."""
         return self.computes.control(host)
 
     def rule(self, text: str) -> str:
@@ -109,37 +116,6 @@ class CloudFaults:
                 found.append(entry)
         return found
 
-    # -- rules -------------------------------------------------------------
-
-    def add_rule(self, host: str, rule: str) -> int:
-        return int(self.control(host).add(self.rule(rule))['index'])
-
-    def remove_rule(self, host: str, index: int) -> bool:
-        try:
-            self.control(host).remove(index)
-        except protocol.RequestRejected:
-            return False
-        return True
-
-    def set_rules(self, host: str, rules: typing.Sequence[str]) -> None:
-        control = self.control(host)
-        control.clear()
-        for rule in rules:
-            control.add(self.rule(rule))
-
-    def release(self, host: str,
-                barrier: typing.Optional[str] = None) -> int:
-        return int(self.control(host).release(barrier))
-
-    def held(self, host: str) -> records.Held:
-        held: records.Held = self.control(host).status()['held']
-        return held
-
-    def wait_for_hit(self, host: str, point: str, count: int = 1,
-                     timeout: float = backend.WAIT_TIMEOUT,
-                     phase: str = 'before') -> object:
-        return self.control(host).wait(point, count, timeout, phase)
-
     # -- a dead host's callers ----------------------------------------------
 
     def wait_for_queued(self, host: str, method: str, expired: bool = True,
@@ -162,11 +138,6 @@ class CloudFaults:
                 'messages queued for %s' % host, timeout)
         if expired or broker is None:
             time.sleep(self.rpc_timeout + 1)
-        return None
-
-    def wait_callers_gave_up(self, host: str,
-                             timeout: float = backend.WAIT_TIMEOUT) -> object:
-        time.sleep(min(timeout, self.rpc_timeout + 1))
         return None
 
     # -- the service --------------------------------------------------------

@@ -7,6 +7,7 @@ listens on is :class:`~faultdriver.control.protocol.Unreachable`.
 """
 
 import socket
+import typing
 
 from faultdriver.control import protocol
 
@@ -22,7 +23,8 @@ class Client:
         self.path = path
         self.timeout = timeout
 
-    def request(self, op, io_timeout=None, **args):
+    def request(self, op: str, io_timeout: typing.Optional[float] = None,
+                **args: object) -> typing.Any:
         """Send one request; return its result or raise its error.
 
         ``io_timeout`` overrides the client's timeout for this request.
@@ -54,7 +56,7 @@ class Client:
         raise protocol.error_for(error.get('kind'),
                                  error.get('message', str(reply)))
 
-    def _read_line(self, sock):
+    def _read_line(self, sock: socket.socket) -> typing.Any:
         chunks = []
         while True:
             try:
@@ -73,66 +75,68 @@ class Client:
 
     # One method per operation; see protocol's table.
 
-    def status(self):
+    def status(self) -> typing.Any:
         return self.request('status')
 
-    def points(self):
+    def points(self) -> typing.Any:
         return self.request('points')
 
-    def rules(self):
+    def rules(self) -> typing.Any:
         return self.request('rules')
 
-    def counters(self):
+    def counters(self) -> typing.Any:
         return self.request('counters')
 
-    def add(self, rule):
+    def add(self, rule: str) -> typing.Any:
         return self.request('add', rule=rule)
 
-    def remove(self, index):
+    def remove(self, index: int) -> typing.Any:
         return self.request('remove', index=index)
 
-    def clear(self):
+    def clear(self) -> typing.Any:
         return self.request('clear')
 
-    def enable(self):
+    def enable(self) -> typing.Any:
         return self.request('enable')
 
-    def disable(self):
+    def disable(self) -> typing.Any:
         return self.request('disable')
 
-    def release(self, name=None):
+    def release(self, name: typing.Optional[str] = None) -> typing.Any:
         """Release barrier ``name`` (every barrier if None); returns how
         many threads were released."""
         return self.request('release', name=name)['released']
 
-    def wait(self, point, count=1, timeout=60.0, phase='before'):
+    def wait(self, point: str, count: int = 1, timeout: float = 60.0,
+             phase: str = 'before') -> typing.Any:
         """Block until ``point.phase`` was hit ``count`` times (counted
         since the point was armed); returns the hit count."""
         return self.request('wait', io_timeout=timeout + WAIT_MARGIN,
                             point=point, count=count, phase=phase,
                             timeout=timeout)['hits']
 
-    def journal(self, last=None):
+    def journal(self, last: typing.Optional[int] = None) -> typing.Any:
         return self.request('journal', last=last)
 
-    def tasks(self):
+    def tasks(self) -> typing.Any:
         """The tasks the host's compute manager tracks for a graceful
         stop: ``[{name, instance_uuid}]``, oldest first."""
         return self.request('tasks')
 
-    def periodic(self, timeout=60.0):
+    def periodic(self, timeout: float = 60.0) -> typing.Any:
         """Run the host's resource-tracker periodic now; returns when it
         ended: ``{host, seconds, error}``."""
         return self.request('periodic', io_timeout=timeout + WAIT_MARGIN,
                             timeout=timeout)
 
-    def pinning(self, host=None, nodename=None):
+    def pinning(self, host: typing.Optional[str] = None,
+                nodename: typing.Optional[str] = None) -> typing.Any:
         """The pCPUs ``host``'s compute node records (this host's by
         default; ``nodename``'s only if given) hold as pinned: ``{host,
         nodes: {nodename: [pCPU]}, pinned_cpus}``."""
         return self.request('pinning', host=host, nodename=nodename)
 
-    def timer(self, on=None):
+    def timer(self, on: typing.Optional[bool] = None) -> typing.Any:
         """Switch the resource periodic on (True) or off (False) the
         service's timer, or only ask (None): ``{host, on, interval}``."""
         return self.request('timer', on=on)

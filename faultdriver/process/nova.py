@@ -27,6 +27,7 @@ from faultdriver.scenario import backend
 from faultdriver.scenario import backend_base
 from faultdriver.scenario import backend_records as records
 from faultdriver.scenario import prereqs
+from faultdriver.scenario import socket_faults
 from faultdriver.scenario import tiers
 
 
@@ -54,8 +55,11 @@ def instance_pinned_cpus(numa_json):
                   .values())
 
 
-class Faults:
-    """The fixture-like face of the computes' control sockets."""
+class Faults(socket_faults.SocketFaults):
+    """The fixture-like face of the computes' control sockets: rules and
+    barriers as every socket-reached tier sets them
+    (:class:`~faultdriver.scenario.socket_faults.SocketFaults`), the
+    service's life through the stack's processes."""
 
     def __init__(self, nova):
         self.nova = nova
@@ -65,39 +69,9 @@ class Faults:
         #: Hosts a stop step stopped, until they start again.
         self._stopped = set()
 
-    def control(self, host):
+    def control(self, host: str) -> control_client.Client:
+        """The client of ``host``'s control socket, on this machine."""
         return control_client.Client(self.nova.stack.control_socket(host))
-
-    def add_rule(self, host: str, rule: str) -> int:
-        """Returns the rule's index, as the embedded tier's does."""
-        return self.control(host).add(rule)['index']
-
-    def remove_rule(self, host: str, index: int) -> bool:
-        """False if ``host`` has no rule ``index`` (as the embedded
-        tier's engine answers)."""
-        try:
-            self.control(host).remove(index)
-        except protocol.RequestRejected:
-            return False
-        return True
-
-    def set_rules(self, host: str, rules: typing.Sequence[str]) -> None:
-        control = self.control(host)
-        control.clear()
-        for rule in rules:
-            control.add(rule)
-
-    def release(self, host: str, barrier: typing.Optional[str] = None) -> int:
-        return self.control(host).release(barrier)
-
-    def held(self, host: str) -> records.Held:
-        """``{barrier: threads held}`` on ``host``."""
-        return self.control(host).status()['held']
-
-    def wait_for_hit(self, host: str, point: str, count: int = 1,
-                     timeout: float = backend.WAIT_TIMEOUT,
-                     phase: str = 'before') -> object:
-        return self.control(host).wait(point, count, timeout, phase)
 
     def wait_for_queued(self, host: str, method: str, expired: bool = True,
                         timeout: float = backend.WAIT_TIMEOUT) -> object:
@@ -115,17 +89,7 @@ class Faults:
         self.nova.wait(lambda: self.nova.queued(host) > 0,
                        'messages queued for %s' % host, timeout)
         if expired:
-            time.sleep(config.TIMINGS['rpc_response_timeout'] + 1)
-        return None
-
-    def wait_callers_gave_up(self, host: str,
-                             timeout: float = backend.WAIT_TIMEOUT) -> object:
-        """One RPC timeout and a second: by then every call sent to the
-        dead ``host`` expired (a caller's next call, sent after the
-        first failed, too; the broker cannot be asked which calls wait,
-        see wait_for_queued).  What an operator who restarts a dead
-        compute minutes later gets."""
-        time.sleep(min(timeout, config.TIMINGS['rpc_response_timeout'] + 1))
+            time.sleep(self.rpc_timeout + 1)
         return None
 
     #: Seconds a caller waits for an RPC reply in this Nova.

@@ -17,7 +17,13 @@ import sys
 
 import yaml
 
+from tests import golden
 from tests import novatree
+
+#: The A/B sweep's document (4 cases), modulo ids, times and its
+#: results directory (tests/golden.py says how to take it again).
+GOLDEN_AB = os.path.join(os.path.dirname(__file__), 'data',
+                         'sweep-ab.golden.json')
 
 
 def faultdriver(*args, timeout=900):
@@ -75,9 +81,15 @@ def test_reduced_sweep_finds_the_seed_and_the_fix_removes_it(tmp_path):
     (doc/findings.rst F1), named by its bundled scenario.  With the
     candidate fix the same cases keep every invariant but the one F3
     breaks (a dest crash in pre_live_migration leaves the server
-    MIGRATING: ``outcome-after-failure``), which the fix does not touch."""
+    MIGRATING: ``outcome-after-failure``), which the fix does not touch.
+    Its document is the golden one (data/sweep-ab.golden.json)."""
     doc = reduced_sweep(tmp_path, 'pre_live_migration', 'dest', 'crash',
                         '--ab', 'stale_migration_context')
+    # Every case's verdict, breaks and details, the findings, causes and
+    # the A/B's comparison are what they were (issue 39 item 7).
+    with open(GOLDEN_AB, encoding='utf-8') as saved:
+        diff = golden.differences(saved.read(), doc, tmp_path)
+    assert not diff, '\n'.join(diff[:200])
     stock = {(f['invariant'], f['phase']): f for f in doc['a']['findings']}
     seed = stock[('periodics-clean', 'before')]
     assert seed['known'] == 'F1'

@@ -9,6 +9,8 @@ from tests import golden
 
 RUN = os.path.join(os.path.dirname(__file__), '..', 'functional', 'data',
                    'seed-report.golden.json')
+SWEEP = os.path.join(os.path.dirname(__file__), '..', 'functional', 'data',
+                     'sweep-ab.golden.json')
 SERVER = '4f25175c-f191-4aa9-8eaa-af366a46cfe5'
 MIGRATION = 'ae3cccc8-b3f2-4bac-a36a-2f5b77eb2b31'
 
@@ -98,3 +100,57 @@ def test_the_golden_report_is_normalised():
     doc = json.loads(text)
     assert golden.dumps(copy.deepcopy(doc)) == text
     assert golden.UUID.search(text) is None
+
+
+def sweep(results='/tmp/sweep-x1', verdict='expectations not met',
+          wall=53.9):
+    """A small A/B sweep document in the shape ``faultdriver sweep --ab
+    -f json`` writes, its results under ``results``."""
+    def side(name, broken):
+        return {'results': '%s/%s' % (results, name), 'mode': 'threading',
+                'cases': [{'id': 'pre_live_migration.before@dest:crash',
+                           'verdict': verdict, 'broken': broken,
+                           'scenario': '%s/%s/cases/case-x.yaml'
+                           % (results, name),
+                           'seconds': 13.2,
+                           'step_seconds': {'settle': 1.1}}],
+                'findings': [{'invariant': b, 'known': 'F1',
+                              'scenario': '%s/%s/findings/%s-x.yaml'
+                              % (results, name, b)} for b in broken],
+                'wall_seconds': wall}
+    return {'format_version': 2, 'a': side('a', ['periodics-clean']),
+            'b': side('b', []), 'ab': {'removed': [{'known': 'F1'}]}}
+
+
+def test_a_sweeps_results_directory_and_times_are_masked():
+    text = golden.sweep_dumps(sweep(), '/tmp/sweep-x1')
+    assert '/tmp/sweep-x1' not in text
+    assert '"<results>/a/findings/periodics-clean-x.yaml"' in text
+    assert golden.differences(text, sweep('/var/tmp/other', wall=80.0),
+                              '/var/tmp/other') == []
+
+
+def test_a_sweeps_verdict_or_finding_changed_is_seen():
+    text = golden.sweep_dumps(sweep(), '/tmp/sweep-x1')
+    assert golden.differences(text, sweep(verdict='ok'), '/tmp/sweep-x1')
+    other = sweep()
+    other['a']['cases'][0]['broken'] = ['periodics-clean',
+                                        'moves-again']
+    assert golden.differences(text, other, '/tmp/sweep-x1')
+    other = sweep()
+    other['ab']['removed'][0]['known'] = None
+    assert golden.differences(text, other, '/tmp/sweep-x1')
+    # A file of a case renamed is seen, its directory is not.
+    other = sweep()
+    other['a']['cases'][0]['scenario'] = '/tmp/sweep-x1/a/cases/y.yaml'
+    assert golden.differences(text, other, '/tmp/sweep-x1')
+
+
+def test_the_golden_sweep_is_normalised():
+    with open(SWEEP, encoding='utf-8') as saved:
+        text = saved.read()
+    doc = json.loads(text)
+    assert golden.sweep_dumps(copy.deepcopy(doc), '/nowhere') == text
+    assert golden.UUID.search(text) is None and '/tmp/' not in text
+    assert [c['verdict'] for c in doc['a']['cases']] == [
+        'expectations not met'] * 2
