@@ -64,13 +64,30 @@ def _text(value: str) -> str:
     return value
 
 
+def _dumped(value: JSON) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
 def masked(doc: JSON) -> JSON:
     """``doc`` without MASKED_KEYS (a key one tier leaves out, as the
     process tier does ``topology``, is no difference), MASKED_TEXTS
-    replaced in every string and key."""
+    replaced in every string and key.  The values of the keys a mask
+    changed (placement's allocations by consumer uuid) are gathered in
+    a sorted list under the masked key: two allocations stay two."""
     if isinstance(doc, dict):
-        return {_text(str(key)): masked(value)
-                for key, value in doc.items() if key not in MASKED_KEYS}
+        found: typing.Dict[str, JSON] = {}
+        gathered: typing.Dict[str, typing.List[JSON]] = {}
+        for key, value in doc.items():
+            if key in MASKED_KEYS:
+                continue
+            text = _text(str(key))
+            if text != str(key):
+                gathered.setdefault(text, []).append(masked(value))
+            else:
+                found[text] = masked(value)
+        for text, values in gathered.items():
+            found[text] = sorted(values, key=_dumped)
+        return found
     if isinstance(doc, list):
         return [masked(value) for value in doc]
     if isinstance(doc, str):
@@ -94,9 +111,8 @@ def differences(a: JSON, b: JSON, where: str = '') -> typing.List[str]:
         return [d for i, (x, y) in enumerate(zip(a, b))
                 for d in differences(x, y, '%s[%d]' % (where, i))]
     if a != b:
-        return ['%s: %s != %s' % (where or '(document)',
-                                  json.dumps(a, sort_keys=True),
-                                  json.dumps(b, sort_keys=True))]
+        return ['%s: %s != %s' % (where or '(document)', _dumped(a),
+                                  _dumped(b))]
     return []
 
 

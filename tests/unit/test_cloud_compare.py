@@ -42,6 +42,17 @@ def test_a_difference_outside_the_masks_is_found_by_its_path():
         'variants.stock.state.migrations[0].status: "error" != "completed"']
 
 
+def test_masked_keys_keep_how_many_there_are():
+    # Placement's allocations by consumer uuid: masked alike, not merged.
+    a = run('process', UUID, 1, [])
+    b = run('cloud', OTHER, 1, [])
+    b['variants']['stock']['state']['hosts']['dest']['allocations'][
+        UUID] = {'PCPU': 2}
+    assert compare.differences(compare.masked(a), compare.masked(b)) == [
+        'variants.stock.state.hosts.dest.allocations.<uuid>: '
+        '[{"PCPU": 2}] != [{"PCPU": 2}, {"PCPU": 2}]']
+
+
 def test_a_missing_step_or_field_is_a_difference():
     a = run('process', UUID, 1, [])
     b = run('cloud', UUID, 1, [])
