@@ -9,6 +9,7 @@ the fact.
 
 import dataclasses
 import glob
+import math
 import os
 import time
 import typing
@@ -36,6 +37,8 @@ class HostReport:
     reached_by: str
     clock_offset: float
     advice: typing.Tuple[str, ...]
+    #: Its ``rpc_response_timeout`` (None: its status does not say).
+    rpc_timeout: typing.Optional[float] = None
 
     def row(self) -> typing.Dict[str, object]:
         return dataclasses.asdict(self)
@@ -65,8 +68,26 @@ def check_hosts(profile: profile_module.Profile,
             faultdriver=str(status.get('faultdriver_version')),
             reached_by=computes.transport(alias).mode.get(host.socket, '?'),
             clock_offset=round(reading.offset, 3),
-            advice=tuple(checks.advice(host, reading))))
+            advice=tuple(checks.advice(host, reading)),
+            rpc_timeout=checks.same_setting({alias: reading},
+                                            'rpc_response_timeout')))
     return found
+
+
+def rpc_timeout(found: typing.Sequence[HostReport]) -> typing.Optional[int]:
+    """The computes' one ``rpc_response_timeout`` in whole seconds
+    (rounded up), which a sweep's ``delay`` must outlast; None when a
+    host does not say; HostRefused naming the hosts when they differ
+    (a caller's wait would depend on the host called)."""
+    values = {r.rpc_timeout for r in found}
+    if None in values or not values:
+        return None
+    if len(values) > 1:
+        raise errors.HostRefused(
+            ', '.join(r.ssh for r in found), 'rpc_response_timeout differs '
+            'between the computes', ', '.join(
+                '%s: %ss' % (r.host, r.rpc_timeout) for r in found))
+    return int(math.ceil(typing.cast(float, values.pop())))
 
 
 def check(profile: profile_module.Profile,

@@ -102,9 +102,23 @@ def use_cloud(parsed_args, hosts=None, wanted_by='--cloud'):
         raise exception.ScenarioError('%s: expected --cloud NAME (or '
                                       '--profile PATH)' % wanted_by)
     profile = profile_module.load(parsed_args.cloud, parsed_args.profile)
-    survey.check(profile, [h for h in (hosts or profile.hosts)
-                           if h in profile.hosts])
+    found = survey.check(profile, [h for h in (hosts or profile.hosts)
+                                   if h in profile.hosts])
     os.environ[launch.CLOUD_PROFILE] = os.path.abspath(profile.path)
+    use_rpc_timeout(survey.rpc_timeout(found))
+
+
+def use_rpc_timeout(seconds):
+    """The cloud tier's ``rpc_timeout`` is the cloud's own (its
+    computes' ``rpc_response_timeout``, from their status), not the CI
+    cloud's default: a sweep's ``delay`` fault outlasts it by a second,
+    so that the caller gives up while the step goes on."""
+    import dataclasses
+
+    from faultdriver.scenario import tiers
+    if seconds is not None:
+        tiers.TIERS[tiers.CLOUD] = dataclasses.replace(
+            tiers.TIERS[tiers.CLOUD], rpc_timeout=seconds)
 
 
 def cloud_backend(parsed_args, hosts=None):

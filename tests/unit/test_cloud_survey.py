@@ -70,3 +70,33 @@ def test_host_in_a_template_needs_the_listed_host():
     with pytest.raises(profile_module.ProfileError) as caught:
         survey._filled('/s/{host}.sock', None, '--socket')
     assert '--socket /s/{host}.sock' in str(caught.value)
+
+
+def report(ssh, host, rpc):
+    return survey.HostReport(
+        alias=host, ssh=ssh, host=host, nodename=host, nova='34.0.0',
+        faultdriver='1', reached_by='forward', clock_offset=0.0, advice=(),
+        rpc_timeout=rpc)
+
+
+def test_the_computes_one_rpc_timeout_rounded_up():
+    assert survey.rpc_timeout([report('a', 'c1', 30.0),
+                               report('b', 'c2', 30.0)]) == 30
+    assert survey.rpc_timeout([report('a', 'c1', 7.5)]) == 8
+    assert survey.rpc_timeout([report('a', 'c1', None)]) is None
+    with pytest.raises(errors.HostRefused) as caught:
+        survey.rpc_timeout([report('a', 'c1', 30), report('b', 'c2', 60)])
+    assert caught.value.host == 'a, b'
+    assert 'c1: 30s, c2: 60s' in str(caught.value)
+
+
+def test_a_sweep_delay_on_the_cloud_outlasts_its_rpc_timeout(monkeypatch):
+    from faultdriver.cmd import cloud as cloud_cmd
+    from faultdriver.scenario import tiers
+    from faultdriver.sweep import cases
+    monkeypatch.setitem(tiers.TIERS, tiers.CLOUD, tiers.TIERS[tiers.CLOUD])
+    case = cases.Case('pre_live_migration', 'dest', 'before', 'delay')
+    cloud_cmd.use_rpc_timeout(60)      # devstack's default
+    assert case.rule(tiers.CLOUD) == 'pre_live_migration.before: 1*delay(61)'
+    cloud_cmd.use_rpc_timeout(None)    # a host that does not say
+    assert case.rule(tiers.CLOUD) == 'pre_live_migration.before: 1*delay(61)'
