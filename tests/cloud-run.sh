@@ -80,17 +80,128 @@ else
 fi
 
 status=0
-step() {
-    echo "== $*"
+failed() {
+    echo "== FAILED: $*"
+    [ "$status" -ne 0 ] || status=1
+}
+as_runner() {
     (cd "$out" && "${runner[@]}" OS_CLIENT_CONFIG_FILE="$out/clouds.yaml" \
         "$@")
-    local rc=$?
+}
+# step [>FILE] COMMAND...: COMMAND as the runner in $out (stdout to FILE).
+step() {
+    local to= rc
+    case "$1" in '>'*) to=${1#>}; shift ;; esac
+    echo "== $*"
+    # Not "> /dev/stdout": that opens this line's log file again,
+    # truncating it.
+    if [ -n "$to" ]; then
+        as_runner "$@" > "$to"
+    else
+        as_runner "$@"
+    fi
+    rc=$?
     if [ "$rc" -ne 0 ]; then
         echo "== FAILED (exit $rc): $*"
         [ "$status" -ne 0 ] || status=$rc
     fi
+    return "$rc"
 }
+cloud=(--cloud ci --profile "$out/profile.yaml")
 step "$fd" cloud check ci --profile "$out/profile.yaml"
-step "$fd" scenario run stale-error-migration-context --cloud ci \
-    --profile "$out/profile.yaml" --mode threading --no-html "$@"
+
+# `cloud init` without --host: the computes the compute API lists
+# (through Keystone), each reached over SSH: the profile it writes maps
+# src and dest as `stack up`'s own does.
+stack_dir=$(dirname "$(dirname "$(sed -n 's/^ *socket: *//p' \
+    "$out/profile.yaml" | head -n 1)")")
+if step "$fd" cloud init listed --os-cloud ci-admin \
+    --clouds-yaml "$out/clouds.yaml" --ssh-config "$out/ssh_config" \
+    --ssh 'ci-{host}' --manager stack --unit '{host}' \
+    --socket "$stack_dir/compute-{host}/control.sock" \
+    --start-rules "$stack_dir/compute-{host}/start-rules.json" \
+    --compute-log "$stack_dir/logs/nova-compute-{host}.log" \
+    --fault-injection-allowed --profile "$out/listed.yaml"; then
+    "$python" - "$out/profile.yaml" "$out/listed.yaml" <<'EOF' ||
+import sys, yaml
+stack, listed = (yaml.safe_load(open(path)) for path in sys.argv[1:])
+sys.exit(0 if stack['hosts'] == listed['hosts'] else
+         'hosts differ: %r != %r' % (stack['hosts'], listed['hosts']))
+EOF
+        failed "cloud init's profile is not stack up's"
+fi
+
+# The seed's A/B through --cloud, and the same on the process tier (its
+# own in-run stack, as root: that tier needs it), their run documents
+# equal after masking the fields faultdriver/cloud/compare.py lists,
+# each with why.
+step ">$out/cloud.json" "$fd" scenario run stale-error-migration-context \
+    "${cloud[@]}" --mode threading -f json "$@"
+echo "== $fd scenario run stale-error-migration-context --backend process"
+"$fd" scenario run stale-error-migration-context --backend process \
+    --mode threading -f json > "$out/process.json" ||
+    failed "(exit $?) the seed on the process tier"
+[ -z "${FAULTDRIVER_CLOUD_KEEP:-}" ] ||
+    cp "$out/cloud.json" "$out/process.json" "$FAULTDRIVER_CLOUD_KEEP"
+echo "== the two runs, masked, field by field"
+"$python" -m faultdriver.cloud.compare "$out/process.json" \
+    "$out/cloud.json" || failed "the cloud's run differs from the process tier's"
+
+# A runner killed mid-run (kill -9 of its process group) after the fix
+# variant restarted both computes with the run's fixes and the fault
+# crashed dest: `cloud check` names the dirty host, `cloud restore`
+# undoes what the run left (its fixes, the crashed compute, its server
+# and flavor), and `cloud check` then finds clean hosts.
+kill_mid_run() {
+    local log=$out/killed.log pid waited=0
+    echo "== kill -9 of a run on the cloud after its step 4"
+    : > "$log"
+    (cd "$out" && exec setsid "${runner[@]}" \
+        OS_CLIENT_CONFIG_FILE="$out/clouds.yaml" "$fd" scenario run \
+        stale-error-migration-context "${cloud[@]}" --variant fix \
+        --mode threading -f value) > "$log" 2>&1 &
+    pid=$!
+    # Step 4 waits until the crash left the migration 'error'; step 5
+    # then waits an RPC timeout: nothing changes on the hosts there.
+    until grep -q '^\[fix\]  4/22 .* ok' "$log"; do
+        if ! kill -0 "$pid" 2> /dev/null || [ "$waited" -ge 600 ]; then
+            cat "$log"
+            failed "the run ended or took 300 s before its step 4"
+            kill -9 -- "-$pid" 2> /dev/null
+            return 1
+        fi
+        sleep 0.5
+        waited=$((waited + 1))
+    done
+    if [ "$(ps -o pgid= -p "$pid" | tr -d ' ')" != "$pid" ]; then
+        failed "the run (pid $pid) does not lead its process group"
+        kill -9 "$pid"
+        return 1
+    fi
+    kill -9 -- "-$pid"
+    wait "$pid" 2> /dev/null
+    cat "$log"
+    echo "== killed (pid $pid and its group)"
+    local said rc
+    echo "== cloud check ci (expected: exit 2, src dirty)"
+    said=$(as_runner "$fd" cloud check ci --profile "$out/profile.yaml" 2>&1)
+    rc=$?
+    echo "$said"
+    if [ "$rc" -ne 2 ] || ! grep -q \
+            "ci-compute1: dirty host (.*fixes stale_migration_context" \
+            <<< "$said"; then
+        failed "cloud check after the kill: exit $rc, expected 2 naming" \
+            "ci-compute1 and its run's fixes"
+    fi
+    echo "== cloud restore ci"
+    said=$(as_runner "$fd" cloud restore ci --profile "$out/profile.yaml" \
+        2>&1) || failed "(exit $?) cloud restore"
+    echo "$said"
+    grep -q "ci-compute1: started again without the run's fixes" \
+        <<< "$said" || failed "cloud restore did not restart src"
+    grep -q "deleted server" <<< "$said" ||
+        failed "cloud restore deleted no server"
+    step "$fd" cloud check ci --profile "$out/profile.yaml"
+}
+kill_mid_run
 exit "$status"

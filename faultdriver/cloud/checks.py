@@ -90,13 +90,22 @@ def refusals(host: profile_module.HostProfile,
 def dirt(host: profile_module.HostProfile, status: Status,
          start_rules_left: bool = False) -> typing.List[str]:
     """What a run (maybe a killed one) left on ``host``: rules, held
-    barriers, a start-rules file not consumed yet."""
+    barriers, the timer's periodic off, a variant's fixes from a run's
+    start-rules file (a run ends by starting the compute without them),
+    a start-rules file not consumed yet -- each what ``cloud restore``
+    undoes."""
     found = []
     if status.get('rules'):
         found.append('%d rules armed' % status['rules'])
     if status.get('held'):
         found.append('barriers held: %s' % ', '.join(
             '%s=%s' % item for item in sorted(status['held'].items())))
+    if status.get('timer') is False:
+        found.append('timer periodic off')
+    start = status.get('start_rules')
+    if isinstance(start, dict) and start.get('tracker_patches'):
+        found.append('fixes %s from run %s\'s start rules' % (
+            ', '.join(start['tracker_patches']), start.get('run_id')))
     if start_rules_left:
         found.append('start rules file %s waits' % host.start_rules)
     return found

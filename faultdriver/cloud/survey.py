@@ -9,6 +9,7 @@ the fact.
 
 import dataclasses
 import glob
+import math
 import os
 import time
 import typing
@@ -36,6 +37,8 @@ class HostReport:
     reached_by: str
     clock_offset: float
     advice: typing.Tuple[str, ...]
+    #: Its ``rpc_response_timeout`` (None: its status does not say).
+    rpc_timeout: typing.Optional[float] = None
 
     def row(self) -> typing.Dict[str, object]:
         return dataclasses.asdict(self)
@@ -65,8 +68,26 @@ def check_hosts(profile: profile_module.Profile,
             faultdriver=str(status.get('faultdriver_version')),
             reached_by=computes.transport(alias).mode.get(host.socket, '?'),
             clock_offset=round(reading.offset, 3),
-            advice=tuple(checks.advice(host, reading))))
+            advice=tuple(checks.advice(host, reading)),
+            rpc_timeout=checks.same_setting({alias: reading},
+                                            'rpc_response_timeout')))
     return found
+
+
+def rpc_timeout(found: typing.Sequence[HostReport]) -> typing.Optional[int]:
+    """The computes' one ``rpc_response_timeout`` in whole seconds
+    (rounded up), which a sweep's ``delay`` must outlast; None when a
+    host does not say; HostRefused naming the hosts when they differ
+    (a caller's wait would depend on the host called)."""
+    values = {r.rpc_timeout for r in found}
+    if None in values or not values:
+        return None
+    if len(values) > 1:
+        raise errors.HostRefused(
+            ', '.join(r.ssh for r in found), 'rpc_response_timeout differs '
+            'between the computes', ', '.join(
+                '%s: %ss' % (r.host, r.rpc_timeout) for r in found))
+    return int(math.ceil(typing.cast(float, values.pop())))
 
 
 def check(profile: profile_module.Profile,
@@ -227,38 +248,122 @@ def restore(profile: profile_module.Profile) -> typing.List[str]:
     return said
 
 
+#: The scenarios' host names, given in order to the computes ``cloud
+#: init`` finds (every bundled scenario has these two).
+ALIASES = ('src', 'dest')
+#: What a ``cloud init`` template may name.
+HOST_FIELD = '{host}'
+
+
+def listed_computes(cloud: typing.Any,
+                    wanted: typing.Sequence[str] = ()
+                    ) -> typing.List[typing.Tuple[str, str]]:
+    """``(host, nodename)`` of the computes the compute API lists: its
+    enabled nova-compute services that are up, each with its one
+    hypervisor; ``wanted`` (service hosts) picks them and their order,
+    else all, sorted by host.  HostRefused naming a wanted host the API
+    does not list as such."""
+    services = {s['host']: s for s in cloud.get(
+        '/os-services?binary=nova-compute', translate=False)['services']}
+    nodes: typing.Dict[str, typing.List[str]] = {}
+    for node in cloud.get('/os-hypervisors/detail',
+                          translate=False)['hypervisors']:
+        host = (node.get('service') or {}).get('host')
+        nodes.setdefault(str(host), []).append(
+            str(node['hypervisor_hostname']))
+    usable = {host: nodes[host] for host, service in services.items()
+              if service.get('status') == 'enabled' and
+              service.get('state') == 'up' and len(nodes.get(host, ())) == 1}
+    for host in wanted:
+        if host not in usable:
+            raise errors.HostRefused(
+                host, checks.HOST_MISMATCH, 'the compute API lists no '
+                'enabled nova-compute that is up with one hypervisor on '
+                'host %r (it lists %s)' % (host, ', '.join(sorted(usable))
+                                           or 'none'))
+    return [(host, usable[host][0]) for host in (wanted or sorted(usable))]
+
+
+def _filled(template: str, host: typing.Optional[str], what: str) -> str:
+    if HOST_FIELD not in template:
+        return template
+    if host is None:
+        raise profile_module.ProfileError(
+            '%s %s: %s names the host the compute API lists; with --host '
+            'ALIAS=SSH give each value itself' % (what, template,
+                                                  HOST_FIELD))
+    return template.replace(HOST_FIELD, host)
+
+
 def init(name: str, cloud: str, targets: typing.Mapping[str, str],
          socket: str, manager: str, unit: str, log: typing.Tuple[str, str],
          start_rules: str, ssh_config: typing.Optional[str] = None,
          clouds_yaml: typing.Optional[str] = None,
-         allowed: bool = False, api: bool = True) -> typing.Dict[str, object]:
-    """A profile for cloud ``cloud`` from each host's status (``targets``:
-    alias -> ssh target), checked (``api``) against the compute API's
-    services and hypervisors."""
+         allowed: bool = False, api: bool = True,
+         ssh: str = HOST_FIELD, computes: typing.Sequence[str] = (),
+         said: typing.Optional[typing.List[str]] = None
+         ) -> typing.Dict[str, object]:
+    """A profile for cloud ``cloud`` from each host's status, checked
+    (``api``) against the compute API's services and hypervisors.
+
+    ``targets`` (alias -> ssh target) names the hosts; without them the
+    compute API lists them (:func:`listed_computes`, ``computes``
+    picking), the first two becoming ALIASES, each reached at ``ssh``
+    with ``{host}`` its service host; ``socket``, ``unit``,
+    ``start_rules`` and a log file may name ``{host}`` too.  What is
+    left out is said in ``said``."""
+    said = [] if said is None else said
+    draft = profile_module.Profile(
+        path=profile_module.path_of(name), cloud=cloud,
+        fault_injection_allowed=allowed, hosts={},
+        clouds_yaml=clouds_yaml, ssh_config=ssh_config)
+    known: typing.Dict[str, typing.Optional[str]] = {
+        alias: None for alias in targets}
+    targets = dict(targets)
+    if not targets:
+        from faultdriver.cloud import api as api_module
+        listed = listed_computes(api_module.connect(draft), computes)
+        if len(listed) < len(ALIASES):
+            raise errors.HostRefused(
+                ', '.join(h for h, _n in listed) or cloud, 'too few computes',
+                'the compute API lists %d enabled nova-compute services '
+                'that are up; the scenarios need %d' % (len(listed),
+                                                        len(ALIASES)))
+        for (listed_host, _node), alias in zip(listed, ALIASES):
+            targets[alias] = _filled(ssh, listed_host, '--ssh')
+            known[alias] = listed_host
+        said.extend('left out %s (name the computes with --compute)'
+                    % left for left, _node in listed[len(ALIASES):])
     hosts = {}
-    for alias, ssh in targets.items():
-        with transport.Transport(transport.SshTarget(ssh, ssh_config)) \
+    for alias, target in targets.items():
+        host = known[alias]
+        where = _filled(socket, host, '--socket')
+        with transport.Transport(transport.SshTarget(target, ssh_config)) \
                 as reached:
             from faultdriver.control import client
-            status = client.Client(reached.control_socket(socket)).status()
+            status = client.Client(reached.control_socket(where)).status()
         probe = profile_module.HostProfile(
-            alias=alias, ssh=ssh, host=str(status.get('host')),
+            alias=alias, ssh=target, host=str(status.get('host')),
             nodename=str((status.get('nodenames') or [''])[0]),
-            manager=manager, unit=unit, socket=socket,
-            journal=str(status.get('journal')), log=log,
-            start_rules=start_rules)
+            manager=manager, unit=_filled(unit, host, '--unit'),
+            socket=where, journal=str(status.get('journal')),
+            log=(log[0], _filled(log[1], host, '--log-file')),
+            start_rules=_filled(start_rules, host, '--start-rules'))
         refused = checks.refusals(probe, status)
+        if host is not None and probe.host != host:
+            refused.insert(0, errors.HostRefused(
+                target, checks.HOST_MISMATCH, 'the compute API lists host '
+                '%r; its FaultDriver at %s says %r' % (host, where,
+                                                       probe.host)))
         if refused:
             raise refused[0]
         if not status.get('journal'):
             raise errors.HostRefused(
-                ssh, 'no journal file', 'set [fault_injection] journal_path '
-                'on its nova-compute: a crash is read back from it')
+                target, 'no journal file', 'set [fault_injection] '
+                'journal_path on its nova-compute: a crash is read back '
+                'from it')
         hosts[alias] = probe
-    data = profile_module.Profile(
-        path=profile_module.path_of(name), cloud=cloud,
-        fault_injection_allowed=allowed, hosts=hosts,
-        clouds_yaml=clouds_yaml, ssh_config=ssh_config)
+    data = dataclasses.replace(draft, hosts=hosts)
     if api:
         from faultdriver.cloud import api as api_module
         from faultdriver.cloud import runner

@@ -102,9 +102,23 @@ def use_cloud(parsed_args, hosts=None, wanted_by='--cloud'):
         raise exception.ScenarioError('%s: expected --cloud NAME (or '
                                       '--profile PATH)' % wanted_by)
     profile = profile_module.load(parsed_args.cloud, parsed_args.profile)
-    survey.check(profile, [h for h in (hosts or profile.hosts)
-                           if h in profile.hosts])
+    found = survey.check(profile, [h for h in (hosts or profile.hosts)
+                                   if h in profile.hosts])
     os.environ[launch.CLOUD_PROFILE] = os.path.abspath(profile.path)
+    use_rpc_timeout(survey.rpc_timeout(found))
+
+
+def use_rpc_timeout(seconds):
+    """The cloud tier's ``rpc_timeout`` is the cloud's own (its
+    computes' ``rpc_response_timeout``, from their status), not the CI
+    cloud's default: a sweep's ``delay`` fault outlasts it by a second,
+    so that the caller gives up while the step goes on."""
+    import dataclasses
+
+    from faultdriver.scenario import tiers
+    if seconds is not None:
+        tiers.TIERS[tiers.CLOUD] = dataclasses.replace(
+            tiers.TIERS[tiers.CLOUD], rpc_timeout=seconds)
 
 
 def cloud_backend(parsed_args, hosts=None):
@@ -181,14 +195,19 @@ class CloudRestore(_ProfileCommand):
 
 
 class CloudInit(command.Command):
-    """Write a cloud's profile from its computes' own status.
+    """Write a cloud's profile from its compute API and its computes'
+    own status.
 
-    Each ``--host ALIAS=SSH`` is reached, its FaultDriver's status read
-    (its Nova host, nodename and journal), checked as ``cloud check``
-    does and against the compute API's services; the profile is written
-    to ~/.config/faultdriver/clouds/NAME.yaml (or --profile PATH).
-    Without --fault-injection-allowed it says false, and runs refuse it
-    until the cloud's owner changes that.
+    The compute API lists the computes (enabled nova-compute services
+    that are up, each with its hypervisor; ``--compute HOST`` picks and
+    orders them): the first two become the scenarios' ``src`` and
+    ``dest``, each reached at ``--ssh`` (``{host}``: its service host).
+    Or each ``--host ALIAS=SSH`` names one.  Each is reached, its
+    FaultDriver's status read (its Nova host, nodename and journal),
+    checked as ``cloud check`` does and against the compute API; the
+    profile is written to ~/.config/faultdriver/clouds/NAME.yaml (or
+    --profile PATH).  Without --fault-injection-allowed it says false,
+    and runs refuse it until the cloud's owner changes that.
     """
 
     def get_parser(self, prog_name):
@@ -199,18 +218,34 @@ class CloudInit(command.Command):
                                  "credentials (default: NAME)")
         parser.add_argument('--clouds-yaml', metavar='FILE')
         parser.add_argument('--ssh-config', metavar='FILE')
-        parser.add_argument('--host', action='append', required=True,
+        parser.add_argument('--host', action='append', default=[],
                             metavar='ALIAS=SSH',
                             help='a scenario host and its ssh target '
                                  '(repeat: --host src=devstack0a '
-                                 '--host dest=devstack0b)')
+                                 '--host dest=devstack0b; default: the '
+                                 'computes the compute API lists)')
+        parser.add_argument('--compute', action='append', default=[],
+                            metavar='HOST',
+                            help='of the computes the API lists, this '
+                                 'service host (repeat: the first is src, '
+                                 'the second dest; default: the first two '
+                                 'by name)')
+        parser.add_argument('--ssh', default='{host}', metavar='TEMPLATE',
+                            help='the ssh target of a listed compute, '
+                                 '{host} its service host (default: '
+                                 '%(default)s)')
         parser.add_argument('--socket', required=True, metavar='PATH',
-                            help='the control socket on each host')
+                            help='the control socket on each host '
+                                 '({host}: a listed compute\'s host, also '
+                                 'in --unit, --compute-log, --start-rules)')
         parser.add_argument('--manager', default='systemd',
                             choices=('systemd', 'docker', 'podman',
                                      'stack'))
         parser.add_argument('--unit', default='devstack@n-cpu')
-        parser.add_argument('--log-file', metavar='PATH')
+        # Not --log-file: that is cliff's own (the command's log).
+        parser.add_argument('--compute-log', metavar='PATH',
+                            help="nova-compute's log file on each host "
+                                 "(default: journald's records of --unit)")
         parser.add_argument('--start-rules', required=True, metavar='PATH',
                             help="[fault_injection] start_rules_path on "
                                  "each host")
@@ -221,6 +256,7 @@ class CloudInit(command.Command):
 
     def take_action(self, parsed_args):
         import os
+        import typing
 
         import yaml
 
@@ -228,24 +264,36 @@ class CloudInit(command.Command):
         from faultdriver.cloud import survey
         from faultdriver import exception
         targets = {}
+        if parsed_args.host and parsed_args.compute:
+            raise exception.ScenarioError(
+                '--host and --compute: expected one of them (--compute '
+                'picks among the computes the API lists)')
         for each in parsed_args.host:
             alias, _, ssh = each.partition('=')
             if not alias or not ssh:
                 raise exception.ScenarioError(
                     '--host %s: expected ALIAS=SSH' % each)
             targets[alias] = ssh
-        log = ('file', parsed_args.log_file) if parsed_args.log_file \
+        said: list = []
+        log = ('file', parsed_args.compute_log) \
+            if parsed_args.compute_log \
             else ('journald', parsed_args.unit)
         data = survey.init(
             parsed_args.cloud, parsed_args.os_cloud or parsed_args.cloud,
             targets, parsed_args.socket, parsed_args.manager,
             parsed_args.unit, log, parsed_args.start_rules,
             parsed_args.ssh_config, parsed_args.clouds_yaml,
-            parsed_args.fault_injection_allowed)
+            parsed_args.fault_injection_allowed, ssh=parsed_args.ssh,
+            computes=parsed_args.compute, said=said)
         path = parsed_args.profile or profile_module.path_of(
             parsed_args.cloud)
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         with open(path, 'w') as f:
             yaml.safe_dump(data, f, sort_keys=False)
-        self.app.stdout.write('wrote %s\n' % path)
+        for line in said:
+            self.app.stdout.write(line + '\n')
+        hosts = typing.cast(dict, data['hosts'])
+        self.app.stdout.write('wrote %s: %s\n' % (path, ', '.join(
+            '%s=%s' % (alias, host['host'])
+            for alias, host in hosts.items())))
         return 0

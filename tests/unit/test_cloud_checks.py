@@ -39,10 +39,17 @@ def test_each_refusal_names_the_host_and_the_fact(changed, fact):
 
 
 def test_what_a_run_left_is_dirt():
-    status = dict(GOOD, rules=2, held={'away': 1})
+    status = dict(GOOD, rules=2, held={'away': 1}, timer=False,
+                  tracker_fixes=['stale_migration_context'],
+                  start_rules={'run_id': 'r1', 'deadline': 0,
+                               'tracker_patches': [
+                                   'stale_migration_context']})
     assert checks.dirt(HOST, status, start_rules_left=True) == [
-        '2 rules armed', 'barriers held: away=1',
+        '2 rules armed', 'barriers held: away=1', 'timer periodic off',
+        "fixes stale_migration_context from run r1's start rules",
         'start rules file /r waits']
+    # Fixes nova.conf gives (no start-rules file) are the cloud's own.
+    assert checks.dirt(HOST, dict(GOOD, tracker_fixes=['x'])) == []
     refused = checks.dirty(HOST, checks.dirt(HOST, status))
     assert (refused.host, refused.fact) == ('fd-b', checks.DIRTY)
     assert 'cloud restore' in str(refused)

@@ -1,0 +1,82 @@
+"""Two runs of a scenario on two tiers compared field by field after
+masking (faultdriver.cloud.compare): what may differ between two correct
+runs is masked, each with its why; anything else that differs is found,
+named by its path."""
+
+import json
+
+from faultdriver.cloud import compare
+
+UUID = '6a5269a4-1b2c-4d3e-8f90-0123456789ab'
+OTHER = 'f79013ec-aaaa-4bbb-8ccc-dddddddddddd'
+
+
+def run(backend, server_id, seconds, migrations, fault_host='dest'):
+    return {'scenario': 'seed', 'exit_code': 0, 'variants': {'stock': {
+        'backend': backend, 'wall_seconds': seconds,
+        'topology': {'src': {'host': backend}},
+        'timeline': [{'index': 1, 'step': 'wait-migration', 'start': seconds,
+                      'seconds': 1.5, 'status': 'ok',
+                      'detail': 'migration 1 (%s) error' % server_id[:8]}],
+        'state': {'servers': {'s1': {'id': server_id, 'host': 'src'}},
+                  'migrations': migrations,
+                  'hosts': {'dest': {'allocations': {server_id: {'PCPU': 2}}}},
+                  'faults': [{'kind': 'fault', 'host': fault_host,
+                              'time': seconds, 'instance': server_id,
+                              'rule_index': 7}]},
+        'verdict': 'bug reproduced'}}}
+
+
+def test_runs_that_differ_only_in_masked_fields_are_equal():
+    a = run('process', UUID, 84.4, [{'id': 1, 'status': 'error'}])
+    b = run('cloud', OTHER, 90.8, [{'id': 12, 'status': 'error'}])
+    assert compare.differences(compare.masked(a), compare.masked(b)) == []
+
+
+def test_a_difference_outside_the_masks_is_found_by_its_path():
+    a = run('process', UUID, 84.4, [{'id': 1, 'status': 'error'}])
+    b = run('cloud', OTHER, 90.8, [{'id': 12, 'status': 'completed'}],
+            fault_host='src')
+    assert compare.differences(compare.masked(a), compare.masked(b)) == [
+        'variants.stock.state.faults[0].host: "dest" != "src"',
+        'variants.stock.state.migrations[0].status: "error" != "completed"']
+
+
+def test_masked_keys_keep_how_many_there_are():
+    # Placement's allocations by consumer uuid: masked alike, not merged.
+    a = run('process', UUID, 1, [])
+    b = run('cloud', OTHER, 1, [])
+    b['variants']['stock']['state']['hosts']['dest']['allocations'][
+        UUID] = {'PCPU': 2}
+    assert compare.differences(compare.masked(a), compare.masked(b)) == [
+        'variants.stock.state.hosts.dest.allocations.<uuid>: '
+        '[{"PCPU": 2}] != [{"PCPU": 2}, {"PCPU": 2}]']
+
+
+def test_a_missing_step_or_field_is_a_difference():
+    a = run('process', UUID, 1, [])
+    b = run('cloud', UUID, 1, [])
+    b['variants']['stock']['timeline'] = []
+    del b['variants']['stock']['verdict']
+    found = compare.differences(compare.masked(a), compare.masked(b))
+    assert found[0].startswith('variants.stock.timeline: [')
+    assert found[1] == 'variants.stock.verdict: only in the first'
+
+
+def test_every_mask_says_why():
+    assert all(why.strip() for why in compare.MASKED_KEYS.values())
+    assert all(why.strip() for _p, _r, why in compare.MASKED_TEXTS)
+
+
+def test_the_command_exits_1_on_a_difference_2_on_a_bad_file(tmp_path,
+                                                             capsys):
+    a, b, bad = (tmp_path / n for n in ('a.json', 'b.json', 'bad.json'))
+    a.write_text(json.dumps(run('process', UUID, 1, [])))
+    b.write_text(json.dumps(run('cloud', OTHER, 2, [])))
+    assert compare.main([str(a), str(b)]) == 0
+    b.write_text(json.dumps(run('cloud', OTHER, 2, [], fault_host='src')))
+    assert compare.main([str(a), str(b)]) == 1
+    assert 'faults[0].host' in capsys.readouterr().out
+    bad.write_text('{"variants": []}')
+    assert compare.main([str(a), str(bad)]) == 2
+    assert '%s: key variants' % bad in capsys.readouterr().err
