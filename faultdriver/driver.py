@@ -33,6 +33,7 @@ from faultdriver import manager_tasks
 from faultdriver import novacompat
 from faultdriver import pinning
 from faultdriver import points
+from faultdriver import rpcmessage
 from faultdriver import rpcstarted
 from faultdriver import rules as rules_module
 from faultdriver import servicecall
@@ -178,6 +179,7 @@ class FaultDriver(_Delegating):
         self._fault_control = None
         self._fault_timer = None
         self._fault_rpc = None
+        self._fault_messages = None
         self._report(rules, enabled, inner_class)
 
     def _report(self, rules, enabled, inner_class):
@@ -218,6 +220,9 @@ class FaultDriver(_Delegating):
             manager = periodic_action.manager_of(self)
             self._fault_timer = timer_module.TimerSwitch(manager)
             self._fault_rpc = rpcstarted.RpcStarted(manager)
+            # Service.start builds the RPC servers after init_host.
+            self._fault_messages = rpcmessage.RpcMessages(
+                manager, self._fault_engine)
         # Control first, so a rule on init_host itself can be controlled.
         self._start_control()
         try:
@@ -241,10 +246,11 @@ class FaultDriver(_Delegating):
         servicecall.uninstall(self._fault_engine)
         # The timer's list first: the tracker's hooks put in the list it
         # gives back.
-        for hook in (self._fault_timer, self._fault_rpc):
+        for hook in (self._fault_timer, self._fault_rpc,
+                     self._fault_messages):
             if hook is not None:
                 hook.close()
-        self._fault_timer = self._fault_rpc = None
+        self._fault_timer = self._fault_rpc = self._fault_messages = None
         tracker_install.uninstall(self._fault_tracker)
         self._fault_tracker = None
 
@@ -305,6 +311,12 @@ class FaultDriver(_Delegating):
         why = servicecall.unreachable(rule.point)
         if why is not None:
             raise ValueError('rule %r would never fire: %s' % (text, why))
+        if rule.point.startswith(rpcmessage.PREFIX) and \
+                self._fault_messages is None:
+            raise ValueError(
+                'rule %r: %s is an RPC point and this service has no RPC '
+                'server hooked (FaultDriver runs outside a compute '
+                'manager), so it would never fire' % (text, rule.point))
         if rule.point.startswith('tracker.') and self._fault_tracker is None:
             raise ValueError(
                 'rule %r: %s is a resource-tracker point and this service '

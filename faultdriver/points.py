@@ -7,7 +7,10 @@ Tracker points (``tracker.<name>``) come from the ``tracker`` section of
 the same file (:mod:`faultdriver.tracker` hooks them); service-call points
 (``network.*``, ``volume.*``, ``placement.*``) from its ``service``
 section (:mod:`faultdriver.servicecall` fires them at the HTTP request
-beneath the Nova client method each is named after).
+beneath the Nova client method each is named after); RPC points
+(``rpc.*``) from its ``rpc`` section (:mod:`faultdriver.rpcmessage` fires
+them where this compute's RPC server hands an incoming message to the
+manager method each is named after).
 """
 
 import dataclasses
@@ -24,7 +27,7 @@ class Point:
     """A named place where rules can fire, before and after."""
 
     name: str
-    kind: str                     # 'driver', 'tracker' or 'service'
+    kind: str                     # 'driver', 'tracker', 'service', 'rpc'
     roles: tuple = ()             # empty: not fixed
     operations: tuple = ()        # empty: not on a move path
     raises: tuple = ()
@@ -34,6 +37,12 @@ class Point:
     produces: tuple = ()
     #: Service points: the Nova method that is the step (dotted).
     method: str = ''
+    #: RPC points: how the manager's method is reached: 'call' or
+    #: 'cast' ('' for other points).
+    rpc: str = ''
+    #: RPC points: the caller gives ``call_monitor_timeout`` (heartbeats
+    #: while the server works; ``long_rpc_timeout`` as its timeout).
+    monitored: bool = False
 
 
 @functools.lru_cache(maxsize=None)
@@ -83,4 +92,13 @@ def catalogue():
             raises=(), produces=tuple(service_facts.get('produces', ())),
             method=service_facts['method'],
             doc=service_facts.get('doc', ''))
+    for name, rpc_facts in data.get('rpc', {}).items():
+        points['rpc.' + name] = Point(
+            name='rpc.' + name, kind='rpc',
+            roles=tuple(rpc_facts.get('roles', ())),
+            operations=tuple(rpc_facts.get('operations', ())),
+            raises=(), rpc=rpc_facts['rpc'],
+            monitored=bool(rpc_facts.get('monitored', False)),
+            method='nova.compute.manager.ComputeManager.' + name,
+            doc=rpc_facts.get('doc', ''))
     return points

@@ -374,6 +374,11 @@ def validate(rule, catalogue, actions):
             action.check(term, point)
         except ValueError as exc:
             raise RuleError(text, None, 'action %r: %s' % (term.action, exc))
+        phases = getattr(action, 'phases', None)
+        if phases is not None and rule.phase not in phases:
+            raise RuleError(text, None, 'action %r acts at phase %s only, '
+                            'not %s' % (term.action, ' or '.join(phases),
+                                        rule.phase))
     for term in rule.terms[:-1]:
         # A P% term below 100 lets the hits that lose its roll through.
         if term.count is None and (term.percent or 100) >= 100:

@@ -18,6 +18,8 @@ class Action:
         typing.Tuple[str, typing.Callable[[str], typing.Any]], ...] = ()
     #: How many leading parameters are required.
     required = 0
+    #: The phases a rule may fire it at; None: any the point has.
+    phases: typing.Optional[typing.Tuple[str, ...]] = None
 
     def __init__(self, term):
         self.term = term

@@ -6,12 +6,14 @@ from cliff import lister
 
 
 class Points(lister.Lister):
-    """List the injection points (driver methods, tracker steps and the
-    Nova client methods of service calls)."""
+    """List the injection points (driver methods, tracker steps, the
+    Nova client methods of service calls and the compute manager's RPC
+    methods)."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument('--kind', choices=('driver', 'tracker', 'service'),
+        parser.add_argument('--kind',
+                            choices=('driver', 'tracker', 'service', 'rpc'),
                             help='only points of this kind')
         parser.add_argument('--operation',
                             help='only points a move operation uses, e.g. '
@@ -19,7 +21,8 @@ class Points(lister.Lister):
         parser.add_argument('--raises', action='store_true',
                             help='show the exceptions raise() accepts; at '
                                  'a service-call point, what Nova\'s client '
-                                 'gives its caller per failure kind')
+                                 'gives its caller per failure kind; at an '
+                                 'RPC point, how the message is sent')
         return parser
 
     def take_action(self, parsed_args):
@@ -44,10 +47,20 @@ class Points(lister.Lister):
                    point.tracker_lock if data else
                    ('yes' if point.tracker_lock else 'no')]
             if parsed_args.raises:
-                row.append(items(point.produces, '', '; ') if point.kind ==
-                           'service' else items(point.raises, ''))
+                row.append(_raises(point, items))
             rows.append(row)
         return columns, rows
+
+
+def _raises(point, items):
+    """The Raises column: what a fault there gives Nova."""
+    if point.kind == 'service':
+        return items(point.produces, '', '; ')
+    if point.kind == 'rpc':
+        # No raise() here: a caller sees its reply, or none.
+        return items([point.rpc + (' with call_monitor_timeout'
+                                   if point.monitored else '')], '')
+    return items(point.raises, '')
 
 
 class Actions(lister.Lister):

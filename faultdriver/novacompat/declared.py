@@ -12,6 +12,8 @@ Nova's functional-test fixtures), ``scenario`` (log lines that scenario
 expectations count).
 """
 
+import types
+
 from faultdriver import novacompat
 from faultdriver.novacompat import shapes as s
 from faultdriver.novacompat import texts
@@ -23,6 +25,7 @@ RT = 'nova.compute.resource_tracker'
 TRACKER = RT + '.ResourceTracker'
 PERIODIC = TRACKER + '._update_available_resource'
 MANAGER = 'nova.compute.manager.ComputeManager'
+ENDPOINT_WRAPPER = 'nova.service._TrackingEndpointWrapper'
 FAKE_RPC = 'oslo_messaging._drivers.impl_fake'
 FAKELIBVIRT = 'nova.tests.fixtures.libvirt'
 TRACKER_LOCK = 'utils.synchronized(COMPUTE_RESOURCE_SEMAPHORE, fair=True)'
@@ -101,6 +104,18 @@ def _service_points():
             method, *_STEP_CALLS[name.partition('.')[0]]),
             'service-call point %s (faultdriver.servicecall)' % name))
     return found
+
+
+_RPC = ('RPC points fire where this compute\'s RPC server hands a message '
+        'to its manager (faultdriver.rpcmessage)')
+
+
+def _rpc_points():
+    """One assumption per RPC point: the compute manager still has the
+    method the incoming message runs."""
+    return [A(MANAGER + '.' + name, s.Exists(), 'RPC point rpc.%s '
+              '(faultdriver.rpcmessage)' % name)
+            for name in points.facts().get('rpc', {})]
 
 
 def _raised():
@@ -285,6 +300,56 @@ ASSUMPTIONS = [
       s.CallsInOrder('client_args = dict(session=session',
                      'ClientWrapper(clientv20.Client(**client_args)'),
       _SERVICE + ': neutronclient sends through a keystoneauth session'),
+    # -- RPC points (faultdriver.rpcmessage) -------------------------------
+    *_rpc_points(),
+    A('oslo_messaging.get_rpc_server',
+      s.Params('transport', 'target', 'endpoints'),
+      _RPC + ': the compute\'s servers are hooked as they are built'),
+    A('nova.rpc.get_server', s.CallsInOrder('messaging.get_rpc_server('),
+      _RPC + ': Nova builds its servers with oslo_messaging.get_rpc_server'),
+    A('nova.rpc.messaging', s.Exists(types.ModuleType),
+      _RPC + ': nova.rpc reaches oslo_messaging as messaging'),
+    A('nova.service.Service.start',
+      s.CallsInOrder('self.manager.init_host(',
+                     'manager_endpoint = _TrackingEndpointWrapper('
+                     'self.manager)', 'endpoints = [', 'manager_endpoint,',
+                     'self.rpcserver = rpc.get_server(target, endpoints',
+                     'self.rpcserver.start()',
+                     'target_alt, endpoints, serializer)',
+                     'self.rpcserver_alt.start()'),
+      _RPC + ': both servers are built after init_host (where FaultDriver '
+      "waits for them), the manager's wrapper their first endpoint, and "
+      'hooked before they start'),
+    A(ENDPOINT_WRAPPER + '.__init__', s.Assigns('self._endpoint'),
+      _RPC + ": a server is this compute's when its first endpoint wraps "
+      'this manager'),
+    A('oslo_messaging.server.MessageHandlingServer.__init__',
+      s.Assigns('self.dispatcher'), _RPC + ": the server's dispatcher"),
+    A('oslo_messaging.rpc.server.RPCServer._process_incoming',
+      s.All(s.Params('self', 'incoming'),
+            s.CallsInOrder('message = incoming[0]', 'message.acknowledge()',
+                           'res = self.dispatcher.dispatch(message)',
+                           'message.reply(res)',
+                           'message.reply(failure=failure)')),
+      _RPC + ': the message acknowledged, dispatched, then replied to '
+      '(drop and lostreply keep the reply)'),
+    A('oslo_messaging.rpc.dispatcher.RPCDispatcher.dispatch',
+      s.CallsInOrder('watchdog_thread.start()',
+                     'return self._do_dispatch(endpoint, method, ctxt, args)',
+                     'completion_event.set()'),
+      _RPC + ': call-monitor heartbeats go on while _do_dispatch runs '
+      '(a delay there keeps a monitored caller waiting)'),
+    A('oslo_messaging.rpc.dispatcher.RPCDispatcher._do_dispatch',
+      s.All(s.Params('self', 'endpoint', 'method', 'ctxt', 'args'),
+            s.CallsInOrder('self.serializer.deserialize_entity(ctxt, arg)',
+                           'func = getattr(endpoint, method)',
+                           'result = func(ctxt, **new_args)')),
+      _RPC + ': the point fires with the deserialized arguments, before '
+      "Nova's endpoint method"),
+    A('nova.tests.fixtures.nova.CellDatabases._wrap_get_server',
+      s.CallsInOrder('messaging.get_rpc_server('),
+      _RPC + ": the functional tests' servers are built the same way",
+      'harness'),
     # -- fake_numa ---------------------------------------------------------
     A('nova.virt.fake.FakeDriverWithoutFakeNodes', s.Exists(type),
       'the fake_numa inner driver (its base class)', 'fake_numa'),

@@ -52,6 +52,13 @@ class Provision(enum.Enum):
         'block storage',
         'volumes a server boots from or attaches (a Cinder, or a stand-in '
         'that keeps its attachments per host)')
+    CALL_HEARTBEATS = (
+        'call-monitor heartbeats',
+        'an RPC call made with call_monitor_timeout gets heartbeats while '
+        'the server works, so a dropped message or a lost reply times it '
+        'out after call_monitor_timeout, a slow handler only after '
+        'long_rpc_timeout (a real broker; the embedded Nova\'s fake '
+        'transport sends none and waits the whole timeout)')
     NETWORK = (
         'a network',
         'ports and their bindings per host (a Neutron, or a stand-in '
@@ -229,7 +236,8 @@ TIERS = {tier.name: tier for tier in (
          extra='process',
          # The block-storage and network stand-ins (process/*_standin.py).
          provides=frozenset({Provision.BLOCK_STORAGE, Provision.NETWORK,
-                             Provision.PROCESS_PER_HOST})),
+                             Provision.PROCESS_PER_HOST,
+                             Provision.CALL_HEARTBEATS})),
     Tier('libvirt', 'Nova as processes on real libvirt + QEMU',
          'as real processes on real libvirtd + QEMU per host (also '
          'libvirt-daemon-system, qemu-system-x86, qemu-utils, root and '
@@ -250,7 +258,8 @@ TIERS = {tier.name: tier for tier in (
          rpc_timeout=PROCESSES_RPC_TIMEOUT, extra='cloud', remote=True,
          # Each host's nova-compute is a process (a unit) of its own;
          # volumes, ports and the hypervisor's guests are not read yet.
-         provides=frozenset({Provision.PROCESS_PER_HOST})),
+         provides=frozenset({Provision.PROCESS_PER_HOST,
+                             Provision.CALL_HEARTBEATS})),
 )}
 NAMES = tuple(TIERS)
 #: The tiers ``--backend`` names: those this machine runs itself.

@@ -42,7 +42,7 @@ LAYERS = (
     # The tracker's hooks, and what else the driver reads of and hooks on
     # the nova-compute it runs in.
     ('tracker', ('faultdriver.tracker', 'faultdriver.rpcstarted',
-                 'faultdriver.servicecall',
+                 'faultdriver.servicecall', 'faultdriver.rpcmessage',
                  'faultdriver.hostfacts', 'faultdriver.pinning')),
     ('driver', ('faultdriver.driver', 'faultdriver.virt')),
     ('scenario', ('faultdriver.scenario',)),

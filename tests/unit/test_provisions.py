@@ -42,6 +42,9 @@ NEEDING = {
         BOOT + "  - add-rule: {host: src, rule: 'live_migration: "
         "shutdown(kill_after=5)'}\n",
         'steps[1].add-rule.rule'),
+    P.CALL_HEARTBEATS: (
+        BOOT + "  - add-rule: {host: dest, rule: 'rpc.pre_live_migration: "
+        "drop'}\n", 'steps[1].add-rule.rule'),
     P.BLOCK_STORAGE: (
         BOOT + '  - attach-volume: {server: s1, volume: v1}\n',
         'steps[1].attach-volume'),

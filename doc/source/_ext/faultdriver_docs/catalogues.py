@@ -36,6 +36,8 @@ def points(kind):
 
     if kind == 'service':
         return _service_points(points_module.catalogue().values())
+    if kind == 'rpc':
+        return _rpc_points(points_module.catalogue().values())
     rows = []
     for point in points_module.catalogue().values():
         if point.kind != kind:
@@ -70,6 +72,28 @@ def _service_points(catalogue):
                            "What Nova's client gives its caller",
                            'What it is'], rows,
                           widths=[18, 7, 12, 20, 28, 15])
+
+
+def _rpc_points(catalogue):
+    """RPC points: how the message comes (call or cast, heartbeats) and
+    who sends it in a move."""
+    from faultdriver import points as points_module
+
+    facts = points_module.facts().get('rpc', {})
+    rows = [[rst.literal(point.name),
+             rst.escape(', '.join(point.roles) or 'any'),
+             rst.escape(', '.join(point.operations)),
+             rst.escape(point.rpc + (', call_monitor_timeout'
+                                     if point.monitored else '')),
+             rst.escape(facts[point.name.partition('.')[2]].get(
+                 'caller', '')),
+             rst.escape(point.doc)]
+            for point in catalogue if point.kind == 'rpc']
+    if not rows:
+        raise ValueError("no 'rpc' points in the catalogue")
+    return rst.list_table(['Point', 'Roles', 'Operations', 'Sent as',
+                           'Caller', 'What it is'], rows,
+                          widths=[22, 7, 12, 15, 18, 26])
 
 
 def rollback():
