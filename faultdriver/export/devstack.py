@@ -185,10 +185,16 @@ def settings(scenario):
             lines.append('FAULTDRIVER_RULES=%s' % shlex.quote(
                 '; '.join(texts)))
         conf = ['%s = %s' % item for item in shape.cpu_sets().items()]
-        if conf or not scenario.periodic_timer:
-            lines.append('[[post-config|$NOVA_CONF]]')
+        default = []
         if not scenario.periodic_timer:
-            lines += ['[DEFAULT]', 'update_resources_interval = -1']
+            default.append('update_resources_interval = -1')
+        if scenario.shelved_offload_time is not None:
+            default.append('shelved_offload_time = %d'
+                           % scenario.shelved_offload_time)
+        if conf or default:
+            lines.append('[[post-config|$NOVA_CONF]]')
+        if default:
+            lines += ['[DEFAULT]'] + default
         if conf:
             lines += ['[compute]'] + conf
         found[host] = lines

@@ -1,0 +1,135 @@
+"""The server operations that are not moves, as step kinds: shelve,
+shelve-offload, unshelve, rebuild, and the server's stop, start and
+reboot (``stop-server``, ``start-server``, ``reboot-server``: ``stop``
+and ``restart`` are a host's nova-compute).
+
+Why a module of registered kinds (:mod:`faultdriver.scenario.stepkinds`)
+and not ``Steps.do_<kind>`` methods: each is one API request, the same
+on every tier (the backend contract's ``post_server_action``), so its
+declaration -- schema entry, run, export -- is one record here.
+
+Like a move step, each asks the API and returns at once: the API sets
+the server's task state before it casts to the compute, and ``settle``
+(and ``recover``) wait, without failing, until the task state of every
+server an operation was asked of cleared, or stopped changing
+(:attr:`Operated.operated` in :mod:`faultdriver.scenario.recovery`).  A
+fault that makes the operation fail is the sweep's to judge, not a
+failed step.
+"""
+
+import typing
+
+from faultdriver.scenario import backend
+from faultdriver.scenario import stepkinds
+
+#: The run's steps (faultdriver.scenario.steps.Steps, which this module
+#: must not import: the registry imports it on first use).
+Steps = typing.Any
+#: faultdriver.export.writer.Writer.
+Writer = typing.Any
+
+_SERVER = {'server': {'$ref': '#/$defs/server'}}
+
+
+def _post(steps: Steps, server: str, body: typing.Dict[str, typing.Any],
+          admin: bool = False) -> None:
+    """Ask the API for ``body`` on ``server``; ``settle`` waits for it."""
+    api = steps.nova.admin_api if admin else steps.nova.api
+    api.post_server_action(steps.server(server)['id'], body)
+    steps.operated.add(server)
+
+
+def _export_post(writer: Writer, where: str, server: str, body: str,
+                 api: str = 'self.api') -> None:
+    """The request, then the wait ``settle`` makes for it: until Nova
+    cleared the server's task state (Nova's own helpers wait so)."""
+    name = writer.server(server, where)
+    head = '%s.post_server_action(%s[\'id\'], ' % (api, name)
+    if len(head) + len(body) + 9 <= 79:
+        writer.line(head + body + ')')
+    else:
+        writer.line(head)
+        writer.line('    %s)' % body)
+    writer.line('%s = self._wait_for_server_parameter(' % name)
+    writer.line("    %s, {'OS-EXT-STS:task_state': None}, max_retries=%d)"
+                % (name, backend.WAIT_TIMEOUT * 2))
+
+
+Body = typing.Callable[..., typing.Dict[str, typing.Any]]
+
+
+def _kind(name: str, description: str, body: Body, admin: bool = False,
+          extra: typing.Optional[typing.Dict[str, typing.Any]] = None,
+          ) -> stepkinds.StepKind:
+    """A kind whose request is ``body(**arguments)`` (its arguments but
+    ``server``, with their defaults: ``extra``'s schema entries)."""
+
+    def run(steps: Steps, server: str, **given: typing.Any) -> None:
+        _post(steps, server, body(**given), admin)
+
+    def export(writer: Writer, where: str, server: str,
+               **given: typing.Any) -> None:
+        _export_post(writer, where, server, repr(body(**given)),
+                     'self.admin_api' if admin else 'self.api')
+    return stepkinds.StepKind(name, run, {
+        'description': description, 'type': 'object',
+        'additionalProperties': False, 'required': ['server'],
+        'properties': dict(_SERVER, **(extra or {}))}, export,
+        operates=True)
+
+
+def _rebuild_run(steps: Steps, server: str) -> None:
+    found = steps.server(server)
+    _post(steps, server, {'rebuild': {'imageRef': _image(found)}})
+
+
+def _image(server: typing.Mapping[str, typing.Any]) -> str:
+    """The image the server was booted from (a rebuild keeps it); a
+    server booted from a volume has none to give."""
+    image = server.get('image')
+    if not image:
+        raise AssertionError('server %s was booted from a volume: a '
+                             'rebuild step rebuilds with the image the '
+                             'server has, and it has none' % server['id'])
+    return typing.cast(str, image['id'])
+
+
+def _rebuild_export(writer: Writer, where: str, server: str) -> None:
+    name = writer.server(server, where)
+    _export_post(writer, where, server,
+                 "{'rebuild': {'imageRef': %s['image']['id']}}" % name)
+
+
+KINDS = (
+    _kind('shelve', 'Shelve the server (does not wait): Nova powers it '
+          'off and snapshots it to an image; with the scenario\'s '
+          '`shelved-offload-time` 0 it also offloads it (SHELVED_OFFLOADED, '
+          'no host), with -1 it stays SHELVED on its host.',
+          lambda: {'shelve': None}),
+    _kind('shelve-offload', 'Offload a SHELVED server (does not wait), as '
+          'an admin: its guest is destroyed and its host\'s resources '
+          'freed (SHELVED_OFFLOADED, no host).',
+          lambda: {'shelveOffload': None}, admin=True),
+    _kind('unshelve', 'Unshelve the server (does not wait): a SHELVED '
+          'one is powered on where it is; a SHELVED_OFFLOADED one is '
+          'scheduled, claimed and spawned from its snapshot on a host '
+          'the scheduler picks, and the snapshot deleted.',
+          lambda: {'unshelve': None}),
+    stepkinds.StepKind('rebuild', _rebuild_run, {
+        'description': 'Rebuild the server with the image it has (does '
+        'not wait): on its own host, Nova powers it off, destroys and '
+        'spawns its guest again (the driver\'s rebuild where it has one).',
+        'type': 'object', 'additionalProperties': False,
+        'required': ['server'], 'properties': dict(_SERVER)},
+        _rebuild_export, operates=True),
+    _kind('stop-server', 'Stop the server (os-stop; does not wait): its '
+          'guest is powered off (SHUTOFF).  `stop` is a host\'s '
+          'nova-compute.', lambda: {'os-stop': None}),
+    _kind('start-server', 'Start a SHUTOFF server (os-start; does not '
+          'wait).', lambda: {'os-start': None}),
+    _kind('reboot-server', 'Reboot the server (does not wait), SOFT (the '
+          'default) or HARD.',
+          lambda type='SOFT': {'reboot': {'type': type}},
+          extra={'type': {'enum': ['SOFT', 'HARD'],
+                          'description': 'Default SOFT.'}}),
+)
