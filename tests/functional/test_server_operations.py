@@ -20,6 +20,8 @@ import sys
 
 import pytest
 
+from faultdriver.scenario import serverops
+
 DATA = pathlib.Path(__file__).parent / 'data'
 
 
@@ -54,6 +56,9 @@ def test_every_operation_reaches_its_end():
     kinds = [e['kind'] for e in report['timeline']]
     assert kinds[1:-1:2] == ['stop-server', 'start-server', 'reboot-server',
                              'rebuild', 'shelve', 'unshelve']
+    # Every kind is run here or (the offload) by the shelve workflow.
+    assert set(kinds[1:-1:2]) | {'shelve-offload'} == {
+        kind.name for kind in serverops.KINDS}
 
 
 @pytest.mark.parametrize('name, settled', [
