@@ -12,7 +12,7 @@ Like a move step, each asks the API and returns at once: the API sets
 the server's task state before it casts to the compute, and ``settle``
 (and ``recover``) wait, without failing, until the task state of every
 server an operation was asked of cleared, or stopped changing
-(:attr:`Operated.operated` in :mod:`faultdriver.scenario.recovery`).  A
+(``Steps.operated``, read by :mod:`faultdriver.scenario.recovery`).  A
 fault that makes the operation fail is the sweep's to judge, not a
 failed step.
 """
