@@ -14,7 +14,8 @@ the server's task state before it casts to the compute, and ``settle``
 server an operation was asked of cleared, or stopped changing
 (``Steps.operated``, read by :mod:`faultdriver.scenario.recovery`).  A
 fault that makes the operation fail is the sweep's to judge, not a
-failed step.
+failed step; so is the API's refusal of a later operation the fault
+left the server unfit for (``may-be-refused: true``, as for a confirm).
 """
 
 import typing
@@ -28,31 +29,55 @@ Steps = typing.Any
 #: faultdriver.export.writer.Writer.
 Writer = typing.Any
 
-_SERVER = {'server': {'$ref': '#/$defs/server'}}
+_SERVER = {'server': {'$ref': '#/$defs/server'},
+           'may-be-refused': {'$ref': '#/$defs/may-be-refused'}}
 
 
 def _post(steps: Steps, server: str, body: typing.Dict[str, typing.Any],
-          admin: bool = False) -> None:
-    """Ask the API for ``body`` on ``server``; ``settle`` waits for it."""
+          admin: bool = False,
+          may_be_refused: bool = False) -> typing.Optional[str]:
+    """Ask the API for ``body`` on ``server``; ``settle`` waits for it.
+    With ``may_be_refused`` a refusal (4xx) is the step's outcome, not its
+    failure: a sweep's fault in an earlier operation leaves the server in
+    a state the API refuses the next one in, and ``recover`` must still
+    run."""
     api = steps.nova.admin_api if admin else steps.nova.api
-    api.post_server_action(steps.server(server)['id'], body)
+    try:
+        api.post_server_action(steps.server(server)['id'], body)
+    except Exception as exc:
+        status = steps.nova.refusal_status(exc)
+        if not may_be_refused or status is None:
+            raise
+        return 'refused (%d): %s' % (status, str(exc)[:200])
     steps.operated.add(server)
+    return 'accepted' if may_be_refused else None
 
 
 def _export_post(writer: Writer, where: str, server: str, body: str,
-                 api: str = 'self.api') -> None:
+                 api: str = 'self.api', may_be_refused: bool = False) -> None:
     """The request, then the wait ``settle`` makes for it: until Nova
-    cleared the server's task state (Nova's own helpers wait so)."""
+    cleared the server's task state (Nova's own helpers wait so); with
+    ``may_be_refused``, the wait only if the API took it."""
     name = writer.server(server, where)
-    head = '%s.post_server_action(%s[\'id\'], ' % (api, name)
+    indent = '    ' if may_be_refused else ''
+    if may_be_refused:
+        writer.comment('The API may refuse it (a 4xx): what follows shows '
+                       'what Nova did.')
+        writer.need('api_client')
+        writer.line('try:')
+    head = '%s%s.post_server_action(%s[\'id\'], ' % (indent, api, name)
     if len(head) + len(body) + 9 <= 79:
         writer.line(head + body + ')')
     else:
         writer.line(head)
-        writer.line('    %s)' % body)
-    writer.line('%s = self._wait_for_server_parameter(' % name)
-    writer.line("    %s, {'OS-EXT-STS:task_state': None}, max_retries=%d)"
-                % (name, backend.WAIT_TIMEOUT * 2))
+        writer.line('%s    %s)' % (indent, body))
+    if may_be_refused:
+        writer.line('except client.OpenStackApiException as exc:')
+        writer.line('    self.assertLess(exc.response.status_code, 500)')
+        writer.line('else:')
+    writer.line('%s%s = self._wait_for_server_parameter(' % (indent, name))
+    writer.line("%s    %s, {'OS-EXT-STS:task_state': None}, max_retries=%d)"
+                % (indent, name, backend.WAIT_TIMEOUT * 2))
 
 
 Body = typing.Callable[..., typing.Dict[str, typing.Any]]
@@ -64,13 +89,15 @@ def _kind(name: str, description: str, body: Body, admin: bool = False,
     """A kind whose request is ``body(**arguments)`` (its arguments but
     ``server``, with their defaults: ``extra``'s schema entries)."""
 
-    def run(steps: Steps, server: str, **given: typing.Any) -> None:
-        _post(steps, server, body(**given), admin)
+    def run(steps: Steps, server: str, may_be_refused: bool = False,
+            **given: typing.Any) -> typing.Optional[str]:
+        return _post(steps, server, body(**given), admin, may_be_refused)
 
     def export(writer: Writer, where: str, server: str,
-               **given: typing.Any) -> None:
+               may_be_refused: bool = False, **given: typing.Any) -> None:
         _export_post(writer, where, server, repr(body(**given)),
-                     'self.admin_api' if admin else 'self.api')
+                     'self.admin_api' if admin else 'self.api',
+                     may_be_refused)
     return stepkinds.StepKind(name, run, {
         'description': description, 'type': 'object',
         'additionalProperties': False, 'required': ['server'],
@@ -78,9 +105,11 @@ def _kind(name: str, description: str, body: Body, admin: bool = False,
         operates=True)
 
 
-def _rebuild_run(steps: Steps, server: str) -> None:
+def _rebuild_run(steps: Steps, server: str,
+                 may_be_refused: bool = False) -> typing.Optional[str]:
     found = steps.server(server)
-    _post(steps, server, {'rebuild': {'imageRef': _image(found)}})
+    return _post(steps, server, {'rebuild': {'imageRef': _image(found)}},
+                 may_be_refused=may_be_refused)
 
 
 def _image(server: typing.Mapping[str, typing.Any]) -> str:
@@ -94,10 +123,12 @@ def _image(server: typing.Mapping[str, typing.Any]) -> str:
     return typing.cast(str, image['id'])
 
 
-def _rebuild_export(writer: Writer, where: str, server: str) -> None:
+def _rebuild_export(writer: Writer, where: str, server: str,
+                    may_be_refused: bool = False) -> None:
     name = writer.server(server, where)
     _export_post(writer, where, server,
-                 "{'rebuild': {'imageRef': %s['image']['id']}}" % name)
+                 "{'rebuild': {'imageRef': %s['image']['id']}}" % name,
+                 may_be_refused=may_be_refused)
 
 
 KINDS = (

@@ -126,6 +126,32 @@ def test_the_interpreter_asks_the_api(kind, args, admin, body):
     assert steps.operated == {'s1'}
 
 
+class _Refusing(_API):
+    def post_server_action(self, server_id, body):
+        raise _Refusal(409)
+
+
+class _Refusal(Exception):
+    def __init__(self, status):
+        super().__init__('refused %d' % status)
+        self.status = status
+
+
+@pytest.mark.parametrize('kind', KINDS)
+def test_a_refusal_is_the_outcome_only_where_it_may_be(kind):
+    nova = _Nova()
+    nova.api = nova.admin_api = _Refusing()
+    nova.refusal_status = lambda exc: getattr(exc, 'status', None)
+    steps = steps_module.Steps(nova, None, 'stock')
+    steps.servers['s1'] = {'id': 'uuid-1', 'image': {'id': 'img-1'}}
+    done = steps.run(specs.StepSpec(kind, {'server': 's1',
+                                           'may-be-refused': True}))
+    assert done == 'refused (409): refused 409'
+    assert steps.operated == set()      # nothing for settle to wait for
+    with pytest.raises(_Refusal):
+        steps.run(specs.StepSpec(kind, {'server': 's1'}))
+
+
 def test_a_rebuild_of_a_volume_backed_server_says_why():
     steps = steps_module.Steps(_Nova(), None, 'stock')
     steps.servers['s1'] = {'id': 'uuid-1', 'image': ''}
@@ -144,6 +170,21 @@ def test_the_exporter_writes_the_request_and_the_wait(tmp_path):
         "            {'rebuild': {'imageRef': s1['image']['id']}})" in text
     assert "{'reboot': {'type': 'HARD'}}" in text
     assert text.count("{'OS-EXT-STS:task_state': None}") == 4
+
+
+def test_an_exported_refusal_is_asserted_a_4xx(tmp_path):
+    text = export.export(_write(tmp_path, [
+        'unshelve: {server: s1, may-be-refused: true}']))
+    lines = [line.strip() for line in text.splitlines()]
+    at = lines.index('try:')
+    assert lines[at:at + 6] == [
+        'try:',
+        "self.api.post_server_action(s1['id'], {'unshelve': None})",
+        'except client.OpenStackApiException as exc:',
+        'self.assertLess(exc.response.status_code, 500)',
+        'else:',
+        's1 = self._wait_for_server_parameter(']
+    assert 'from nova.tests.functional.api import client' in text
 
 
 def test_the_exported_test_sets_the_offload_time(tmp_path):
