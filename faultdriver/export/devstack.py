@@ -306,6 +306,52 @@ def _step_evacuate(steps, where, server, host=None):
                              server))
 
 
+def _operation(steps, server, command, may_be_refused=False):
+    """A server operation (faultdriver.scenario.serverops), then the
+    wait ``settle`` makes for it: until the task state cleared."""
+    steps.use('wait_for', 'field')
+    steps.add(command + (' || true  # the API may refuse it'
+                         if may_be_refused else ''),
+              'wait_for 60 test "$(field %s OS-EXT-STS:task_state)" = None'
+              % server)
+
+
+def _step_shelve(steps, where, server, may_be_refused=False):
+    _operation(steps, server, 'openstack server shelve %s' % server,
+               may_be_refused)
+
+
+def _step_shelve_offload(steps, where, server, may_be_refused=False):
+    _operation(steps, server, 'openstack server shelve --offload %s'
+               % server, may_be_refused)
+
+
+def _step_unshelve(steps, where, server, may_be_refused=False):
+    _operation(steps, server, 'openstack server unshelve %s' % server,
+               may_be_refused)
+
+
+def _step_rebuild(steps, where, server, may_be_refused=False):
+    _operation(steps, server, 'openstack server rebuild --image "$IMAGE" %s'
+               % server, may_be_refused)
+
+
+def _step_stop_server(steps, where, server, may_be_refused=False):
+    _operation(steps, server, 'openstack server stop %s' % server,
+               may_be_refused)
+
+
+def _step_start_server(steps, where, server, may_be_refused=False):
+    _operation(steps, server, 'openstack server start %s' % server,
+               may_be_refused)
+
+
+def _step_reboot_server(steps, where, server, type='SOFT',
+                        may_be_refused=False):
+    _operation(steps, server, 'openstack server reboot %s%s' % (
+        '--hard ' if type == 'HARD' else '', server), may_be_refused)
+
+
 def _step_abort(steps, where, server, index=None, timeout=30):
     index = index or steps.moves.get(server, 1)
     steps.use('migration', 'wait_for')

@@ -21,10 +21,10 @@ left the server unfit for (``may-be-refused: true``, as for a confirm).
 import typing
 
 from faultdriver.scenario import backend
-from faultdriver.scenario import stepkinds
+from faultdriver.scenario import specs
 
 #: The run's steps (faultdriver.scenario.steps.Steps, which this module
-#: must not import: the registry imports it on first use).
+#: must not import: the registry, which Steps imports, imports this).
 Steps = typing.Any
 #: faultdriver.export.writer.Writer.
 Writer = typing.Any
@@ -85,7 +85,7 @@ Body = typing.Callable[..., typing.Dict[str, typing.Any]]
 
 def _kind(name: str, description: str, body: Body, admin: bool = False,
           extra: typing.Optional[typing.Dict[str, typing.Any]] = None,
-          ) -> stepkinds.StepKind:
+          ) -> specs.StepKind:
     """A kind whose request is ``body(**arguments)`` (its arguments but
     ``server``, with their defaults: ``extra``'s schema entries)."""
 
@@ -98,7 +98,7 @@ def _kind(name: str, description: str, body: Body, admin: bool = False,
         _export_post(writer, where, server, repr(body(**given)),
                      'self.admin_api' if admin else 'self.api',
                      may_be_refused)
-    return stepkinds.StepKind(name, run, {
+    return specs.StepKind(name, run, {
         'description': description, 'type': 'object',
         'additionalProperties': False, 'required': ['server'],
         'properties': dict(_SERVER, **(extra or {}))}, export,
@@ -146,7 +146,7 @@ KINDS = (
           'scheduled, claimed and spawned from its snapshot on a host '
           'the scheduler picks, and the snapshot deleted.',
           lambda: {'unshelve': None}),
-    stepkinds.StepKind('rebuild', _rebuild_run, {
+    specs.StepKind('rebuild', _rebuild_run, {
         'description': 'Rebuild the server with the image it has (does '
         'not wait): on its own host, Nova powers it off, destroys and '
         'spawns its guest again (the driver\'s rebuild where it has one).',
