@@ -185,10 +185,16 @@ def settings(scenario):
             lines.append('FAULTDRIVER_RULES=%s' % shlex.quote(
                 '; '.join(texts)))
         conf = ['%s = %s' % item for item in shape.cpu_sets().items()]
-        if conf or not scenario.periodic_timer:
-            lines.append('[[post-config|$NOVA_CONF]]')
+        default = []
         if not scenario.periodic_timer:
-            lines += ['[DEFAULT]', 'update_resources_interval = -1']
+            default.append('update_resources_interval = -1')
+        if scenario.shelved_offload_time is not None:
+            default.append('shelved_offload_time = %d'
+                           % scenario.shelved_offload_time)
+        if conf or default:
+            lines.append('[[post-config|$NOVA_CONF]]')
+        if default:
+            lines += ['[DEFAULT]'] + default
         if conf:
             lines += ['[compute]'] + conf
         found[host] = lines
@@ -298,6 +304,52 @@ def _step_evacuate(steps, where, server, host=None):
     _move(steps, server, 'openstack --os-compute-api-version 2.29 server '
           'evacuate %s%s' % ('--host %s ' % node(host) if host else '',
                              server))
+
+
+def _operation(steps, server, command, may_be_refused=False):
+    """A server operation (faultdriver.scenario.serverops), then the
+    wait ``settle`` makes for it: until the task state cleared."""
+    steps.use('wait_for', 'field')
+    steps.add(command + (' || true  # the API may refuse it'
+                         if may_be_refused else ''),
+              'wait_for 60 test "$(field %s OS-EXT-STS:task_state)" = None'
+              % server)
+
+
+def _step_shelve(steps, where, server, may_be_refused=False):
+    _operation(steps, server, 'openstack server shelve %s' % server,
+               may_be_refused)
+
+
+def _step_shelve_offload(steps, where, server, may_be_refused=False):
+    _operation(steps, server, 'openstack server shelve --offload %s'
+               % server, may_be_refused)
+
+
+def _step_unshelve(steps, where, server, may_be_refused=False):
+    _operation(steps, server, 'openstack server unshelve %s' % server,
+               may_be_refused)
+
+
+def _step_rebuild(steps, where, server, may_be_refused=False):
+    _operation(steps, server, 'openstack server rebuild --image "$IMAGE" %s'
+               % server, may_be_refused)
+
+
+def _step_stop_server(steps, where, server, may_be_refused=False):
+    _operation(steps, server, 'openstack server stop %s' % server,
+               may_be_refused)
+
+
+def _step_start_server(steps, where, server, may_be_refused=False):
+    _operation(steps, server, 'openstack server start %s' % server,
+               may_be_refused)
+
+
+def _step_reboot_server(steps, where, server, type='SOFT',
+                        may_be_refused=False):
+    _operation(steps, server, 'openstack server reboot %s%s' % (
+        '--hard ' if type == 'HARD' else '', server), may_be_refused)
 
 
 def _step_abort(steps, where, server, index=None, timeout=30):

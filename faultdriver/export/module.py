@@ -385,6 +385,9 @@ def _setup(writer, used, rest):
                   '        self.flags(report_interval=%d, '
                   'service_down_time=%d)'
                   % (REPORT_INTERVAL, SERVICE_DOWN_TIME)]
+    if scenario.shelved_offload_time is not None:
+        lines.append('        self.flags(shelved_offload_time=%d)'
+                     % scenario.shelved_offload_time)
     first = next(iter(shapes.values()))
     if first.cpu_sets():
         lines += ['        self.flags(',

@@ -52,6 +52,9 @@ def run(path: str, variant: str, mode: str) -> variant_report.VariantReport:
 
         def setUp(self) -> None:
             super().setUp()
+            if scenario.shelved_offload_time is not None:
+                # Read by the compute manager at each shelve.
+                self.flags(shelved_offload_time=scenario.shelved_offload_time)
             self.stub_live_migration()
             self.stub_disk_copy()
             # Registered last, runs first: Nova's thread pools log their

@@ -81,6 +81,9 @@ def host_faults(scenario, variant, host, hypervisor='fake_numa', cpus=None):
         extra = host_settings(shape)
     if not scenario.periodic_timer:
         extra['DEFAULT'] = {'update_resources_interval': -1}
+    if scenario.shelved_offload_time is not None:
+        extra.setdefault('DEFAULT', {})['shelved_offload_time'] = \
+            scenario.shelved_offload_time
     return {
         'inner_driver': hypervisor,
         'enabled': True,

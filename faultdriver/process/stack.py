@@ -24,6 +24,7 @@ from faultdriver.process import backing
 from faultdriver.process import client
 from faultdriver.process import config
 from faultdriver.process import guardian
+from faultdriver.process import image_standin
 from faultdriver.process import keystone as keystone_module
 from faultdriver.process import libvirt_host
 from faultdriver.process import netns_relay
@@ -91,7 +92,9 @@ class Stack:
         self.logs = os.path.join(self.dir, 'logs')
         self.db = backing.MariaDB(self.dir, env=self.env)
         self.rabbit = backing.RabbitMQ(self.dir, env=self.env)
-        self.glance = standins.StandIn('glance', standins.glance,
+        #: The images a shelve made (and deleted).
+        self.images = image_standin.Images()
+        self.glance = standins.StandIn('glance', self.images.route,
                                        procs.free_port())
         #: The network's and the block storage's state (what the
         #: port and volume invariants read).

@@ -3,7 +3,8 @@
 Nova asks the image service for one image's metadata (and glanceclient
 for the image schema; real libvirt also downloads its data: a boot
 sector that fills some guest memory and halts,
-:mod:`~faultdriver.process.guest_image`).  The
+:mod:`~faultdriver.process.guest_image`); a shelve makes images
+(:mod:`~faultdriver.process.image_standin` keeps them).  The
 network and block-storage stand-ins keep state
 (:mod:`~faultdriver.process.network_standin`,
 :mod:`~faultdriver.process.volume_standin`).  Each is served from a
@@ -46,23 +47,6 @@ def image_bytes():
     """The image's content: what glance serves and what a volume
     created from the image holds."""
     return guest_image.disk(IMAGE_SIZE)
-
-
-def glance(environ):
-    path = environ['PATH_INFO'].rstrip('/')
-    base = 'http://%s' % environ['HTTP_HOST']
-    if path in ('', '/versions'):
-        return 300, versions(base, 'v2.1', 'v2')
-    if path == '/v2/schemas/image':
-        return 200, IMAGE_SCHEMA
-    if path == '/v2/images':
-        return 200, {'images': [IMAGE]}
-    if path.startswith('/v2/images/') and path.endswith('/file'):
-        return 200, image_bytes()
-    if path.startswith('/v2/images/'):
-        image = dict(IMAGE, id=path.split('/')[3])
-        return 200, image
-    return 404, {'error': 'no such image path %s' % path}
 
 
 def request_body(environ):

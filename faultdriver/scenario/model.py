@@ -22,12 +22,23 @@ from faultdriver.scenario import bounded_yaml
 from faultdriver.scenario import schemacheck
 from faultdriver.scenario import semantics
 from faultdriver.scenario import specs
+from faultdriver.scenario import stepkinds
 from faultdriver.scenario import tiers
 
 BUNDLED = 'faultdriver.scenarios'
 DEFAULT_HOSTS = ('src', 'dest')
 #: Steps that start a move (a new migration record) of their server.
 MOVES = ('live-migrate', 'migrate', 'resize', 'evacuate')
+
+
+def starts_operation(kind: str) -> bool:
+    """Whether a step of ``kind`` asks Nova for a move or another
+    operation on a server (a registered kind that ``operates``: shelve,
+    rebuild...): where a sweep's trace of a workflow begins."""
+    registered = stepkinds.get(kind)
+    return kind in MOVES or bool(registered and registered.operates)
+
+
 #: A host's shape when the topology says nothing (Nova's libvirt test
 #: base's host), and with ``pinned: true``.
 NOVA_HOST = hostshape.NOVA_HOST
@@ -82,6 +93,16 @@ class Scenario:
         no limit."""
         found: typing.Optional[int] = self.data.get('topology', {}).get(
             'live-migration-bandwidth')
+        return found
+
+    @property
+    @tiers.needs(tiers.Provision.NOVA_OPTIONS)
+    def shelved_offload_time(self) -> typing.Optional[int]:
+        """``[DEFAULT] shelved_offload_time`` of every service (-1: a
+        shelved server is never offloaded by itself, 0: at once, in the
+        shelve), or None: the tier's (Nova's default is 0)."""
+        found: typing.Optional[int] = self.data.get('topology', {}).get(
+            'shelved-offload-time')
         return found
 
     def host_shapes(self) -> typing.Dict[str, hostshape.HostShape]:

@@ -56,6 +56,10 @@ class Recovery:
     #: steps run: no longer waited for (``wait-second-call`` drops them).
     gone: typing.Set[str]
     moves: typing.Dict[str, int]
+    #: Servers an operation that is no move was asked of (a shelve, a
+    #: rebuild: faultdriver.scenario.serverops): settled once Nova
+    #: cleared their task state.
+    operated: typing.Set[str]
     recovery_marks: typing.Any
     move_end: typing.Optional[Accounting]
     task_states_reset: typing.Dict[str, str]
@@ -293,16 +297,42 @@ class Recovery:
 
     def do_settle(self, timeout: float = backend.WAIT_TIMEOUT) -> str:
         """Wait, at most ``timeout`` and without failing, until no
-        migration of the scenario's servers is in progress."""
+        migration of the scenario's servers is in progress (nor an
+        operation: ``_settle``)."""
         self._settle(timeout)
-        return ', '.join('%s: %s' % (alias, [m['status'] for m in sorted(
-            self.nova.migrations(server), key=lambda m: m['id'])])
+        return ', '.join('%s: %s%s' % (alias, [m['status'] for m in sorted(
+            self.nova.migrations(server), key=lambda m: m['id'])],
+            self._operated_state(alias, server))
             for alias, server in self._present())
+
+    def _operated_state(self, alias: str, server: records.Server) -> str:
+        """`` STATUS on HOST`` (and its task state), then its newest
+        instance action and how the computes ended it, of a server an
+        operation was asked of (``, shelve: Success``); '' for the
+        others."""
+        if alias not in self.operated:
+            return ''
+        fields = self.nova.server_fields(server)
+        text = ' %s on %s%s' % (fields['status'], fields['host'], (
+            ' (%s)' % fields['task_state']) if fields['task_state'] else '')
+        api = self.nova.admin_api
+        actions = api.get_instance_actions(server['id'])
+        if not actions:
+            return text
+        events = api.get_instance_action_details(
+            server['id'], actions[0]['request_id']).get('events', [])
+        results = [e['result'] if e['finish_time'] else 'running'
+                   for e in events]
+        return '%s, %s: %s' % (text, actions[0]['action'], (
+            'Error' if 'Error' in results else 'running' if 'running'
+            in results else 'Success' if results else 'no event'))
 
     def _settle(self, timeout: float, resume: bool = False) -> str:
         """Wait (bounded, without failing) until every move asked for has
         a migration and each ended or waits for someone (a confirm, the
-        evacuated host), or until nothing moved for ``QUIET_RPC_TIMEOUTS``
+        evacuated host), and every server an operation was asked of
+        (``operated``: a shelve, a rebuild) has no task state, or until
+        nothing moved for ``QUIET_RPC_TIMEOUTS``
         RPC timeouts: a move stuck for good (its host died and every call
         to it timed out long ago) is not waited for to the deadline.
         Returns the moves still going, as ``alias: [statuses]``, or ''.
@@ -326,9 +356,10 @@ class Recovery:
             now = time.monotonic()
             if state != last['state']:
                 last.update(state=state, since=now)
-            going = [(alias, found) for alias, (found, _server, moves)
+            going = [(alias, found) for alias, (found, fields, moves)
                      in state.items() if len(found) < moves or any(
-                         status not in over for status in found)]
+                         status not in over for status in found) or (
+                         alias in self.operated and fields[1])]
             if not going:
                 return 'settled'
             if now - last['since'] >= quiet:

@@ -48,3 +48,31 @@ class ExpectationSpec(_KindArgs):
     invariant among them) and its arguments."""
 
     WHAT = 'expectation'
+
+
+#: ``run(steps, **args)``: carries the step out on the run's
+#: ``faultdriver.scenario.steps.Steps``; returns what it did (text) or
+#: None.  Declare what it needs of a tier with ``tiers.needs``.
+Run = typing.Callable[..., typing.Optional[str]]
+#: ``export(writer, where, **args)``: writes the exported test's lines
+#: (``writer``: faultdriver.export.writer.Writer).
+Export = typing.Callable[..., None]
+
+
+@dataclasses.dataclass(frozen=True)
+class StepKind:
+    """One step kind, declared once (:mod:`faultdriver.scenario.stepkinds`
+    registers it)."""
+
+    #: Its key in a scenario's steps (``power-off``).
+    name: str
+    run: Run
+    #: Its entry in the scenario schema (``description``, ``type:
+    #: object``, its ``properties``...).
+    schema: typing.Mapping[str, typing.Any]
+    #: None: export refuses a scenario that has the step.
+    export: typing.Optional[Export] = None
+    #: Whether it asks Nova for an operation on a server, as a move step
+    #: does (a shelve, a rebuild): a sweep's trace begins at a
+    #: workflow's first such step (``model.starts_operation``).
+    operates: bool = False

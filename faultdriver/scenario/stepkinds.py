@@ -5,39 +5,27 @@ test, a plugin) is one :class:`StepKind` record, registered with
 reference), the interpreter (``Steps.run``), the tier provisions
 (:mod:`faultdriver.scenario.provisions`) and the exporter.
 
-The bundled kinds are still declared as ``Steps.do_<kind>`` methods
-with their entries in ``schema.yaml`` and their export in
+The older bundled kinds are still declared as ``Steps.do_<kind>``
+methods with their entries in ``schema.yaml`` and their export in
 ``faultdriver/export/steps.py`` (tests/unit/test_scenario_kinds.py keeps
 the three equal); a registered kind may not take one of their names.
+Newer bundled kinds are records from the start (:data:`BUILTIN`, from
+:mod:`faultdriver.scenario.serverops`).
 """
 
-import dataclasses
 import typing
 
-#: ``run(steps, **args)``: carries the step out on the run's
-#: ``faultdriver.scenario.steps.Steps``; returns what it did (text) or
-#: None.  Declare what it needs of a tier with ``tiers.needs``.
-Run = typing.Callable[..., typing.Optional[str]]
-#: ``export(writer, where, **args)``: writes the exported test's lines
-#: (``writer``: faultdriver.export.writer.Writer).
-Export = typing.Callable[..., None]
+from faultdriver.scenario import serverops
+from faultdriver.scenario import specs
 
+Run = specs.Run
+Export = specs.Export
+StepKind = specs.StepKind
 
-@dataclasses.dataclass(frozen=True)
-class StepKind:
-    """One step kind, declared once."""
-
-    #: Its key in a scenario's steps (``power-off``).
-    name: str
-    run: Run
-    #: Its entry in the scenario schema (``description``, ``type:
-    #: object``, its ``properties``...).
-    schema: typing.Mapping[str, typing.Any]
-    #: None: export refuses a scenario that has the step.
-    export: typing.Optional[Export] = None
-
-
-_registered: typing.Dict[str, StepKind] = {}
+#: The bundled records (their module declares them with
+#: ``specs.StepKind``, so it does not import this one).
+BUILTIN = serverops.KINDS
+_registered: typing.Dict[str, StepKind] = {k.name: k for k in BUILTIN}
 _version = [0]
 
 
@@ -62,7 +50,8 @@ def version() -> int:
 
 
 def get(name: str) -> typing.Optional[StepKind]:
-    """The registered kind ``name``, or None (a bundled kind or none)."""
+    """The registered kind ``name``, or None (a ``Steps.do_`` kind or
+    none)."""
     return _registered.get(name)
 
 

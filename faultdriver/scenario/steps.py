@@ -49,6 +49,9 @@ class Steps(recovery.Recovery):
         self.variant = variant
         self.servers = {}           # alias -> server (API view)
         self.moves = {}             # alias -> moves started
+        #: Servers an operation that is no move was asked of
+        #: (faultdriver.scenario.serverops): ``settle`` waits for them.
+        self.operated: typing.Set[str] = set()
         self.flavors: typing.Dict[str, str] = {}    # name -> flavor id
         #: alias -> volume id (attach-volume)
         self.volumes: typing.Dict[str, str] = {}

@@ -63,6 +63,11 @@ class Provision(enum.Enum):
         'a network',
         'ports and their bindings per host (a Neutron, or a stand-in '
         'that refuses a second binding for a host as Neutron does)')
+    NOVA_OPTIONS = (
+        "Nova's options set by the scenario",
+        'the tier writes the Nova options a scenario sets (e.g. '
+        '``shelved-offload-time``) into its services\' configuration; a '
+        'cloud faultdriver did not build keeps its own')
 
     @property
     def id(self) -> str:
@@ -226,7 +231,8 @@ TIERS = {tier.name: tier for tier in (
          rpc_timeout=2, forks=True, serves=True,
          # Nova's CinderFixture and NeutronFixture (harness/embedded.py
          # corrects them), every host in this one process.
-         provides=frozenset({Provision.BLOCK_STORAGE, Provision.NETWORK})),
+         provides=frozenset({Provision.BLOCK_STORAGE, Provision.NETWORK,
+                             Provision.NOVA_OPTIONS})),
     Tier('process', 'Nova as processes',
          "as real processes on faultdriver's fake hypervisor (needs the "
          'Debian packages mariadb-server and rabbitmq-server)',
@@ -237,7 +243,8 @@ TIERS = {tier.name: tier for tier in (
          # The block-storage and network stand-ins (process/*_standin.py).
          provides=frozenset({Provision.BLOCK_STORAGE, Provision.NETWORK,
                              Provision.PROCESS_PER_HOST,
-                             Provision.CALL_HEARTBEATS})),
+                             Provision.CALL_HEARTBEATS,
+                             Provision.NOVA_OPTIONS})),
     Tier('libvirt', 'Nova as processes on real libvirt + QEMU',
          'as real processes on real libvirtd + QEMU per host (also '
          'libvirt-daemon-system, qemu-system-x86, qemu-utils, root and '

@@ -157,12 +157,14 @@ def _restarts(report: records.Report
 def _window(report: records.Report
             ) -> typing.Tuple[typing.Optional[float],
                               typing.Optional[float]]:
-    """Wall-clock times of the first move step and of ``recover``."""
+    """Wall-clock times of the first move step (or other operation on a
+    server: ``model.starts_operation``) and of ``recover``."""
     origin = report.get('steps_started_at')
     if origin is None:
         return None, None
     starts: typing.Dict[str, float] = {}
     for entry in report.get('timeline', ()):
-        kind = 'move' if entry['kind'] in model.MOVES else entry['kind']
+        kind = 'move' if model.starts_operation(entry['kind']) \
+            else entry['kind']
         starts.setdefault(kind, origin + entry['start'])
     return starts.get('move'), starts.get('recover')

@@ -15,6 +15,7 @@ import urllib.request
 import pytest
 
 from faultdriver.process import backing
+from faultdriver.process import image_standin
 from faultdriver.process import libvirt_host
 from faultdriver.process import procs
 from faultdriver.process import stack as stack_module
@@ -51,14 +52,15 @@ def taken():
 
 
 def test_stand_in_never_started_stops():
-    stand_in = standins.StandIn('glance', standins.glance, procs.free_port())
+    stand_in = standins.StandIn('glance', image_standin.Images().route,
+                                procs.free_port())
     ends(stand_in.stop)
     ends(stand_in.stop)
 
 
 def test_stand_in_whose_port_is_taken_fails_and_stops():
     with taken() as sock:
-        stand_in = standins.StandIn('glance', standins.glance,
+        stand_in = standins.StandIn('glance', image_standin.Images().route,
                                     sock.getsockname()[1])
         with pytest.raises(OSError):
             stand_in.start()
@@ -67,7 +69,8 @@ def test_stand_in_whose_port_is_taken_fails_and_stops():
 
 def test_stand_in_serves_then_stops_and_frees_its_port():
     port = procs.free_port()
-    stand_in = standins.StandIn('glance', standins.glance, port).start()
+    stand_in = standins.StandIn('glance', image_standin.Images().route,
+                                port).start()
     with urllib.request.urlopen(stand_in.url + '/v2/schemas/image',
                                 timeout=10) as response:
         assert response.status == 200

@@ -50,6 +50,9 @@ NEEDING = {
         'steps[1].attach-volume'),
     P.NETWORK: (
         'steps:\n  - boot: {server: s1, port: true}\n', 'steps[0].boot'),
+    P.NOVA_OPTIONS: (
+        'topology: {shelved-offload-time: -1}\n' + BOOT,
+        'topology.shelved-offload-time'),
 }
 
 

@@ -11,6 +11,7 @@ and ``expect`` import it only when a run starts).
 from faultdriver.scenario import expect
 from faultdriver.scenario import invariants
 from faultdriver.scenario import model
+from faultdriver.scenario import stepkinds
 from faultdriver.scenario import steps
 
 
@@ -24,9 +25,11 @@ def schema_kinds(definition):
 
 def interpreter_kinds(steps_class):
     """Step kinds a ``Steps`` class runs: ``do_wait_server`` runs
-    ``wait-server`` (how ``Steps.run`` finds the method)."""
+    ``wait-server`` (how ``Steps.run`` finds the method), and the
+    registered kinds (``Steps.run`` asks the registry first)."""
     return {name[len('do_'):].replace('_', '-')
-            for name in dir(steps_class) if name.startswith('do_')}
+            for name in dir(steps_class) if name.startswith('do_')} | {
+                kind.name for kind in stepkinds.registered()}
 
 
 def difference(declared, implemented):
