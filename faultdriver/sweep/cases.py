@@ -19,7 +19,14 @@ from faultdriver.sweep import trace
 
 #: Action classes: the rule term each becomes at a point.
 ACTIONS = ('crash', 'raise', 'raise-generic', 'periodic', 'peer-periodic',
-           'delay', 'hang', 'shutdown', 'shutdown-hold', 'second-call')
+           'delay', 'hang', 'shutdown', 'shutdown-hold', 'second-call',
+           'http-error', 'connfail')
+#: The classes a service answers with: they act at service-call points
+#: (``network.*``, ``volume.*``, ``placement.*``, those the tier can fire)
+#: and only there; the other classes act at driver and tracker points
+#: only (the compute-side faults around a service call are its driver
+#: and tracker steps').
+SERVICE_ACTIONS = ('http-error', 'connfail')
 DEFAULT_ACTIONS = ('crash', 'raise', 'periodic')
 GENERIC_EXCEPTION = 'InternalError'
 #: Between a depth-2 case's first fault and its second in its id.
@@ -85,6 +92,17 @@ class Case:
     def _term(self, backend: str) -> typing.Optional[str]:
         point = points_module.catalogue()[self.point]
         where = '%s.%s' % (self.point, self.phase)
+        if (point.kind == 'service') != (self.action in SERVICE_ACTIONS):
+            return None
+        if self.action == 'http-error':
+            # Once: a transient error, which Nova's retry (where it has
+            # one) should absorb.  Before the request: a 500 the service
+            # never saw; after it: a proxy's 504 after the work was done.
+            return '%s: 1*http(%d)' % (
+                where, 504 if self.phase == 'after' else 500)
+        if self.action == 'connfail':
+            # Once: refused before the request, dropped after the work.
+            return '%s: 1*connfail' % where
         if self.action == 'crash':
             return '%s: 1*crash' % where
         if self.action == 'periodic':
@@ -213,8 +231,8 @@ def second_calls(data: records.ScenarioData) -> typing.Tuple[str, ...]:
 #: stuck move to wait out, periodic 15 s, raise 12 s; a hang waits for
 #: every periodic, a delay for an RPC timeout).
 SLOWEST_FIRST = ('hang', 'shutdown-hold', 'crash', 'delay', 'second-call',
-                 'periodic', 'peer-periodic', 'shutdown', 'raise',
-                 'raise-generic')
+                 'periodic', 'peer-periodic', 'shutdown', 'http-error',
+                 'connfail', 'raise', 'raise-generic')
 
 
 def slowest_first(cases: typing.Iterable[Case]) -> typing.List[Case]:
@@ -312,7 +330,7 @@ def case_scenario(workflow: records.Workflow, case: Case,
     if case.action == 'second-call':
         _second_call(data, case)
     if trace_recovery and needs_restart(case):
-        _recover_rules(data, case.host).extend(trace.trace_rules())
+        _recover_rules(data, case.host).extend(trace.trace_rules(backend))
     return data
 
 

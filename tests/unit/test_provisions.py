@@ -47,6 +47,12 @@ NEEDING = {
         'steps[1].attach-volume'),
     P.NETWORK: (
         'steps:\n  - boot: {server: s1, port: true}\n', 'steps[0].boot'),
+    P.NEUTRON_REQUESTS: (
+        BOOT + "  - add-rule: {host: src, rule: 'network.setup_networks_"
+        "on_host: 1*http(500)'}\n", 'steps[1].add-rule.rule'),
+    P.CINDER_REQUESTS: (
+        "rules: {src: ['volume.attachment_update.after: connfail']}\n" +
+        BOOT, 'rules.src[0]'),
 }
 
 
@@ -86,8 +92,9 @@ def test_a_scenario_needing_it_is_refused_where_lacking(tmp_path,
     # A tier without it (one that would lack it, as the next tier may).
     parts, message = provisions.refusal(scenario, without(provision))
     assert model.key_path(parts) == where
-    assert message.endswith('needs %s; backend embedded lacks it'
-                            % provision.text)
+    assert message.endswith('needs %s; backend embedded lacks it%s'
+                            % (provision.text, provisions.reasons(
+                                {provision})))
     # Accepted, in full, where it is provided.
     assert model.load(scenario.path).backends == providing
     for name in providing:
