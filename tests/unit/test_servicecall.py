@@ -5,11 +5,12 @@ Each test runs Nova's real client method (``nova.volume.cinder.API``,
 real client library and keystoneauth session, over a real HTTP
 connection to a small in-test stand-in of the service on loopback
 (:class:`LocalService`), since no Cinder, Neutron or placement runs
-here.  The request is made from inside a real ``ComputeManager`` method's frame (a manager built without its
-``__init__``: only its ``host`` and ``driver`` are read), as in a
-nova-compute; a request made from anywhere else (the conductor, here
-the test itself) never fires.  What is asserted is the outcome: what the
-service holds afterwards, what Nova returned or raised, and the journal.
+here.  The request is made from inside a real ``ComputeManager``
+method's frame (a manager built without its ``__init__``: only its
+``host`` and ``driver`` are read), as in a nova-compute; a request made
+from anywhere else (the conductor, here the test itself) never fires.
+What is asserted is the outcome: what the service holds afterwards,
+what Nova returned or raised, and the journal.
 """
 
 import http.server
