@@ -65,15 +65,15 @@ class Provision(enum.Enum):
         'that refuses a second binding for a host as Neutron does)')
     NEUTRON_REQUESTS = (
         "Neutron requests over HTTP",
-        "network.* points fire at the HTTP request beneath Nova's "
-        "Neutron client; the embedded Nova's NeutronFixture makes none "
-        "(an in-memory client)",
+        "Nova's Neutron client sends HTTP requests, beneath which the "
+        "network.* points fire; the embedded Nova's NeutronFixture sends "
+        "none (an in-memory client)",
         ('network',))
     CINDER_REQUESTS = (
         "Cinder requests over HTTP",
-        "volume.* points fire at the HTTP request beneath Nova's Cinder "
-        "client; the embedded Nova's CinderFixture makes none (it "
-        "replaces nova.volume.cinder.API's methods)",
+        "Nova's Cinder client sends HTTP requests, beneath which the "
+        "volume.* points fire; the embedded Nova's CinderFixture sends "
+        "none (it replaces nova.volume.cinder.API's methods)",
         ('volume',))
 
     @property
