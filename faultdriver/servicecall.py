@@ -172,6 +172,11 @@ def _describe(point: str, host: str, instance: typing.Any,
 
 # -- the answers -----------------------------------------------------------
 
+def error_body(point: str, status: int, text: str) -> typing.Any:
+    """The error document ``point``'s service sends with ``status``."""
+    return _BODIES[service_of(point)](status, text)
+
+
 def answer(status: int, text: str, point: str, method: str,
            url: str) -> typing.Any:
     """The ``requests.Response`` a service sends with ``status``."""
@@ -183,7 +188,7 @@ def answer(status: int, text: str, point: str, method: str,
                        504: 'Gateway Timeout'}.get(status, 'Server Error')
     response.headers['Content-Type'] = 'application/json'
     response._content = json.dumps(
-        _BODIES[service_of(point)](status, text)).encode('utf-8')
+        error_body(point, status, text)).encode('utf-8')
     response.encoding = 'utf-8'
     response.url = url
     response.request = requests.Request(method, url).prepare()
