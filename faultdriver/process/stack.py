@@ -30,6 +30,7 @@ from faultdriver.process import netns_relay
 from faultdriver.process import network_standin
 from faultdriver.process import procs
 from faultdriver.process import schema
+from faultdriver.process import servicefaults
 from faultdriver.process import standins
 from faultdriver.process import tap_agent
 from faultdriver.process import volume_standin
@@ -99,10 +100,18 @@ class Stack:
         self.block_storage = volume_standin.BlockStorage(
             os.path.join(self.dir, 'volumes'),
             block_devices=hypervisor == 'libvirt')
-        self.neutron = standins.StandIn('neutron', self.network.route,
-                                        procs.free_port())
-        self.cinder = standins.StandIn('cinder', self.block_storage.route,
-                                       procs.free_port())
+        #: Each stand-in's service-side faults (its pseudo-host's rules:
+        #: faultdriver.process.servicefaults), by pseudo-host.
+        self.service_sides = {
+            'neutron': servicefaults.ServiceSide('neutron',
+                                                 self.network.route),
+            'cinder': servicefaults.ServiceSide('cinder',
+                                                self.block_storage.route)}
+        self.neutron = standins.StandIn(
+            'neutron', self.service_sides['neutron'].route,
+            procs.free_port())
+        self.cinder = standins.StandIn(
+            'cinder', self.service_sides['cinder'].route, procs.free_port())
         self.placement_port = procs.free_port()
         self.api_port = procs.free_port()
         self.placement_url = 'http://127.0.0.1:%d' % self.placement_port
