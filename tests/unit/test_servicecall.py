@@ -300,6 +300,20 @@ class PlacementTest(ServiceCallTest):
         self.assertTrue(_on_compute(self.manager, self.move))
         self.assertIn(PROVIDER, self.allocations[TARGET])
 
+    def test_a_500_at_the_move_itself_is_false_and_nothing_moves(self):
+        # The step's third request (after reading both consumers): the
+        # POST that moves.  Nova's report client answers False (F22's
+        # other trigger: _revert_allocation ignores it).
+        self.rule('placement.move_allocations: 2*off -> 1*http(500)')
+        self.assertFalse(_on_compute(self.manager, self.move))
+        self.assertIn(PROVIDER, self.allocations[SOURCE])
+        self.assertEqual({}, self.allocations[TARGET])
+        # The first request's 500 is another answer: the read fails.
+        self.rule('placement.move_allocations: 1*http(500)')
+        with self.assertRaises(
+                nova_exception.ConsumerAllocationRetrievalFailed):
+            _on_compute(self.manager, self.move)
+
     def test_a_500_on_put_allocations_is_false(self):
         self.rule('placement.put_allocations: http(503)')
         self.service.route('PUT', '/allocations/.*', lambda r: (204, None))
