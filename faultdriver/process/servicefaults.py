@@ -18,19 +18,18 @@ whoever sent it, a compute or the conductor: it knows no role,
 instance or migration, so its rules take no role or filter.
 """
 
-import functools
-import re
 import typing
 
 from faultdriver import actions as actions_module
 from faultdriver.actions import service as service_actions
 from faultdriver import engine as engine_module
 from faultdriver import exception
-from faultdriver import points as points_module
 from faultdriver import rules as rules_module
+from faultdriver.scenario import tiers
+from faultdriver import servicecall
 
 #: The pseudo-hosts and the point family (service) each stands for.
-SERVICES = {'neutron': 'network', 'cinder': 'volume'}
+SERVICES = tiers.STAND_INS
 
 #: A stand-in's answer: ``(status, JSON body or None)``.
 Answer = typing.Tuple[int, typing.Any]
@@ -42,23 +41,9 @@ class Dropped(Exception):
     stand-ins' server (:mod:`faultdriver.process.standins`) closes it."""
 
 
-@functools.lru_cache(maxsize=None)
-def requests_of(service: str) -> typing.Tuple[
-        typing.Tuple[str, str, typing.Pattern[str]], ...]:
-    """``(point, method, path pattern)`` of each point of ``service``
-    (``network``) with a ``request`` fact."""
-    found = []
-    for name, facts in points_module.facts().get('service', {}).items():
-        if name.partition('.')[0] != service or not facts.get('request'):
-            continue
-        method, _, path = facts['request'].partition(' ')
-        found.append((name, method, re.compile(path)))
-    return tuple(found)
-
-
 def point_of(service: str, method: str, path: str) -> typing.Optional[str]:
     """The point whose request at ``service`` this is, or None."""
-    for name, wanted, pattern in requests_of(service):
+    for name, wanted, pattern in servicecall.standin_requests(service):
         if method == wanted and pattern.fullmatch(path.rstrip('/')):
             return name
     return None
@@ -66,22 +51,13 @@ def point_of(service: str, method: str, path: str) -> typing.Optional[str]:
 
 def parse(host: str, text: str) -> rules_module.Rule:
     """A rule for pseudo-host ``host``, validated as nova.conf's are;
-    ConfigError naming it where it cannot fire at that service."""
+    ConfigError naming it where it cannot fire at that stand-in."""
     from faultdriver import conf
     try:
         rule = conf.RuleType()(text)
+        servicecall.standin_rule(host, rule)
     except ValueError as exc:
         raise exception.ConfigError('rule %r for %s: %s' % (text, host, exc))
-    service = SERVICES[host]
-    requests = [name for name, _, _ in requests_of(service)]
-    if rule.point not in requests:
-        raise exception.ConfigError(
-            'rule %r for %s: the %s stand-in fails only the requests of %s'
-            % (text, host, host, ', '.join(requests) or 'no point'))
-    if rule.role or rule.filters:
-        raise exception.ConfigError(
-            'rule %r for %s: a service does not know who calls it (no '
-            'role or filter)' % (text, host))
     return rule
 
 
@@ -117,7 +93,6 @@ class ServiceSide:
         return answer if given is None else given
 
     def _hit(self, point: str, phase: str) -> typing.Optional[Answer]:
-        from faultdriver import servicecall
         import requests
         try:
             self.engine.hit(point, phase, {})  # type: ignore[no-untyped-call]

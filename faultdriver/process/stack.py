@@ -20,6 +20,7 @@ import shutil
 import tempfile
 import time
 
+from faultdriver import journal as journal_module
 from faultdriver.process import backing
 from faultdriver.process import client
 from faultdriver.process import config
@@ -103,10 +104,11 @@ class Stack:
         #: Each stand-in's service-side faults (its pseudo-host's rules:
         #: faultdriver.process.servicefaults), by pseudo-host.
         self.service_sides = {
-            'neutron': servicefaults.ServiceSide('neutron',
-                                                 self.network.route),
-            'cinder': servicefaults.ServiceSide('cinder',
-                                                self.block_storage.route)}
+            name: servicefaults.ServiceSide(
+                name, route, journal_module.Journal(
+                    self.journal_path(name)))
+            for name, route in (('neutron', self.network.route),
+                                ('cinder', self.block_storage.route))}
         self.neutron = standins.StandIn(
             'neutron', self.service_sides['neutron'].route,
             procs.free_port())
@@ -608,6 +610,10 @@ class Stack:
         return os.path.join(self.logs, 'nova-compute-%s.log' % host)
 
     def journal_path(self, host):
+        """The fault journal of compute ``host``, or of the stand-in
+        service whose pseudo-host it is (``neutron``, ``cinder``)."""
+        if host in servicefaults.SERVICES and host not in self.hosts:
+            return os.path.join(self.dir, 'standin-%s.jsonl' % host)
         return os.path.join(self.dir, 'compute-%s' % host, 'journal.jsonl')
 
     def control_socket(self, host):

@@ -134,7 +134,16 @@ def demands(scenario: Scenario) -> typing.List[Demand]:
     steps, expectations (every variant's, then each variant's own)."""
     found = [Demand(('topology', key), '', needed)
              for key, needed in topology_needs(scenario)]
+    standins = [host for host in scenario.data.get('rules', {})
+                if host in tiers.STAND_INS and host not in scenario.hosts]
+    # A stand-in's rules fire at the stand-in, not beneath a compute's
+    # client: they need the stand-in, not what their points need.
+    found += [Demand(('rules', host), 'rules for the %s stand-in' % host,
+                     frozenset({tiers.Provision.SERVICE_SIDE}))
+              for host in standins]
     for where, text in _rule_texts(scenario):
+        if where[:1] == ('rules',) and where[1] in standins:
+            continue
         found += [Demand(where, what, needed)
                   for what, needed in rule_needs(text)]
     for i, step in enumerate(scenario.steps):

@@ -85,7 +85,20 @@ def _check_references(scenario: Scenario) -> None:
         except ValueError as exc:
             _fail(scenario, where, 'invalid rule: %s' % exc)
 
+    def standin_rule(where: Where, name: str, text: str) -> None:
+        from faultdriver import servicecall
+        try:
+            servicecall.standin_rule(name, rule_type(text))
+        except ValueError as exc:
+            _fail(scenario, where, 'invalid rule for the %s stand-in: %s'
+                  % (name, exc))
+
     for name, texts in scenario.data.get('rules', {}).items():
+        if name in tiers.STAND_INS and name not in hosts:
+            # A stand-in service's pseudo-host (Provision.SERVICE_SIDE).
+            for i, text in enumerate(texts):
+                standin_rule(['rules', name, i], name, text)
+            continue
         if name != '*':
             host(['rules', name], name)
         for i, text in enumerate(texts):

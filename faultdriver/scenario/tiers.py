@@ -65,22 +65,32 @@ class Provision(enum.Enum):
         'that refuses a second binding for a host as Neutron does)')
     NEUTRON_REQUESTS = (
         "Neutron requests over HTTP",
-        "Nova's Neutron client sends HTTP requests, beneath which the "
-        "network.* points fire; the embedded Nova's NeutronFixture sends "
-        "none (an in-memory client)",
+        "Nova's Neutron client's HTTP requests, where network.* points "
+        "fire; the embedded Nova's NeutronFixture sends none",
         ('network',))
     CINDER_REQUESTS = (
         "Cinder requests over HTTP",
-        "Nova's Cinder client sends HTTP requests, beneath which the "
-        "volume.* points fire; the embedded Nova's CinderFixture sends "
-        "none (it replaces nova.volume.cinder.API's methods)",
+        "Nova's Cinder client's HTTP requests, where volume.* points "
+        "fire; the embedded Nova's CinderFixture sends none",
         ('volume',))
+
+    SERVICE_SIDE = (
+        'stand-ins that fail requests service-side',
+        "rules for a stand-in's pseudo-host (neutron, cinder) fail the "
+        'requests it serves, the conductor\'s too (faultdriver/process/'
+        'servicefaults.py); the embedded Nova has no stand-in, a cloud\'s '
+        'services are its own')
 
     @property
     def id(self) -> str:
         """Its name in the docs and tests: ``real-hypervisor``."""
         return self.name.lower().replace('_', '-')
 
+
+#: The process tiers' stand-in services a scenario's ``rules`` may name
+#: as pseudo-hosts, and the point family (service) of each: their rules
+#: fail the requests the stand-in serves (Provision.SERVICE_SIDE).
+STAND_INS = {'neutron': 'network', 'cinder': 'volume'}
 
 #: A step's, an expectation's or a key's arguments, as the scenario file
 #: writes them.
@@ -270,7 +280,8 @@ TIERS = {tier.name: tier for tier in (
          provides=frozenset({Provision.BLOCK_STORAGE, Provision.NETWORK,
                              Provision.PROCESS_PER_HOST,
                              Provision.NEUTRON_REQUESTS,
-                             Provision.CINDER_REQUESTS})),
+                             Provision.CINDER_REQUESTS,
+                             Provision.SERVICE_SIDE})),
     Tier('libvirt', 'Nova as processes on real libvirt + QEMU',
          'as real processes on real libvirtd + QEMU per host (also '
          'libvirt-daemon-system, qemu-system-x86, qemu-utils, root and '
