@@ -93,8 +93,12 @@ def _check_references(scenario: Scenario) -> None:
             _fail(scenario, where, 'invalid rule for the %s stand-in: %s'
                   % (name, exc))
 
+    #: The stand-ins whose rules the scenario writes (their journals
+    #: are the run's too: a ``faults`` expectation may name them).
+    standins = {name for name in scenario.data.get('rules', {})
+                if name in tiers.STAND_INS and name not in hosts}
     for name, texts in scenario.data.get('rules', {}).items():
-        if name in tiers.STAND_INS and name not in hosts:
+        if name in standins:
             # A stand-in service's pseudo-host (Provision.SERVICE_SIDE).
             for i, text in enumerate(texts):
                 standin_rule(['rules', name, i], name, text)
@@ -162,7 +166,9 @@ def _check_references(scenario: Scenario) -> None:
                 if name not in booted:
                     _fail(scenario, where, 'server %r is never booted; '
                           'booted: %s' % (name, ', '.join(sorted(booted))))
-            if 'host' in args:
+            if kind == 'faults' and args.get('host') in standins:
+                pass        # the stand-in whose rules the scenario writes
+            elif 'host' in args:
                 host(where + ['host'], args['host'])
             for j, name in enumerate(args.get('hosts', ())):
                 host(where + ['hosts', j], name)
