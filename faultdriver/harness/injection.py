@@ -191,7 +191,8 @@ class FaultInjection(fixtures.Fixture):
                     'rule %r: %s needs %s, which the embedded Nova lacks: '
                     '%s; run it on --backend %s' % (
                         text, what, provisions.describe(missing),
-                        provisions.reasons(missing),
+                        '; '.join(p.why.replace('``', '') for p in sorted(
+                            missing, key=lambda p: p.name)),
                         ' or '.join(tiers.providing(missing))))
         return rule
 
