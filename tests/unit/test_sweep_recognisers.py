@@ -117,9 +117,9 @@ RECORDED = [
     # F22: the revert's move of the allocations back fails to connect.
     ('F22', 'resize', 'placement.move_allocations', 'src', 'before',
      'connfail', 'allocations-consistent',
-     ['dest holds 1 DISK_GB, 512 MEMORY_MB, 1 PCPU for s1, which is on '
+     ['dest holds 20 DISK_GB, 2048 MEMORY_MB, 1 PCPU for s1, which is on '
       'src', 'src holds 20 DISK_GB, 2048 MEMORY_MB, 2 PCPU for migration '
-      's1#1 (reverted)']),
+      's1#1 (reverted)', 'src holds nothing for s1, which is on it']),
     # F11: a graceful stop's hold on the source.
     ('F11', 'live-migration', 'live_migration', 'src', 'before',
      'shutdown-hold', 'allocations-consistent', MIGRATION_ON_SRC),
