@@ -262,6 +262,7 @@ RECOGNISERS = (
         'F22', 'a placement failure at a resize revert leaves both '
         "flavors' allocations on the wrong consumers",
         (Sign('allocations-consistent', r'for s1, which is on src'),
+         Sign('accounting-matches-placement', overcharged('dest')),
          Sign('allocations-consistent', r'src holds [^\']* for migration '
               r's1#\d+ \(reverted\)')),
         (Where(COLD, ('placement.move_allocations',), 'src', CONNFAIL),)),

@@ -120,6 +120,9 @@ RECORDED = [
      ['dest holds 20 DISK_GB, 2048 MEMORY_MB, 1 PCPU for s1, which is on '
       'src', 'src holds 20 DISK_GB, 2048 MEMORY_MB, 2 PCPU for migration '
       's1#1 (reverted)', 'src holds nothing for s1, which is on it']),
+    ('F22', 'resize', 'placement.move_allocations', 'src', 'after',
+     'connfail', 'accounting-matches-placement',
+     {'src': '2 pinned / 2 PCPU', 'dest': '2 pinned / 3 PCPU'}),
     # F11: a graceful stop's hold on the source.
     ('F11', 'live-migration', 'live_migration', 'src', 'before',
      'shutdown-hold', 'allocations-consistent', MIGRATION_ON_SRC),
