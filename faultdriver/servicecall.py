@@ -45,6 +45,7 @@ import importlib
 import inspect
 import json
 import logging
+import re
 import sys
 import threading
 import types
@@ -58,6 +59,7 @@ from faultdriver import points as points_module
 
 if typing.TYPE_CHECKING:
     from faultdriver import engine as engine_module
+    from faultdriver import rules as rules_module
 
 LOG = logging.getLogger(__name__)
 
@@ -172,6 +174,11 @@ def _describe(point: str, host: str, instance: typing.Any,
 
 # -- the answers -----------------------------------------------------------
 
+def error_body(point: str, status: int, text: str) -> typing.Any:
+    """The error document ``point``'s service sends with ``status``."""
+    return _BODIES[service_of(point)](status, text)
+
+
 def answer(status: int, text: str, point: str, method: str,
            url: str) -> typing.Any:
     """The ``requests.Response`` a service sends with ``status``."""
@@ -183,7 +190,7 @@ def answer(status: int, text: str, point: str, method: str,
                        504: 'Gateway Timeout'}.get(status, 'Server Error')
     response.headers['Content-Type'] = 'application/json'
     response._content = json.dumps(
-        _BODIES[service_of(point)](status, text)).encode('utf-8')
+        error_body(point, status, text)).encode('utf-8')
     response.encoding = 'utf-8'
     response.url = url
     response.request = requests.Request(method, url).prepare()
@@ -276,6 +283,38 @@ def install(engine: 'engine_module.Engine') -> None:
 def uninstall(engine: 'engine_module.Engine') -> None:
     """``engine`` closed; the hook goes with the last one."""
     _HOOK.remove(engine)
+
+
+# -- at a stand-in (the process tiers' service side) ------------------------
+
+@functools.lru_cache(maxsize=None)
+def standin_requests(service: str) -> typing.Tuple[
+        typing.Tuple[str, str, typing.Pattern[str]], ...]:
+    """``(point, method, path pattern)`` of each point of ``service``
+    (``network``) whose ``request`` fact names the request at the
+    service that is the step's (``data/points.yaml``)."""
+    found = []
+    for name, facts in points_module.facts().get('service', {}).items():
+        if service_of(name) != service or not facts.get('request'):
+            continue
+        method, _, path = facts['request'].partition(' ')
+        found.append((name, method, re.compile(path)))
+    return tuple(found)
+
+
+def standin_rule(host: str, rule: 'rules_module.Rule') -> None:
+    """ValueError unless the stand-in ``host`` (``neutron``: a
+    ``tiers.STAND_INS`` pseudo-host) can fire ``rule``, a parsed and
+    validated rule: a point of its service with a request there, no
+    role or filter (a service does not know who calls it)."""
+    from faultdriver.scenario import tiers
+    requests = [name for name, _, _ in standin_requests(tiers.STAND_INS[host])]
+    if rule.point not in requests:
+        raise ValueError('the %s stand-in fails only the requests of %s'
+                         % (host, ', '.join(requests) or 'no point'))
+    if rule.role or rule.filters:
+        raise ValueError('a service does not know who calls it: no role '
+                         'or filter')
 
 
 def unreachable(point: str) -> typing.Optional[str]:

@@ -48,7 +48,10 @@ process)
            "faultdriver scenario run graceful-stop-between-move-steps --backend process --mode threading"
            # F19 with no crash: an abort whose rollback skips dest leaves
            # dest's task; its real graceful stop (SIGTERM) times out on it.
-           "faultdriver scenario run abort-leaves-dest-task-tracked --backend process")
+           "faultdriver scenario run abort-leaves-dest-task-tracked --backend process"
+           # A service-side failure: the Neutron stand-in answers the
+           # conductor's port binding 500 (its pseudo-host's rule).
+           "faultdriver scenario run neutron-fails-conductors-binding --backend process --mode threading")
     scenarios=(
         # The seed, stock vs fix, a real crash, threading mode.
         "faultdriver scenario run stale-error-migration-context --backend process --mode threading"

@@ -197,7 +197,9 @@ class Faults(socket_faults.SocketFaults):
     def history(self) -> list[records.JournalEntry]:
         """Every host's journal, in time order (read from disk)."""
         entries = []
-        for host in self.nova.stack.hosts:
+        # The computes', then the stand-ins' (their pseudo-hosts' rules).
+        for host in (list(self.nova.stack.hosts) +
+                     list(self.nova.stack.service_sides)):
             path = self.nova.stack.journal_path(host)
             if os.path.exists(path):
                 entries.extend(journal_module.read(path))

@@ -132,6 +132,10 @@ def run(path, variant, mode, keep=False, hypervisor='fake_numa'):
         hosts=scenario.hosts, faults=faults, mode=mode, keep=keep,
         progress=lambda text: play.progress(variant, text),
         hypervisor=hypervisor)
+    # The stand-ins' pseudo-hosts' rules (tiers.STAND_INS), from the
+    # first request they serve.
+    for name, side in stack.service_sides.items():
+        side.set_rules(scenario.data.get('rules', {}).get(name, ()))
     with stack:
         report.stack_seconds = stack.timings
         nova = process_nova.ProcessNova(stack, pinned=scenario.pinned)

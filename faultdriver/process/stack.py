@@ -20,6 +20,7 @@ import shutil
 import tempfile
 import time
 
+from faultdriver import journal as journal_module
 from faultdriver.process import backing
 from faultdriver.process import client
 from faultdriver.process import config
@@ -31,6 +32,7 @@ from faultdriver.process import netns_relay
 from faultdriver.process import network_standin
 from faultdriver.process import procs
 from faultdriver.process import schema
+from faultdriver.process import servicefaults
 from faultdriver.process import standins
 from faultdriver.process import tap_agent
 from faultdriver.process import volume_standin
@@ -102,10 +104,19 @@ class Stack:
         self.block_storage = volume_standin.BlockStorage(
             os.path.join(self.dir, 'volumes'),
             block_devices=hypervisor == 'libvirt')
-        self.neutron = standins.StandIn('neutron', self.network.route,
-                                        procs.free_port())
-        self.cinder = standins.StandIn('cinder', self.block_storage.route,
-                                       procs.free_port())
+        #: Each stand-in's service-side faults (its pseudo-host's rules:
+        #: faultdriver.process.servicefaults), by pseudo-host.
+        self.service_sides = {
+            name: servicefaults.ServiceSide(
+                name, route, journal_module.Journal(
+                    self.journal_path(name)))
+            for name, route in (('neutron', self.network.route),
+                                ('cinder', self.block_storage.route))}
+        self.neutron = standins.StandIn(
+            'neutron', self.service_sides['neutron'].route,
+            procs.free_port())
+        self.cinder = standins.StandIn(
+            'cinder', self.service_sides['cinder'].route, procs.free_port())
         self.placement_port = procs.free_port()
         self.api_port = procs.free_port()
         self.placement_url = 'http://127.0.0.1:%d' % self.placement_port
@@ -603,6 +614,10 @@ class Stack:
         return os.path.join(self.logs, 'nova-compute-%s.log' % host)
 
     def journal_path(self, host):
+        """The fault journal of compute ``host``, or of the stand-in
+        service whose pseudo-host it is (``neutron``, ``cinder``)."""
+        if host in servicefaults.SERVICES and host not in self.hosts:
+            return os.path.join(self.dir, 'standin-%s.jsonl' % host)
         return os.path.join(self.dir, 'compute-%s' % host, 'journal.jsonl')
 
     def control_socket(self, host):

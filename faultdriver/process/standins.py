@@ -12,11 +12,13 @@ thread of the runner on loopback.
 """
 
 import json
+import socket
 import socketserver
 import threading
 from wsgiref import simple_server
 
 from faultdriver.process import guest_image
+from faultdriver.process import servicefaults
 
 IMAGE_ID = '155d900f-4e14-4e4c-a73d-069cbf4541e6'   # nova's fake image id
 IMAGE_SIZE = 1024 * 1024
@@ -59,7 +61,15 @@ def request_body(environ):
 
 def _app(route):
     def application(environ, start_response):
-        status, body = route(environ)
+        try:
+            status, body = route(environ)
+        except servicefaults.Dropped:
+            # connfail at the service: the connection closes without an
+            # answer (the client sees it dropped); wsgiref expects a
+            # client to go abruptly and ends the request quietly.
+            environ[CONNECTION].shutdown(socket.SHUT_RDWR)
+            start_response('500 ERR', [('Content-Length', '0')])
+            return [b'']
         binary = isinstance(body, bytes)
         data = (body if binary else b'' if body is None
                 else json.dumps(body).encode())
@@ -75,9 +85,18 @@ class _Server(socketserver.ThreadingMixIn, simple_server.WSGIServer):
     daemon_threads = True
 
 
+#: Where a request's environ holds its socket (for a dropped answer).
+CONNECTION = 'faultdriver.connection'
+
+
 class _QuietHandler(simple_server.WSGIRequestHandler):
     def log_message(self, *args):
         pass
+
+    def get_environ(self):
+        environ = super().get_environ()
+        environ[CONNECTION] = self.connection
+        return environ
 
 
 class StandIn:

@@ -63,19 +63,26 @@ def expectation_needs(expectation: specs.ExpectationSpec) -> Provisions:
                           expectation.args)
 
 
-def rule_needs(text: object
-               ) -> typing.List[typing.Tuple[rules_module.Term, Provisions]]:
-    """``[(term, provisions)]`` of each action term of rule ``text``
-    that needs some (its action class's ``needs``)."""
+def rule_needs(text: object) -> typing.List[typing.Tuple[str, Provisions]]:
+    """``[(what, provisions)]`` of rule ``text``: its point, if only some
+    tiers can fire it (:func:`faultdriver.scenario.tiers.point_needs`),
+    then each action term that needs some (its action class's
+    ``needs``); ``what`` names the point or the term."""
     from faultdriver import actions as actions_module
+    from faultdriver import points as points_module
 
     try:
         rule = rules_module.parse(text)
     except rules_module.RuleError:
         return []       # model.check says what is wrong with it (a
         # scenario only read, as scenario run reads it, may have one)
+    found: typing.List[typing.Tuple[str, Provisions]] = []
+    point = points_module.catalogue().get(rule.point)
+    if point is not None:   # an unknown point: model.check says so
+        needed = tiers.point_needs(point.name, point.kind)
+        if needed:
+            found.append(('point %s' % point.name, needed))
     actions = actions_module.load_all()
-    found: typing.List[typing.Tuple[rules_module.Term, Provisions]] = []
     for term in rule.terms:
         action = actions.get(term.action)
         try:
@@ -83,7 +90,7 @@ def rule_needs(text: object
         except ValueError:
             continue    # bad arguments: model.check says which
         if needed:
-            found.append((term, needed))
+            found.append((str(term), needed))
     return found
 
 
@@ -127,9 +134,18 @@ def demands(scenario: Scenario) -> typing.List[Demand]:
     steps, expectations (every variant's, then each variant's own)."""
     found = [Demand(('topology', key), '', needed)
              for key, needed in topology_needs(scenario)]
+    standins = [host for host in scenario.data.get('rules', {})
+                if host in tiers.STAND_INS and host not in scenario.hosts]
+    # A stand-in's rules fire at the stand-in, not beneath a compute's
+    # client: they need the stand-in, not what their points need.
+    found += [Demand(('rules', host), 'rules for the %s stand-in' % host,
+                     frozenset({tiers.Provision.SERVICE_SIDE}))
+              for host in standins]
     for where, text in _rule_texts(scenario):
-        found += [Demand(where, str(term), needed)
-                  for term, needed in rule_needs(text)]
+        if where[:1] == ('rules',) and where[1] in standins:
+            continue
+        found += [Demand(where, what, needed)
+                  for what, needed in rule_needs(text)]
     for i, step in enumerate(scenario.steps):
         needed = step_needs(step)
         if needed:
@@ -182,9 +198,19 @@ def refusal(scenario: Scenario, tier: tiers.Tier
     if found is None:
         return None
     demand, missing = found
-    return list(demand.where), '%sneeds %s; backend %s lacks it' % (
+    return list(demand.where), '%sneeds %s; backend %s lacks it%s' % (
         demand.what + ' ' if demand.what else '', describe(missing),
-        tier.name)
+        tier.name, reasons(missing))
+
+
+def reasons(provisions: typing.Iterable[tiers.Provision]) -> str:
+    """Why a tier lacking ``provisions`` cannot fire a point, `` (WHY)``,
+    for those that name point families (``Provision.points``: the
+    reason is how the tier fakes a service, not evident from the
+    provision's name); '' for the others (their name says it)."""
+    whys = [p.why.replace('``', '') for p in sorted(
+        provisions, key=lambda p: p.name) if p.points]
+    return ' (%s)' % '; '.join(whys) if whys else ''
 
 
 def advice(scenario: Scenario) -> str:

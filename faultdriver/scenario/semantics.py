@@ -85,7 +85,24 @@ def _check_references(scenario: Scenario) -> None:
         except ValueError as exc:
             _fail(scenario, where, 'invalid rule: %s' % exc)
 
+    def standin_rule(where: Where, name: str, text: str) -> None:
+        from faultdriver import servicecall
+        try:
+            servicecall.standin_rule(name, rule_type(text))
+        except ValueError as exc:
+            _fail(scenario, where, 'invalid rule for the %s stand-in: %s'
+                  % (name, exc))
+
+    #: The stand-ins whose rules the scenario writes (their journals
+    #: are the run's too: a ``faults`` expectation may name them).
+    standins = {name for name in scenario.data.get('rules', {})
+                if name in tiers.STAND_INS and name not in hosts}
     for name, texts in scenario.data.get('rules', {}).items():
+        if name in standins:
+            # A stand-in service's pseudo-host (Provision.SERVICE_SIDE).
+            for i, text in enumerate(texts):
+                standin_rule(['rules', name, i], name, text)
+            continue
         if name != '*':
             host(['rules', name], name)
         for i, text in enumerate(texts):
@@ -149,7 +166,9 @@ def _check_references(scenario: Scenario) -> None:
                 if name not in booted:
                     _fail(scenario, where, 'server %r is never booted; '
                           'booted: %s' % (name, ', '.join(sorted(booted))))
-            if 'host' in args:
+            if kind == 'faults' and args.get('host') in standins:
+                pass        # the stand-in whose rules the scenario writes
+            elif 'host' in args:
                 host(where + ['host'], args['host'])
             for j, name in enumerate(args.get('hosts', ())):
                 host(where + ['hosts', j], name)

@@ -24,11 +24,18 @@ class Provision(enum.Enum):
     ``ComputeDriver.capabilities`` (which FaultDriver forwards): these
     are what the place Nova runs in can do or show."""
 
-    def __init__(self, text: str, why: str) -> None:
+    def __init__(self, text: str, why: str,
+                 points: typing.Tuple[str, ...] = ()) -> None:
         #: How a refusal names it: "needs a real hypervisor".
         self.text = text
         #: What it means, for the docs.
         self.why = why
+        #: The point families only a tier providing it can fire: a
+        #: point's kind (``service``, ``rpc``) or the part of its name
+        #: before the dot (``network`` of ``network.setup_networks_on_
+        #: host``).  A new kind of point some tiers cannot fire is one
+        #: such member, named by the tiers that can (:func:`point_needs`).
+        self.points = points
 
     REAL_HYPERVISOR = (
         'a real hypervisor',
@@ -68,12 +75,34 @@ class Provision(enum.Enum):
         'the tier writes the Nova options a scenario sets (e.g. '
         '``shelved-offload-time``) into its services\' configuration; a '
         'cloud faultdriver did not build keeps its own')
+    NEUTRON_REQUESTS = (
+        "Neutron requests over HTTP",
+        "Nova's Neutron client's HTTP requests, where network.* points "
+        "fire; the embedded Nova's NeutronFixture sends none",
+        ('network',))
+    CINDER_REQUESTS = (
+        "Cinder requests over HTTP",
+        "Nova's Cinder client's HTTP requests, where volume.* points "
+        "fire; the embedded Nova's CinderFixture sends none",
+        ('volume',))
+
+    SERVICE_SIDE = (
+        'stand-ins that fail requests service-side',
+        "rules for a stand-in's pseudo-host (neutron, cinder) fail the "
+        'requests it serves, the conductor\'s too (faultdriver/process/'
+        'servicefaults.py); the embedded Nova has no stand-in, a cloud\'s '
+        'services are its own')
 
     @property
     def id(self) -> str:
         """Its name in the docs and tests: ``real-hypervisor``."""
         return self.name.lower().replace('_', '-')
 
+
+#: The process tiers' stand-in services a scenario's ``rules`` may name
+#: as pseudo-hosts, and the point family (service) of each: their rules
+#: fail the requests the stand-in serves (Provision.SERVICE_SIDE).
+STAND_INS = {'neutron': 'network', 'cinder': 'volume'}
 
 #: A step's, an expectation's or a key's arguments, as the scenario file
 #: writes them.
@@ -104,6 +133,17 @@ class Needs:
 
 #: What needs nothing of a tier.
 NOTHING = Needs()
+
+
+def point_needs(name: str, kind: str) -> typing.FrozenSet[Provision]:
+    """What a tier must provide to fire the point ``name`` of ``kind``:
+    the provisions naming its kind or its family (``Provision.points``).
+    A point none names fires wherever FaultDriver runs (driver and
+    tracker points, placement's service-call points: Nova's
+    PlacementFixture sends real HTTP requests through keystoneauth)."""
+    families = {kind, name.partition('.')[0]}
+    return frozenset(provision for provision in Provision
+                     if families.intersection(provision.points))
 
 
 _Declared = typing.TypeVar('_Declared')
@@ -172,6 +212,12 @@ class Tier:
         """The provisions of ``wanted`` it does not provide."""
         return frozenset(wanted) - self.provides
 
+    def fires(self, name: str, kind: str) -> bool:
+        """Whether a rule at the point ``name`` of ``kind`` can fire
+        here (the sweep traces only those; a scenario's rule at one it
+        cannot fire is refused when it loads)."""
+        return not self.lacks(point_needs(name, kind))
+
     #: Whether it reaches a cloud it did not build (``--cloud NAME``,
     #: never ``--backend``): its runner takes ``--profile PATH`` first,
     #: and no comparison runs it.
@@ -230,7 +276,9 @@ TIERS = {tier.name: tier for tier in (
          # faultdriver.harness.embedded.EmbeddedNova.RPC_TIMEOUT
          rpc_timeout=2, forks=True, serves=True,
          # Nova's CinderFixture and NeutronFixture (harness/embedded.py
-         # corrects them), every host in this one process.
+         # corrects them), every host in this one process; the fixtures
+         # make no Neutron or Cinder request, so network.* and volume.*
+         # service-call points cannot fire here (placement.* can).
          provides=frozenset({Provision.BLOCK_STORAGE, Provision.NETWORK,
                              Provision.NOVA_OPTIONS})),
     Tier('process', 'Nova as processes',
@@ -240,11 +288,15 @@ TIERS = {tier.name: tier for tier in (
          workers=1,                     # a whole stack per case
          rpc_timeout=PROCESSES_RPC_TIMEOUT, prerequisites=('process',),
          extra='process',
-         # The block-storage and network stand-ins (process/*_standin.py).
+         # The block-storage and network stand-ins (process/*_standin.py),
+         # which the computes' Nova clients reach over HTTP.
          provides=frozenset({Provision.BLOCK_STORAGE, Provision.NETWORK,
                              Provision.PROCESS_PER_HOST,
                              Provision.CALL_HEARTBEATS,
-                             Provision.NOVA_OPTIONS})),
+                             Provision.NOVA_OPTIONS,
+                             Provision.NEUTRON_REQUESTS,
+                             Provision.CINDER_REQUESTS,
+                             Provision.SERVICE_SIDE})),
     Tier('libvirt', 'Nova as processes on real libvirt + QEMU',
          'as real processes on real libvirtd + QEMU per host (also '
          'libvirt-daemon-system, qemu-system-x86, qemu-utils, root and '
@@ -263,9 +315,13 @@ TIERS = {tier.name: tier for tier in (
          # What the CI cloud sets; the run reads each compute's own
          # rpc_response_timeout from its status and uses that.
          rpc_timeout=PROCESSES_RPC_TIMEOUT, extra='cloud', remote=True,
-         # Each host's nova-compute is a process (a unit) of its own;
-         # volumes, ports and the hypervisor's guests are not read yet.
+         # Each host's nova-compute is a process (a unit) of its own,
+         # its Nova clients reach the cloud's Neutron and Cinder over
+         # HTTP; volumes, ports and the hypervisor's guests are not read
+         # yet.
          provides=frozenset({Provision.PROCESS_PER_HOST,
+                             Provision.NEUTRON_REQUESTS,
+                             Provision.CINDER_REQUESTS,
                              Provision.CALL_HEARTBEATS})),
 )}
 NAMES = tuple(TIERS)

@@ -161,7 +161,10 @@ def _migration(m: runstate.RunMigration, t0: float) -> typing.List[Event]:
         m.id, m.type or 'move', m.server, m.source_compute,
         m.dest_compute)
     tip = ' '.join('%s=%s' % item for item in m.to_json().items())
-    lane, to = str(m.source_compute), m.dest_compute
+    # A migration refused before a destination was chosen (a failed
+    # pre-check of the conductor's) has none: drawn on its source.
+    lane = str(m.source_compute)
+    to = m.dest_compute or lane
     group = 'migration %s' % m.id
     events = []
     created = _epoch(m.created_at)

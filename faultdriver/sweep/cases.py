@@ -19,7 +19,20 @@ from faultdriver.sweep import trace
 
 #: Action classes: the rule term each becomes at a point.
 ACTIONS = ('crash', 'raise', 'raise-generic', 'periodic', 'peer-periodic',
-           'delay', 'hang', 'shutdown', 'shutdown-hold', 'second-call')
+           'delay', 'hang', 'shutdown', 'shutdown-hold', 'second-call',
+           'http-error', 'connfail', 'drop', 'lostreply', 'twice')
+#: The classes a service answers with: they act at service-call points
+#: (``network.*``, ``volume.*``, ``placement.*``, those the tier can fire)
+#: and only there.
+SERVICE_ACTIONS = ('http-error', 'connfail')
+#: The classes of an incoming message's fate at the receiving
+#: nova-compute (``rpc.*`` points, faultdriver.rpcmessage): lost before
+#: it is handled, its reply lost, handled twice.  Only there.
+RPC_ACTIONS = ('drop', 'lostreply', 'twice')
+#: The point kinds the other classes act at: the host's own steps (the
+#: compute-side faults around a service call or a message are its driver
+#: and tracker steps').
+HOST_KINDS = ('driver', 'tracker')
 DEFAULT_ACTIONS = ('crash', 'raise', 'periodic')
 GENERIC_EXCEPTION = 'InternalError'
 #: Between a depth-2 case's first fault and its second in its id.
@@ -85,6 +98,19 @@ class Case:
     def _term(self, backend: str) -> typing.Optional[str]:
         point = points_module.catalogue()[self.point]
         where = '%s.%s' % (self.point, self.phase)
+        if point.kind not in kinds_of(self.action):
+            return None
+        if self.action in RPC_ACTIONS:
+            return _rpc_term(where, self.action, self.phase, point, backend)
+        if self.action == 'http-error':
+            # Once: a transient error, which Nova's retry (where it has
+            # one) should absorb.  Before the request: a 500 the service
+            # never saw; after it: a proxy's 504 after the work was done.
+            return '%s: 1*http(%d)' % (
+                where, 504 if self.phase == 'after' else 500)
+        if self.action == 'connfail':
+            # Once: refused before the request, dropped after the work.
+            return '%s: 1*connfail' % where
         if self.action == 'crash':
             return '%s: 1*crash' % where
         if self.action == 'periodic':
@@ -130,6 +156,34 @@ class Case:
             return '%s: 1*raise(%s)' % (where, GENERIC_EXCEPTION) \
                 if GENERIC_EXCEPTION in point.raises[1:] else None
         raise ValueError('unknown action class %r' % self.action)
+
+
+def kinds_of(action: str) -> typing.Tuple[str, ...]:
+    """The point kinds action class ``action`` acts at."""
+    if action in SERVICE_ACTIONS:
+        return ('service',)
+    if action in RPC_ACTIONS:
+        return ('rpc',)
+    return HOST_KINDS
+
+
+def _rpc_term(where: str, action: str, phase: str,
+              point: points_module.Point,
+              backend: str) -> typing.Optional[str]:
+    """The rule of an RPC class at an ``rpc.*`` point, or None where
+    the action cannot be: ``drop`` and ``twice`` act before the method
+    runs; ``lostreply`` only where a call waits for a reply; ``drop``
+    and ``lostreply`` of a call made with ``call_monitor_timeout`` only
+    on a tier whose transport sends heartbeats (else the scenario is
+    refused: the caller would wait its whole ``long_rpc_timeout``)."""
+    if action in ('drop', 'twice') and phase != 'before':
+        return None
+    if action == 'lostreply' and point.rpc != 'call':
+        return None
+    if action != 'twice' and point.monitored and tiers.get(backend).lacks(
+            {tiers.Provision.CALL_HEARTBEATS}):
+        return None
+    return '%s: 1*%s' % (where, action)
 
 
 def scenario_name(prefix: str, case_id: str) -> str:
@@ -211,9 +265,11 @@ def second_calls(data: records.ScenarioData) -> typing.Tuple[str, ...]:
 #: Action classes from the longest cases to the shortest (whole
 #: live-migration sweep, medians: crash 24 s with a restart and often a
 #: stuck move to wait out, periodic 15 s, raise 12 s; a hang waits for
-#: every periodic, a delay for an RPC timeout).
-SLOWEST_FIRST = ('hang', 'shutdown-hold', 'crash', 'delay', 'second-call',
-                 'periodic', 'peer-periodic', 'shutdown', 'raise',
+#: every periodic, a delay for an RPC timeout; a dropped message or a
+#: lost reply for the caller's timeout, as a delay; not measured yet).
+SLOWEST_FIRST = ('hang', 'shutdown-hold', 'crash', 'delay', 'drop',
+                 'lostreply', 'second-call', 'periodic', 'peer-periodic',
+                 'shutdown', 'twice', 'http-error', 'connfail', 'raise',
                  'raise-generic')
 
 
@@ -312,7 +368,7 @@ def case_scenario(workflow: records.Workflow, case: Case,
     if case.action == 'second-call':
         _second_call(data, case)
     if trace_recovery and needs_restart(case):
-        _recover_rules(data, case.host).extend(trace.trace_rules())
+        _recover_rules(data, case.host).extend(trace.trace_rules(backend))
     return data
 
 

@@ -12,7 +12,8 @@ each finding and checks that its recogniser takes every one and every
 other recogniser rejects them.
 
 ``second-call`` cases are recognised by their call (the action class's
-label, ``second-call(delete)``): F20, F21.
+label, ``second-call(delete)``): F20, F21; service-call classes by
+their class: F22 (``connfail``).
 
 Not here: F2, F3, F7 (real libvirt only), F12-F14 (no sweep case shows
 them), F18 (no sweep reaches its window; doc/findings.rst, F18 "Sweeps");
@@ -32,6 +33,8 @@ FAILS = ('crash', 'raise')
 LIVE = ('live-migration',)
 COLD = ('migration', 'resize')
 EVACUATION = ('evacuation',)
+#: A service's connection failing once (``connfail`` cases).
+CONNFAIL = ('connfail',)
 #: The user's delete while a step is held (``second-call`` cases).
 DELETE = ('second-call(delete)',)
 
@@ -255,6 +258,14 @@ RECOGNISERS = (
         (Sign('second-call', r"'call': 'delete'.*'answer': None.*"
               r"(?:code.: 500|MessagingTimeout)"),),
         (Where(COLD, ('confirm_migration',), 'src', DELETE),)),
+    Recogniser(
+        'F22', 'a placement failure at a resize revert leaves both '
+        "flavors' allocations on the wrong consumers",
+        (Sign('allocations-consistent', r'for s1, which is on src'),
+         Sign('accounting-matches-placement', overcharged('dest')),
+         Sign('allocations-consistent', r'src holds [^\']* for migration '
+              r's1#\d+ \(reverted\)')),
+        (Where(COLD, ('placement.move_allocations',), 'src', CONNFAIL),)),
     Recogniser(
         'F19', 'a move that ends without dest being told leaves dest '
         'tracking it',

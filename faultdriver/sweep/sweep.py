@@ -308,7 +308,8 @@ def traced_steps(workflow: records.Workflow, folder: str, mode: str,
                     for step in json.load(stream)]
     path = execute.write_scenario(os.path.join(folder, 'trace'),
                                   trace.trace_scenario(workflow,
-                                                       nova_changes))
+                                                       nova_changes,
+                                                       backend))
     log = os.path.join(folder, 'trace', 'run.log')
     if pool:
         pool.warm(warm)

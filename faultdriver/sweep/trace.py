@@ -4,7 +4,10 @@ every point, read back from the journal.
 The points come from the run, never from a hand list, so a step a newer
 Nova adds is swept too; the catalogue's facts only narrow them to the
 workflow's move (its ``operations``) and drop what happens after the
-workflow hands over to ``recover``.
+workflow hands over to ``recover``.  Only points the tier can fire are
+traced (``Tier.fires``, from what it provides): on the embedded Nova,
+no ``network.*`` or ``volume.*`` service-call point (Nova's fixtures
+make no request there), every one on processes.
 """
 
 import copy
@@ -13,24 +16,19 @@ import typing
 from faultdriver import points as points_module
 from faultdriver import rules as rules_module
 from faultdriver.scenario import model
+from faultdriver.scenario import tiers
 from faultdriver.sweep import records
 
 TRACE_MESSAGE = 'trace'
 
 
-#: Point kinds a sweep traces.  Service-call points (``network.*``,
-#: ``volume.*``, ``placement.*``) are not swept yet: their action classes
-#: are not wired into sweeps, and on the embedded tier Nova's Neutron and
-#: Cinder fixtures make no HTTP request, so a rule there is refused at
-#: start (issue 43).
-TRACED_KINDS = ('driver', 'tracker')
-
-
-def trace_rules() -> typing.List[str]:
-    """A ``log`` rule per point and phase, for every host ('*')."""
+def trace_rules(backend: str = tiers.DEFAULT) -> typing.List[str]:
+    """A ``log`` rule per point and phase, for every host ('*'): every
+    point tier ``backend`` can fire."""
+    tier = tiers.get(backend)
     return ['%s.%s: log(%s)' % (name, phase, TRACE_MESSAGE)
             for name, point in sorted(points_module.catalogue().items())
-            if point.kind in TRACED_KINDS
+            if tier.fires(name, point.kind)
             for phase in phases(point)]
 
 
@@ -43,16 +41,16 @@ def phases(point: points_module.Point) -> typing.Tuple[str, ...]:
 
 
 def trace_scenario(workflow: records.Workflow,
-                   nova_changes: typing.Optional[records.ScenarioData] = None
-                   ) -> records.ScenarioData:
+                   nova_changes: typing.Optional[records.ScenarioData] = None,
+                   backend: str = tiers.DEFAULT) -> records.ScenarioData:
     """The workflow's data with the trace rules and no expectations of
     its own but the invariants (the clean run must keep them), run on
     the Nova under test (``nova_changes``, the variant keys
     :func:`faultdriver.novaundertest.variant_keys` gives: its steps may
-    differ)."""
+    differ), on tier ``backend``."""
     data = copy.deepcopy(workflow.data)
     rules = dict(data.get('rules', {}))
-    rules['*'] = list(rules.get('*', ())) + trace_rules()
+    rules['*'] = list(rules.get('*', ())) + trace_rules(backend)
     data['rules'] = rules
     data['name'] = 'trace-' + workflow.name
     data['variants'] = {'trace': {'description': 'clean run, traced'}}

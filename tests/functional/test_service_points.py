@@ -11,6 +11,8 @@ tests/unit/test_servicecall.py for those clients.)
 """
 
 from faultdriver import exception
+from faultdriver import points
+from faultdriver.scenario import tiers
 from faultdriver import servicecall
 from tests.functional import base
 from tests.functional.move_steps import MoveStepsMixin
@@ -59,6 +61,20 @@ class TestRefusedWhereTheFixtureReplacesHttp(MoveStepsMixin,
                                              base.FaultTestBase):
     """Nova's CinderFixture replaces nova.volume.cinder.API: a volume.*
     rule would never fire, so it is refused, naming the fixture."""
+
+    def test_the_tier_declares_what_the_fixtures_leave(self):
+        """The embedded tier's declaration (what a scenario is refused
+        by, what a sweep traces) is what this Nova's fixtures really
+        leave to fire: checked for every service-call point against the
+        running fixtures."""
+        embedded = tiers.get('embedded')
+        service = [name for name, point in points.catalogue().items()
+                   if point.kind == 'service']
+        self.assertTrue(service)
+        for name in service:
+            self.assertEqual(
+                embedded.fires(name, 'service'),
+                servicecall.unreachable(name) is None, name)
 
     def test_volume_rule_refused(self):
         self.assertIn('CinderFixture',

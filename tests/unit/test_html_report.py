@@ -212,3 +212,17 @@ def test_variant_that_did_not_run_shows_its_error(run):
     assert 'Variant fix: INTERNAL ERROR' in page
     assert 'Traceback: &lt;boom&gt;' in page
     assert len(diagrams(page)) == 1
+
+
+def test_a_migration_without_destination_and_a_stand_ins_fault_draw(run):
+    """A live migration the conductor's pre-check ended before choosing
+    a destination has none (dest_compute None: once a KeyError that
+    ended ``scenario run``'s page); a stand-in's fault sits on a lane of
+    its own (its pseudo-host)."""
+    stock = run['variants']['stock']
+    stock['state']['migrations'][0]['dest_compute'] = None
+    fault = dict(stock['state']['faults'][0], host='neutron',
+                 point='network.bind_ports_to_host', action='http')
+    stock['state']['faults'].append(fault)
+    page = htmlreport.render(records(run))
+    assert 'neutron' in lane_x(diagrams(page)[0])

@@ -53,6 +53,15 @@ NEEDING = {
     P.NOVA_OPTIONS: (
         'topology: {shelved-offload-time: -1}\n' + BOOT,
         'topology.shelved-offload-time'),
+    P.NEUTRON_REQUESTS: (
+        BOOT + "  - add-rule: {host: src, rule: 'network.setup_networks_"
+        "on_host: 1*http(500)'}\n", 'steps[1].add-rule.rule'),
+    P.SERVICE_SIDE: (
+        "rules: {neutron: ['network.bind_ports_to_host: 1*http(500)']}\n" +
+        BOOT, 'rules.neutron'),
+    P.CINDER_REQUESTS: (
+        "rules: {src: ['volume.attachment_update.after: connfail']}\n" +
+        BOOT, 'rules.src[0]'),
 }
 
 
@@ -92,8 +101,9 @@ def test_a_scenario_needing_it_is_refused_where_lacking(tmp_path,
     # A tier without it (one that would lack it, as the next tier may).
     parts, message = provisions.refusal(scenario, without(provision))
     assert model.key_path(parts) == where
-    assert message.endswith('needs %s; backend embedded lacks it'
-                            % provision.text)
+    assert message.endswith('needs %s; backend embedded lacks it%s'
+                            % (provision.text, provisions.reasons(
+                                {provision})))
     # Accepted, in full, where it is provided.
     assert model.load(scenario.path).backends == providing
     for name in providing:
@@ -269,3 +279,21 @@ def test_the_scenarios_ci_runs_on_a_tier_still_load_there():
         scenario = model.load(name)
         assert tier in scenario.backends, name
         model.check_tier(scenario, tier)
+
+
+def test_rules_for_a_stand_in_are_checked_as_its_service_takes_them(
+        tmp_path):
+    """A stand-in's pseudo-host takes rules at its service's points
+    with a request there, without role or filter."""
+    for rule, why in (
+            ('placement.move_allocations: http(500)', 'fails only the '
+             'requests of network.setup_networks_on_host'),
+            ('network.bind_ports_to_host@dest: http(500)', 'no role'),
+            ('network.bind_ports_to_host: nonsense', 'invalid rule')):
+        path = write(tmp_path, "rules: {neutron: ['%s']}\n" % rule + BOOT,
+                     ['process'])
+        with pytest.raises(exception.ScenarioError, match=why):
+            model.load(path)
+    path = write(tmp_path, "rules: {cinder: ['volume.attachment_delete"
+                 ".after: 1*http(504)']}\n" + BOOT, ['process'])
+    assert model.load(path).backends == ('process',)

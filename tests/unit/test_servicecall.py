@@ -1,21 +1,26 @@
 """Service-call points fire beneath Nova's own client handling.
 
 Each test runs Nova's real client method (``nova.volume.cinder.API``,
-``SchedulerReportClient``) through the real client library and
-keystoneauth session; only the service at the other end of the HTTP
-request is a small in-test stand-in (requests_mock), since no Cinder or
-placement runs here.  The request is made from inside a real
-``ComputeManager`` method's frame (a manager built without its
-``__init__``: only its ``host`` and ``driver`` are read), as in a
-nova-compute; a request made from anywhere else (the conductor, here
-the test itself) never fires.  What is asserted is the outcome: what the
-service holds afterwards, what Nova returned or raised, and the journal.
+``nova.network.neutron.API``, ``SchedulerReportClient``) through the
+real client library and keystoneauth session, over a real HTTP
+connection to a small in-test stand-in of the service on loopback
+(:class:`LocalService`), since no Cinder, Neutron or placement runs
+here.  The request is made from inside a real ``ComputeManager``
+method's frame (a manager built without its ``__init__``: only its
+``host`` and ``driver`` are read), as in a nova-compute; a request made
+from anywhere else (the conductor, here the test itself) never fires.
+What is asserted is the outcome: what the service holds afterwards,
+what Nova returned or raised, and the journal.
 """
 
+import http.server
 import json
 import re
+import threading
 import types
+import typing
 import unittest
+import urllib.parse
 
 from keystoneauth1 import adapter as ka_adapter
 from keystoneauth1 import session as ka_session
@@ -26,7 +31,6 @@ from nova import exception as nova_exception
 from nova.scheduler.client import report
 from nova import service_auth
 from nova.volume import cinder
-import requests_mock
 
 from faultdriver import actions
 from faultdriver import engine as engine_module
@@ -36,8 +40,6 @@ from faultdriver import rules
 from faultdriver import servicecall
 
 CONF = nova_conf.CONF
-CINDER = 'http://cinder.test/v3/project'
-PLACEMENT = 'http://placement.test'
 ATTACHMENT = '6e4a3c1e-2f54-4d4c-9a56-3f0d1f4b7a10'
 VOLUME = '0f3b7c6a-9b7e-4d44-a3c2-6d1f6c4e2b11'
 SOURCE = '1d0f3a4b-5c6d-4e7f-8a9b-0c1d2e3f4a5b'
@@ -68,6 +70,68 @@ def _on_compute(manager, func):
     return result[0]
 
 
+class Request(typing.NamedTuple):
+    """What the stand-in service received."""
+
+    method: str
+    path: str
+    query: typing.Dict[str, typing.List[str]]
+    body: typing.Any
+
+
+class LocalService:
+    """A service on 127.0.0.1 (a free port) answering from ``routes``:
+    ``(method, path regex) -> handler(Request) -> (status, JSON body or
+    None)``; 404 for anything else.  Nova's client reaches it through
+    requests and a real socket, as it reaches a cloud's service."""
+
+    def __init__(self):
+        self.routes = []
+        routes = self.routes
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def answer(self):
+                url = urllib.parse.urlsplit(self.path)
+                length = int(self.headers.get('Content-Length') or 0)
+                raw = self.rfile.read(length) if length else b''
+                request = Request(self.command, url.path,
+                                  urllib.parse.parse_qs(url.query),
+                                  json.loads(raw) if raw else None)
+                for method, pattern, handler in routes:
+                    if method == self.command and \
+                            re.fullmatch(pattern, url.path):
+                        status, body = handler(request)
+                        break
+                else:
+                    status, body = 404, {'error': 'no route'}
+                data = b'' if body is None else json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header('Content-Type', 'application/json')
+                self.send_header('Content-Length', str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_PUT = do_POST = do_DELETE = answer
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(('127.0.0.1', 0),
+                                                      Handler)
+        self.url = 'http://127.0.0.1:%d' % self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever,
+                                       daemon=True)
+        self.thread.start()
+
+    def route(self, method, pattern, handler):
+        self.routes.append((method, pattern, handler))
+
+    def stop(self):
+        self.server.shutdown()
+        self.thread.join()
+        self.server.server_close()
+
+
 class ServiceCallTest(unittest.TestCase):
 
     def setUp(self):
@@ -78,8 +142,7 @@ class ServiceCallTest(unittest.TestCase):
         servicecall.install(self.engine)
         self.addCleanup(servicecall.uninstall, self.engine)
         self.manager = _Compute('compute1', self.engine)
-        self.service = requests_mock.Mocker()
-        self.service.start()
+        self.service = LocalService()
         self.addCleanup(self.service.stop)
 
     def rule(self, text):
@@ -96,7 +159,8 @@ class CinderTest(ServiceCallTest):
 
     def setUp(self):
         super().setUp()
-        CONF.set_override('endpoint_template', CINDER, group='cinder')
+        CONF.set_override('endpoint_template',
+                          self.service.url + '/v3/project', group='cinder')
         self.addCleanup(CONF.clear_override, 'endpoint_template',
                         group='cinder')
         service_auth.reset_globals()
@@ -109,29 +173,28 @@ class CinderTest(ServiceCallTest):
             'attach_mode': 'rw', 'instance': SOURCE, 'connector': None,
             'connection_info': {}}}
         self.received = []
-        url = re.compile(CINDER + '/attachments/.*')
-        self.service.put(url, json=self.update)
-        self.service.delete(url, json=self.delete)
+        self.service.route('PUT', '/v3/project/attachments/.*', self.update)
+        self.service.route('DELETE', '/v3/project/attachments/.*',
+                           self.delete)
 
-    def update(self, request, context):
+    def update(self, request):
         self.received.append(request.method)
         attachment = self.attachments[request.path.rsplit('/', 1)[1]]
         attachment.update(
             status='attached',
-            connector=request.json()['attachment']['connector'],
+            connector=request.body['attachment']['connector'],
             connection_info={'driver_volume_type': 'iscsi',
                              'data': {'target_lun': 1}})
-        return {'attachment': dict(attachment)}
+        return 200, {'attachment': dict(attachment)}
 
-    def delete(self, request, context):
+    def delete(self, request):
         self.received.append(request.method)
         key = request.path.rsplit('/', 1)[1]
         if key not in self.attachments:
-            context.status_code = 404
-            return {'itemNotFound': {'code': 404, 'message': 'not found'}}
+            return 404, {'itemNotFound': {'code': 404,
+                                          'message': 'not found'}}
         del self.attachments[key]
-        context.status_code = 200
-        return {}
+        return 200, {}
 
     def update_attachment(self):
         return cinder.API().attachment_update(
@@ -202,27 +265,25 @@ class PlacementTest(ServiceCallTest):
             adapter=ka_adapter.Adapter(
                 ka_session.Session(auth=None), service_type='placement',
                 raise_exc=False,
-                endpoint_override=PLACEMENT))
+                endpoint_override=self.service.url))
         #: The stand-in placement's allocations per consumer.
         self.allocations = {
             SOURCE: {PROVIDER: {'generation': 1,
                                 'resources': {'VCPU': 1}}},
             TARGET: {}}
-        self.service.get(re.compile(PLACEMENT + '/allocations/.*'),
-                         json=self.get)
-        self.service.post(PLACEMENT + '/allocations', json=self.post)
+        self.service.route('GET', '/allocations/.*', self.get)
+        self.service.route('POST', '/allocations', self.post)
 
-    def get(self, request, context):
+    def get(self, request):
         consumer = request.path.rsplit('/', 1)[1]
-        return {'allocations': self.allocations.get(consumer, {}),
-                'consumer_generation': 1, 'project_id': 'project',
-                'user_id': 'user'}
+        return 200, {'allocations': self.allocations.get(consumer, {}),
+                     'consumer_generation': 1, 'project_id': 'project',
+                     'user_id': 'user'}
 
-    def post(self, request, context):
-        for consumer, body in json.loads(request.body).items():
+    def post(self, request):
+        for consumer, body in request.body.items():
             self.allocations[consumer] = body['allocations']
-        context.status_code = 204
-        return None
+        return 204, None
 
     def move(self):
         return self.client.move_allocations(self.context, SOURCE, TARGET)
@@ -239,10 +300,23 @@ class PlacementTest(ServiceCallTest):
         self.assertTrue(_on_compute(self.manager, self.move))
         self.assertIn(PROVIDER, self.allocations[TARGET])
 
+    def test_a_500_at_the_move_itself_is_false_and_nothing_moves(self):
+        # The step's third request (after reading both consumers): the
+        # POST that moves.  Nova's report client answers False (F22's
+        # other trigger: _revert_allocation ignores it).
+        self.rule('placement.move_allocations: 2*off -> 1*http(500)')
+        self.assertFalse(_on_compute(self.manager, self.move))
+        self.assertIn(PROVIDER, self.allocations[SOURCE])
+        self.assertEqual({}, self.allocations[TARGET])
+        # The first request's 500 is another answer: the read fails.
+        self.rule('placement.move_allocations: 1*http(500)')
+        with self.assertRaises(
+                nova_exception.ConsumerAllocationRetrievalFailed):
+            _on_compute(self.manager, self.move)
+
     def test_a_500_on_put_allocations_is_false(self):
         self.rule('placement.put_allocations: http(503)')
-        self.service.put(re.compile(PLACEMENT + '/allocations/.*'),
-                         status_code=204)
+        self.service.route('PUT', '/allocations/.*', lambda r: (204, None))
         self.assertFalse(_on_compute(
             self.manager, lambda: self.client.put_allocations(
                 self.context, TARGET, {'allocations': {}})))
@@ -276,7 +350,7 @@ class NeutronTest(ServiceCallTest):
         super().setUp()
         from nova import objects
         objects.register_all()
-        CONF.set_override('endpoint_override', 'http://neutron.test',
+        CONF.set_override('endpoint_override', self.service.url,
                           group='neutron')
         self.addCleanup(CONF.clear_override, 'endpoint_override',
                         group='neutron')
@@ -292,12 +366,11 @@ class NeutronTest(ServiceCallTest):
         self.instance = objects.Instance(uuid=SOURCE, project_id='project',
                                          host='compute1')
         self.listed = []
-        self.service.get(re.compile('http://neutron.test/v2.0/ports.*'),
-                         json=self.ports)
+        self.service.route('GET', '/v2.0/ports(.json)?', self.ports)
 
-    def ports(self, request, context):
-        self.listed.append(request.qs.get('device_id'))
-        return {'ports': []}
+    def ports(self, request):
+        self.listed.append(request.query.get('device_id'))
+        return 200, {'ports': []}
 
     def setup(self):
         from nova.network import neutron

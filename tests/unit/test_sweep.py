@@ -5,11 +5,13 @@ journal, case generation and sharding, case and finding scenario files
 
 import pytest
 
+from faultdriver import exception
 from faultdriver.scenario import expect
 from faultdriver.scenario import invariants
 from faultdriver.scenario import model
 from faultdriver.scenario import recovery
 from faultdriver.scenario import specs
+from faultdriver.scenario import tiers
 from faultdriver.sweep import cases
 from faultdriver.sweep import findings
 from faultdriver.sweep import trace
@@ -268,20 +270,40 @@ def test_a_case_lets_the_setup_hits_pass():
 def test_trace_rules_are_valid_in_a_scenario():
     workflow = model.load('live-migration')
     data = trace.trace_scenario(workflow)
+    embedded = tiers.get('embedded')
     catalogue = {name: point for name, point
                  in trace.points_module.catalogue().items()
-                 if point.kind in trace.TRACED_KINDS}
+                 if embedded.fires(name, point.kind)}
     locked = [name for name, point in catalogue.items()
               if point.tracker_lock]
     assert locked       # the tracker's claims and drops take the lock
     # Two phases a point, three where the tracker lock is taken (one
-    # before the lock); no service-call point (not swept yet).
+    # before the lock); on the embedded Nova, placement's service-call
+    # points but no Neutron or Cinder one (Nova's fixtures make no
+    # request there).
     assert len(data['rules']['*']) == 2 * len(catalogue) + len(locked)
-    assert not [rule for rule in data['rules']['*']
-                if rule.startswith(('network.', 'volume.', 'placement.'))]
+    traced = data['rules']['*']
+    assert 'placement.move_allocations.before: log(trace)' in traced
+    assert not [rule for rule in traced
+                if rule.startswith(('network.', 'volume.'))]
     assert 'tracker.drop_move_claim_at_source.unlocked: log(trace)' in \
-        data['rules']['*']
+        traced
     model.validate(data, 'trace.yaml')
+
+
+def test_the_trace_asks_the_tier_what_it_can_fire():
+    """On processes every service-call point is traced; the rules are
+    valid there, and refused where the tier cannot fire them."""
+    on_processes = trace.trace_rules('process')
+    embedded = trace.trace_rules('embedded')
+    extra = sorted(set(on_processes) - set(embedded))
+    assert extra and all(rule.startswith(('network.', 'volume.'))
+                         for rule in extra)
+    assert set(embedded) < set(on_processes)
+    from faultdriver.harness import injection
+    with pytest.raises(exception.ConfigError, match='NeutronFixture'):
+        injection.FaultInjection.parse(
+            [r for r in extra if r.startswith('network.')][0])
 
 
 STEPS = [trace.TracedStep('pre_live_migration', 'dest', 'before'),
@@ -825,3 +847,77 @@ def test_merge_refuses_a_sweep_of_a_newer_format(tmp_path):
                        match=r'sweep.json: written by another faultdriver '
                        r'\(sweep format version 99; this one reads 1, 2\)'):
         merge.merge([folder])
+
+
+def test_service_classes_act_at_service_points_only():
+    """``http-error`` and ``connfail`` only where a service answers; the
+    compute-side classes never there (their steps are the driver's and
+    tracker's around the call)."""
+    def rule(point, phase, action):
+        return cases.Case(point, 'src', phase, action).rule()
+    move = 'placement.move_allocations'
+    assert rule(move, 'before', 'http-error') == \
+        'placement.move_allocations.before: 1*http(500)'
+    # After the work: a proxy's 504, the service's own answer lost.
+    assert rule(move, 'after', 'http-error') == \
+        'placement.move_allocations.after: 1*http(504)'
+    assert rule(move, 'after', 'connfail') == \
+        'placement.move_allocations.after: 1*connfail'
+    for action in cases.DEFAULT_ACTIONS + ('hang', 'delay', 'shutdown'):
+        assert rule(move, 'before', action) is None
+    for action in cases.SERVICE_ACTIONS:
+        assert rule('live_migration', 'before', action) is None
+    steps = [trace.TracedStep(move, 'dest', 'before'),
+             trace.TracedStep('live_migration', 'src', 'before')]
+    generated = cases.generate(steps, ('crash', 'connfail'))
+    assert [(c.point, c.action) for c in generated] == [
+        ('live_migration', 'crash'), (move, 'connfail')]
+    # Each case's rule is valid in a scenario on the embedded tier.
+    from faultdriver.harness import injection
+    for case in generated:
+        injection.FaultInjection.parse(case.rule())
+
+
+def test_a_point_family_no_provision_names_fires_everywhere():
+    """A new kind of point is one declaration: until a Provision names
+    its family, every tier fires it; once one does, only the tiers that
+    provide it."""
+    assert tiers.point_needs('rpc.prep_resize', 'rpc') == frozenset()
+    assert all(tier.fires('rpc.prep_resize', 'rpc')
+               for tier in tiers.TIERS.values())
+    assert tiers.point_needs('volume.attachment_update', 'service') == {
+        tiers.Provision.CINDER_REQUESTS}
+    assert not tiers.get('embedded').fires('volume.attachment_update',
+                                           'service')
+    assert tiers.get('embedded').fires('placement.put_allocations',
+                                       'service')
+    assert tiers.get('process').fires('network.migrate_instance_start',
+                                      'service')
+
+
+def test_rpc_classes_act_at_rpc_points_only():
+    """``drop``, ``lostreply`` and ``twice`` only at ``rpc.*`` points, as
+    each can be there; the host's classes never at an ``rpc.*`` point."""
+    def rule(point, phase, action, backend='process'):
+        return cases.Case(point, 'src', phase, action).rule(backend)
+    monitored = 'rpc.check_can_live_migrate_destination'
+    plain = 'rpc.check_can_live_migrate_source'
+    cast = 'rpc.live_migration'
+    assert rule(plain, 'before', 'drop') == \
+        'rpc.check_can_live_migrate_source.before: 1*drop'
+    assert rule(plain, 'after', 'drop') is None
+    assert rule(plain, 'after', 'lostreply') == \
+        'rpc.check_can_live_migrate_source.after: 1*lostreply'
+    assert rule(cast, 'before', 'lostreply') is None
+    assert rule(cast, 'before', 'twice') == \
+        'rpc.live_migration.before: 1*twice'
+    # A caller with call_monitor_timeout on a transport without
+    # heartbeats (the embedded Nova's) would wait long_rpc_timeout.
+    assert rule(monitored, 'before', 'drop') is not None
+    assert rule(monitored, 'before', 'drop', 'embedded') is None
+    assert rule(monitored, 'before', 'twice', 'embedded') is not None
+    assert rule(plain, 'before', 'drop', 'embedded') is not None
+    for action in cases.DEFAULT_ACTIONS + ('hang', 'delay', 'http-error'):
+        assert rule(plain, 'before', action) is None
+    for action in cases.RPC_ACTIONS:
+        assert rule('live_migration', 'before', action) is None

@@ -114,6 +114,15 @@ RECORDED = [
      {'src': '2 pinned / 0 PCPU', 'dest': '2 pinned / 4 PCPU'}),
     ('F10', 'evacuation', 'tracker.rebuild_claim', 'dest', 'after',
      'crash', 'moves-again', AWAY),
+    # F22: the revert's move of the allocations back fails to connect.
+    ('F22', 'resize', 'placement.move_allocations', 'src', 'before',
+     'connfail', 'allocations-consistent',
+     ['dest holds 20 DISK_GB, 2048 MEMORY_MB, 1 PCPU for s1, which is on '
+      'src', 'src holds 20 DISK_GB, 2048 MEMORY_MB, 2 PCPU for migration '
+      's1#1 (reverted)', 'src holds nothing for s1, which is on it']),
+    ('F22', 'resize', 'placement.move_allocations', 'src', 'after',
+     'connfail', 'accounting-matches-placement',
+     {'src': '2 pinned / 2 PCPU', 'dest': '2 pinned / 3 PCPU'}),
     # F11: a graceful stop's hold on the source.
     ('F11', 'live-migration', 'live_migration', 'src', 'before',
      'shutdown-hold', 'allocations-consistent', MIGRATION_ON_SRC),

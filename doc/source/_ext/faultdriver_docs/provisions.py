@@ -26,7 +26,8 @@ def _users(provision):
     from faultdriver.scenario import stepkinds
     from faultdriver.scenario import steps
 
-    found = []
+    found = ['a rule at a point of family %s' % rst.literal(family)
+             for family in provision.points]
     # dir: the steps' methods include the recovery mixin's.
     kinds = [('step', name[3:].replace('_', '-'),
               getattr(steps.Steps, name))
