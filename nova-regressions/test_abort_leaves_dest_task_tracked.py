@@ -30,14 +30,13 @@ The assertions marked FIXME show the bug; faultdriver export --fixed writes the
 form that asserts the correct state.
 """
 
-import logging
 import time
 import urllib.parse
 
 import fixtures
 
-from nova import context as nova_context
 from nova.tests import fixtures as nova_fixtures
+from nova.tests.fixtures import compute_fault
 from nova.tests.fixtures import libvirt as fakelibvirt
 from nova.tests.functional import integrated_helpers
 from nova.tests.functional.libvirt import base
@@ -59,16 +58,11 @@ class TestAbortLeavesDestTaskTracked(
 
     def setUp(self):
         super().setUp()
-        # Calls to a dead compute time out in seconds.
-        self.flags(rpc_response_timeout=3, long_rpc_timeout=6)
+        self.faults = self.useFixture(
+            compute_fault.ComputeFaultFixture(self))
         self.useFixture(fixtures.MonkeyPatch(
             'nova.tests.fixtures.libvirt.Domain.migrateToURI3',
             self._migrate_stub))
-        self.compute_log = self.useFixture(fixtures.FakeLogger(
-            name='nova.compute', level=logging.DEBUG))
-        self.ctxt = nova_context.get_admin_context()
-        self.periodics = []
-        self.crashed = {}
         for hostname in ('src', 'dest'):
             self.start_compute(hostname, host_info=fakelibvirt.HostInfo(
                 cpu_nodes=2, cpu_sockets=1, cpu_cores=2, cpu_threads=2))
@@ -111,7 +105,7 @@ class TestAbortLeavesDestTaskTracked(
             },
             max_retries=60)
 
-        self._periodic('dest')
+        self.faults.periodic('dest')
 
         self.assertEqual(
             ['cancelled'],
@@ -162,18 +156,6 @@ class TestAbortLeavesDestTaskTracked(
         self.fail('migration %d of %s is not %s: %s'
                   % (index, server['id'], status, statuses))
 
-    def _periodic(self, hostname):
-        """Run the resource tracker periodic of ``hostname`` now, as its
-        timer would; whether it logged an error.
-        """
-        marker = 'Error updating resources for node %s' % hostname
-        before = self.compute_log.output.count(marker)
-        self.computes[hostname].manager.update_available_resource(
-            self.ctxt)
-        failed = self.compute_log.output.count(marker) > before
-        self.periodics.append((hostname, failed))
-        return failed
-
     def _tracked_tasks(self, grace):
         """The tasks each running nova-compute still tracks for its
         graceful shutdown ({hostname: ['name (instance uuid)']}), once
@@ -186,7 +168,7 @@ class TestAbortLeavesDestTaskTracked(
             tracked = {}
             for hostname, compute in self.computes.items():
                 tasks = compute.manager._in_progress_tasks.values()
-                if hostname not in self.crashed and tasks:
+                if hostname not in self.faults.crashed and tasks:
                     tracked[hostname] = sorted(
                         '%s (%s)' % (task['name'], task['instance_uuid'])
                         for task in tasks)

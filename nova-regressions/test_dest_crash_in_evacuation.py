@@ -32,13 +32,10 @@ of a server whose evacuation never got past the destination's spawn.
 The assertions marked FIXME show the bug; faultdriver export --fixed writes the
 form that asserts the correct state.
 
-A crash of nova-compute cannot be expressed faithfully with Nova's test
-fixtures (its services share one process): the dying service stops its RPC
-servers and heartbeat and unwinds with ComputeDied, a BaseException none of
-Nova's handlers catches; callers time out after rpc_response_timeout.
+A compute crashes through nova.tests.fixtures.compute_fault, proposed with this
+test.
 """
 
-import logging
 import time
 from unittest import mock
 import urllib.parse
@@ -48,6 +45,7 @@ import fixtures
 import nova.conf
 from nova import context as nova_context
 from nova import objects
+from nova.tests.fixtures import compute_fault
 from nova.tests.fixtures import libvirt as fakelibvirt
 from nova.tests.functional import integrated_helpers
 from nova.tests.functional.libvirt import base
@@ -56,14 +54,6 @@ CONF = nova.conf.CONF
 #: Migration statuses Nova never leaves by itself.
 TERMINAL = (
     'completed', 'confirmed', 'reverted', 'error', 'failed', 'cancelled')
-
-
-class ComputeDied(BaseException):
-    """Unwinds the thread in which a compute service died.
-
-    A BaseException, not an Exception: Nova's error handlers catch
-    Exception, and none of them runs in a killed process.
-    """
 
 
 class TestDestCrashInEvacuation(
@@ -82,11 +72,8 @@ class TestDestCrashInEvacuation(
 
     def setUp(self):
         super().setUp()
-        # Calls to a dead compute time out in seconds.
-        self.flags(rpc_response_timeout=3, long_rpc_timeout=6)
-        # A dead compute shows down within seconds, as it would once
-        # service_down_time passed.
-        self.flags(report_interval=1, service_down_time=3)
+        self.faults = self.useFixture(
+            compute_fault.ComputeFaultFixture(self))
         self.flags(
             cpu_dedicated_set='0-3', cpu_shared_set=None,
             group='compute')
@@ -94,12 +81,7 @@ class TestDestCrashInEvacuation(
         self.useFixture(fixtures.MonkeyPatch(
             'nova.tests.fixtures.libvirt.Domain.migrateToURI3',
             self._migrate_stub))
-        self.compute_log = self.useFixture(fixtures.FakeLogger(
-            name='nova.compute', level=logging.DEBUG))
         self.ctxt = nova_context.get_admin_context()
-        self.periodics = []
-        self.fired = []
-        self.crashed = {}
         for hostname in ('src', 'dest'):
             self.start_compute(hostname, host_info=fakelibvirt.HostInfo(
                 cpu_nodes=1, cpu_sockets=1, cpu_cores=4, cpu_threads=1))
@@ -107,7 +89,7 @@ class TestDestCrashInEvacuation(
             vcpu=2, extra_spec={'hw:cpu_policy': 'dedicated'})
         # Rule 'spawn.before: 1*off -> 1*crash' on dest: nova-compute dies at
         # call 2 of its driver's spawn, before it runs.
-        self._fault('dest', 'spawn', 'crash', skip=1)
+        self.faults.inject('dest', 'spawn', 'crash', skip=1)
 
     def test_dest_crash_in_evacuation(self):
         s1 = self._create_server(
@@ -128,7 +110,7 @@ class TestDestCrashInEvacuation(
 
         self._settle([(s1, 1), (s2, 0)])
 
-        self._restart_compute('src')
+        self.faults.restart('src')
 
         service = self.admin_api.get_services(
             host='src', binary='nova-compute')[0]
@@ -138,14 +120,15 @@ class TestDestCrashInEvacuation(
 
         # What an operator does after the fault.
         self._settle([(s1, 1), (s2, 0)], timeout=60)
-        self._restart_dead(timeout=60)
+        self.faults.restart_dead(timeout=60)
         self._settle([(s1, 1), (s2, 0)], timeout=60)
         for _round in range(2):
             self._run_periodics()
         self._reset_stuck([s1, s2])
 
         self.assertEqual(
-            1, self._fired(hostname='dest', point='spawn', action='crash'))
+            1,
+            self.faults.count(hostname='dest', point='spawn', action='crash'))
 
         s1 = self.admin_api.get_server(s1['id'])
         # FIXME(faultdriver): this is the bug (F10): the correct state differs.
@@ -224,85 +207,6 @@ class TestDestCrashInEvacuation(
         return self._get_provider_usages(
             self.compute_rp_uuids[hostname]).get('PCPU', 0)
 
-    def _periodic(self, hostname):
-        """Run the resource tracker periodic of ``hostname`` now, as its
-        timer would; whether it logged an error.
-        """
-        marker = 'Error updating resources for node %s' % hostname
-        before = self.compute_log.output.count(marker)
-        self.computes[hostname].manager.update_available_resource(
-            self.ctxt)
-        failed = self.compute_log.output.count(marker) > before
-        self.periodics.append((hostname, failed))
-        return failed
-
-    def _die(self, hostname):
-        """nova-compute on ``hostname`` dies in the calling thread, as a
-        killed process would: its RPC servers take no more messages and
-        never reply (callers time out), its timers (the heartbeat) stop,
-        and the thread unwinds with ComputeDied, which none of Nova's
-        error handlers catches.
-        """
-        compute = self.computes[hostname]
-        self.crashed[hostname] = time.monotonic()
-        for server in (compute.rpcserver, compute.rpcserver_alt):
-            if server is not None:
-                server.stop()
-        compute.tg.stop_timers()
-        raise ComputeDied(hostname)
-
-    def _fault(self, hostname, point, action, skip=0, after=False,
-               error=None):
-        """Make the (skip + 1)-th call of ``point`` on ``hostname`` fail:
-        a method of its driver or, ``tracker.<method>``, of its resource
-        tracker.  ``action`` crash: the compute dies (_die); raise: the
-        call raises ``error``.  Before the real call runs or, ``after``,
-        once it returned.
-        """
-        manager = self.computes[hostname].manager
-        target = manager.rt if point.startswith('tracker.') else (
-            manager.driver)
-        method = point.rpartition('.')[2]
-        real = getattr(target, method)
-        calls = []
-
-        def failing(*args, **kwargs):
-            calls.append(args)
-            if len(calls) != skip + 1:
-                return real(*args, **kwargs)
-            if after:
-                real(*args, **kwargs)
-            self.fired.append((hostname, point, action))
-            if action == 'raise':
-                raise error
-            self._die(hostname)
-
-        self.useFixture(fixtures.MockPatchObject(
-            target, method, autospec=True, side_effect=failing))
-
-    def _fired(self, hostname=None, point=None, action=None):
-        """How many of the test's faults fired, of those that match."""
-        return len([fired for fired in self.fired
-                    if hostname in (None, fired[0]) and
-                    point in (None, fired[1]) and
-                    action in (None, fired[2])])
-
-    def _restart_compute(self, hostname):
-        """Start nova-compute on ``hostname`` again on the same
-        hypervisor.  A dead one is not stopped first (its thread never
-        returned: a graceful stop would wait for it); the rest is what
-        restart_compute_service does after its stop().
-        """
-        if hostname not in self.crashed:
-            return self.restart_compute_service(hostname)
-        compute = self.computes.pop(hostname)
-        self.compute_rp_uuids.pop(hostname)
-        del self.crashed[hostname]
-        cell_name = self.host_mappings[hostname].cell_mapping.name
-        self.start_compute(hostname, cell_name=cell_name,
-                           connection=compute.driver._get_connection())
-        return self.computes[hostname]
-
     def _move_state(self, server):
         """Its migrations' statuses, status, task state and host."""
         found = self.admin_api.get_server(server['id'])
@@ -333,17 +237,6 @@ class TestDestCrashInEvacuation(
                 return
             time.sleep(0.5)
 
-    def _restart_dead(self, timeout=30):
-        """Start each dead compute again once no caller waits for it any
-        more (the longest RPC timeout passed since it died), as an
-        operator would, and wait until its service is up.
-        """
-        for hostname, died in sorted(self.crashed.items()):
-            time.sleep(max(0, died + CONF.long_rpc_timeout -
-                           time.monotonic()))
-            self._restart_compute(hostname)
-            self._wait_for_service(hostname, 'up', timeout)
-
     def _reset_stuck(self, servers):
         """Reset the state of each server whose task state stayed set,
         as an operator would (``os-resetState``).
@@ -361,7 +254,7 @@ class TestDestCrashInEvacuation(
         """
         usage = {}
         for hostname in hostnames:
-            self._periodic(hostname)
+            self.faults.periodic(hostname)
             usage[hostname] = (len(self._pinned_cpus(hostname)),
                                self._placement_pcpus(hostname))
         return {hostname: found for hostname, found in usage.items()
@@ -397,7 +290,7 @@ class TestDestCrashInEvacuation(
         real = driver.live_migration
 
         def periodic_then_migrate(*args, **kwargs):
-            self._periodic(source)
+            self.faults.periodic(source)
             return real(*args, **kwargs)
 
         with mock.patch.object(driver, 'live_migration', autospec=True,

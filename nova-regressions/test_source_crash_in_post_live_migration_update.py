@@ -31,10 +31,8 @@ during the follow-up move.
 The assertions marked FIXME show the bug; faultdriver export --fixed writes the
 form that asserts the correct state.
 
-A crash of nova-compute cannot be expressed faithfully with Nova's test
-fixtures (its services share one process): the dying service stops its RPC
-servers and heartbeat and unwinds with ComputeDied, a BaseException none of
-Nova's handlers catches; callers time out after rpc_response_timeout.
+A compute crashes through nova.tests.fixtures.compute_fault, proposed with this
+test.
 """
 
 import logging
@@ -47,6 +45,7 @@ import fixtures
 import nova.conf
 from nova import context as nova_context
 from nova import objects
+from nova.tests.fixtures import compute_fault
 from nova.tests.fixtures import libvirt as fakelibvirt
 from nova.tests.functional import integrated_helpers
 from nova.tests.functional.libvirt import base
@@ -55,14 +54,6 @@ CONF = nova.conf.CONF
 #: Migration statuses Nova never leaves by itself.
 TERMINAL = (
     'completed', 'confirmed', 'reverted', 'error', 'failed', 'cancelled')
-
-
-class ComputeDied(BaseException):
-    """Unwinds the thread in which a compute service died.
-
-    A BaseException, not an Exception: Nova's error handlers catch
-    Exception, and none of them runs in a killed process.
-    """
 
 
 class TestSourceCrashInPostLiveMigrationUpdate(
@@ -83,11 +74,8 @@ class TestSourceCrashInPostLiveMigrationUpdate(
 
     def setUp(self):
         super().setUp()
-        # Calls to a dead compute time out in seconds.
-        self.flags(rpc_response_timeout=3, long_rpc_timeout=6)
-        # A dead compute shows down within seconds, as it would once
-        # service_down_time passed.
-        self.flags(report_interval=1, service_down_time=3)
+        self.faults = self.useFixture(
+            compute_fault.ComputeFaultFixture(self))
         self.flags(
             cpu_dedicated_set='0-3', cpu_shared_set=None,
             group='compute')
@@ -98,9 +86,6 @@ class TestSourceCrashInPostLiveMigrationUpdate(
         self.compute_log = self.useFixture(fixtures.FakeLogger(
             name='nova.compute', level=logging.DEBUG))
         self.ctxt = nova_context.get_admin_context()
-        self.periodics = []
-        self.fired = []
-        self.crashed = {}
         for hostname in ('src', 'dest'):
             self.start_compute(hostname, host_info=fakelibvirt.HostInfo(
                 cpu_nodes=1, cpu_sockets=1, cpu_cores=4, cpu_threads=1))
@@ -109,7 +94,7 @@ class TestSourceCrashInPostLiveMigrationUpdate(
         # Rule 'get_available_resource: 1*off -> 1*crash' on src: nova-compute
         # dies at the first call of its driver's get_available_resource, before
         # it runs.
-        self._fault('src', 'get_available_resource', 'crash')
+        self.faults.inject('src', 'get_available_resource', 'crash')
 
     def test_source_crash_in_post_live_migration_update(self):
         s1 = self._create_server(
@@ -125,7 +110,7 @@ class TestSourceCrashInPostLiveMigrationUpdate(
 
         # What an operator does after the fault.
         self.recovery_began = self._periodic_errors_logged()
-        self._restart_dead(timeout=60)
+        self.faults.restart_dead(timeout=60)
         self._settle([(s1, 1), (s2, 0)], timeout=60)
         for _round in range(2):
             self._run_periodics()
@@ -133,7 +118,7 @@ class TestSourceCrashInPostLiveMigrationUpdate(
 
         self.assertEqual(
             1,
-            self._fired(
+            self.faults.count(
                 hostname='src',
                 point='get_available_resource',
                 action='crash'))
@@ -202,14 +187,6 @@ class TestSourceCrashInPostLiveMigrationUpdate(
         self.fail('migration %d of %s is not %s: %s'
                   % (index, server['id'], status, statuses))
 
-    def _wait_for_service(self, hostname, state, timeout=30):
-        """Wait until the compute service of ``hostname`` is up or
-        down.
-        """
-        self._wait_for_service_parameter(
-            hostname, 'nova-compute', {'state': state},
-            max_retries=int(timeout * 2))
-
     def _pinned_cpus(self, hostname):
         """The pCPUs the compute node of ``hostname`` records as
         pinned.
@@ -223,85 +200,6 @@ class TestSourceCrashInPostLiveMigrationUpdate(
         """The PCPUs placement has allocated on ``hostname``."""
         return self._get_provider_usages(
             self.compute_rp_uuids[hostname]).get('PCPU', 0)
-
-    def _periodic(self, hostname):
-        """Run the resource tracker periodic of ``hostname`` now, as its
-        timer would; whether it logged an error.
-        """
-        marker = 'Error updating resources for node %s' % hostname
-        before = self.compute_log.output.count(marker)
-        self.computes[hostname].manager.update_available_resource(
-            self.ctxt)
-        failed = self.compute_log.output.count(marker) > before
-        self.periodics.append((hostname, failed))
-        return failed
-
-    def _die(self, hostname):
-        """nova-compute on ``hostname`` dies in the calling thread, as a
-        killed process would: its RPC servers take no more messages and
-        never reply (callers time out), its timers (the heartbeat) stop,
-        and the thread unwinds with ComputeDied, which none of Nova's
-        error handlers catches.
-        """
-        compute = self.computes[hostname]
-        self.crashed[hostname] = time.monotonic()
-        for server in (compute.rpcserver, compute.rpcserver_alt):
-            if server is not None:
-                server.stop()
-        compute.tg.stop_timers()
-        raise ComputeDied(hostname)
-
-    def _fault(self, hostname, point, action, skip=0, after=False,
-               error=None):
-        """Make the (skip + 1)-th call of ``point`` on ``hostname`` fail:
-        a method of its driver or, ``tracker.<method>``, of its resource
-        tracker.  ``action`` crash: the compute dies (_die); raise: the
-        call raises ``error``.  Before the real call runs or, ``after``,
-        once it returned.
-        """
-        manager = self.computes[hostname].manager
-        target = manager.rt if point.startswith('tracker.') else (
-            manager.driver)
-        method = point.rpartition('.')[2]
-        real = getattr(target, method)
-        calls = []
-
-        def failing(*args, **kwargs):
-            calls.append(args)
-            if len(calls) != skip + 1:
-                return real(*args, **kwargs)
-            if after:
-                real(*args, **kwargs)
-            self.fired.append((hostname, point, action))
-            if action == 'raise':
-                raise error
-            self._die(hostname)
-
-        self.useFixture(fixtures.MockPatchObject(
-            target, method, autospec=True, side_effect=failing))
-
-    def _fired(self, hostname=None, point=None, action=None):
-        """How many of the test's faults fired, of those that match."""
-        return len([fired for fired in self.fired
-                    if hostname in (None, fired[0]) and
-                    point in (None, fired[1]) and
-                    action in (None, fired[2])])
-
-    def _restart_compute(self, hostname):
-        """Start nova-compute on ``hostname`` again on the same
-        hypervisor.  A dead one is not stopped first (its thread never
-        returned: a graceful stop would wait for it); the rest is what
-        restart_compute_service does after its stop().
-        """
-        if hostname not in self.crashed:
-            return self.restart_compute_service(hostname)
-        compute = self.computes.pop(hostname)
-        self.compute_rp_uuids.pop(hostname)
-        del self.crashed[hostname]
-        cell_name = self.host_mappings[hostname].cell_mapping.name
-        self.start_compute(hostname, cell_name=cell_name,
-                           connection=compute.driver._get_connection())
-        return self.computes[hostname]
 
     def _move_state(self, server):
         """Its migrations' statuses, status, task state and host."""
@@ -339,17 +237,6 @@ class TestSourceCrashInPostLiveMigrationUpdate(
             'Error updating resources for node %s' % hostname)
             for hostname in sorted(self.computes)}
 
-    def _restart_dead(self, timeout=30):
-        """Start each dead compute again once no caller waits for it any
-        more (the longest RPC timeout passed since it died), as an
-        operator would, and wait until its service is up.
-        """
-        for hostname, died in sorted(self.crashed.items()):
-            time.sleep(max(0, died + CONF.long_rpc_timeout -
-                           time.monotonic()))
-            self._restart_compute(hostname)
-            self._wait_for_service(hostname, 'up', timeout)
-
     def _reset_stuck(self, servers):
         """Reset the state of each server whose task state stayed set,
         as an operator would (``os-resetState``).
@@ -376,7 +263,7 @@ class TestSourceCrashInPostLiveMigrationUpdate(
         """
         usage = {}
         for hostname in hostnames:
-            self._periodic(hostname)
+            self.faults.periodic(hostname)
             usage[hostname] = (len(self._pinned_cpus(hostname)),
                                self._placement_pcpus(hostname))
         return {hostname: found for hostname, found in usage.items()
@@ -412,7 +299,7 @@ class TestSourceCrashInPostLiveMigrationUpdate(
         real = driver.live_migration
 
         def periodic_then_migrate(*args, **kwargs):
-            self._periodic(source)
+            self.faults.periodic(source)
             return real(*args, **kwargs)
 
         with mock.patch.object(driver, 'live_migration', autospec=True,

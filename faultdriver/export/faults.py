@@ -1,7 +1,8 @@
 """A fault rule of a host becomes a fault installed with Nova's test
-means on that host's service: ``mock.patch.object`` (the ``_fault``
-helper: ``fixtures.MockPatchObject`` with ``autospec=True``) on its
-driver or resource tracker for ``crash`` and ``raise``, Nova's
+means on that host's service: ``fixtures.MockPatchObject`` on its
+driver or resource tracker for a ``raise`` at the first call, the
+proposed fixture (``ComputeFaultFixture.inject``, :mod:`.novafixture`)
+for ``crash``, ``periodic`` and a counted or later ``raise``, Nova's
 ``InterceptMethodFixture`` for ``hang``.
 
 Rules of the scenario's ``rules:`` are in force from the service's
@@ -28,11 +29,8 @@ STARTUP_HITS = {
 }
 #: How an exported crash is written, for the module docstring.
 CRASH_NOTE = (
-    'A crash of nova-compute cannot be expressed faithfully with Nova\'s '
-    'test fixtures (its services share one process): the dying service '
-    'stops its RPC servers and heartbeat and unwinds with ComputeDied, a '
-    'BaseException none of Nova\'s handlers catches; callers time out '
-    'after rpc_response_timeout.')
+    'A compute crashes through nova.tests.fixtures.compute_fault, proposed '
+    'with this test.')
 
 
 def parse(text, where):
@@ -108,19 +106,18 @@ def install(writer, host, text, where, at_start=False):
         args.append('error=%s' % _error(writer, term, text, where))
     else:
         writer.crashes = True
-        writer.use('die')
     if not skip:
         # Its first hit is the fault's (a wait-point on it waits for it).
         writer.faulted[(host, rule.point)] = rule.phase
-    writer.use('fault')
+    writer.use('faults')
     from faultdriver.export.writer import call
-    writer.line(call('self._fault', args))
+    writer.line(call('self.faults.inject', args))
 
 
 def _counted(writer, host, point):
     """Whether the test counts or waits for the fault's hits (a
-    ``faults`` expectation, a ``wait-point`` on it): then the ``_fault``
-    helper records them."""
+    ``faults`` expectation, a ``wait-point`` on it): then the fixture
+    records them."""
     if 'faults' in writer.asserts:
         return True
     return any(step.kind == 'wait-point' and
@@ -164,7 +161,7 @@ def _error(writer, term, text, where):
 
 
 def _periodic(writer, host, rule, term, skip, text, where):
-    """A periodic at a hit: the ``_periodic_at`` helper.  The hit thread
+    """A periodic at a hit: the fixture's ``inject(..., 'periodic')``.  The hit thread
     waits for it but where it holds the tracker lock (a point that runs
     under it, but in its ``unlocked`` phase), as the action does; a
     tracker method's own ``before``/``after`` is inside the lock the
@@ -187,8 +184,8 @@ def _periodic(writer, host, rule, term, skip, text, where):
         raise Unsupported(where, 'rule %r: another host\'s periodic '
                           'waits for the tracker lock this call holds '
                           '(one lock in one process)' % text)
-    writer.use('periodic_at')
-    items = [repr(host), repr(rule.point)]
+    writer.use('faults')
+    items = [repr(host), repr(rule.point), repr('periodic')]
     if peer:
         items.append('peer=%r' % peer)
     if skip:
@@ -198,7 +195,7 @@ def _periodic(writer, host, rule, term, skip, text, where):
     wait = 0 if locked else args.get('timeout', 60)
     if wait != 60:
         items.append('wait=%s' % _number(wait))
-    writer.line(call('self._periodic_at', items))
+    writer.line(call('self.faults.inject', items))
 
 
 def _hang(writer, host, rule, term, skip, text, where, at_start=False):

@@ -3,7 +3,6 @@ header, the docstrings that state the bug, the imports in Nova's order,
 the class on Nova's libvirt functional base with the scenario's hosts,
 CPU topology and flavors, and the helpers the test uses."""
 
-import inspect
 import re
 import textwrap
 
@@ -11,7 +10,6 @@ from faultdriver import export
 from faultdriver.export import expectations
 from faultdriver.export import faults
 from faultdriver.export import helpers
-from faultdriver.export import novahelpers
 from faultdriver.export import steps
 from faultdriver.export import Unsupported
 from faultdriver.export import writer as writer_module
@@ -51,6 +49,7 @@ IMPORTS = {
     'nova.test': (2, 'from nova import test'),
     'nova.tests.fixtures': (2, 'from nova.tests import fixtures as '
                                'nova_fixtures'),
+    'compute_fault': (2, 'from nova.tests.fixtures import compute_fault'),
     'fakelibvirt': (2, 'from nova.tests.fixtures import libvirt as '
                        'fakelibvirt'),
     'integrated_helpers': (2, 'from nova.tests.functional import '
@@ -63,13 +62,6 @@ IMPORTS = {
 #: machine, short enough that a test waits seconds for a dead one.
 RPC_TIMEOUT = 3
 LONG_RPC_TIMEOUT = 6
-#: Heartbeat interval and down time of the exported test's services
-#: (seconds), as faultdriver's embedded Nova
-#: (:class:`faultdriver.harness.injection.FaultInjection`).
-REPORT_INTERVAL = 1
-SERVICE_DOWN_TIME = 3
-#: Defined by a module whose test kills a compute (helpers.DIED_USERS).
-DIED = inspect.getsource(novahelpers.ComputeDied)
 
 
 def render(scenario, variant=None, fixed=False, bug=None, run=None):
@@ -236,8 +228,6 @@ def _text(writer):
                              subsequent_indent='    '))
     if constants:
         parts.append('\n' + '\n'.join(constants) + '\n')
-    if any(name in helpers.DIED_USERS for name in used):
-        parts.append('\n\n' + DIED)
     parts.append('\n\n' + body)
     return ''.join(parts)
 
@@ -318,7 +308,8 @@ def _class(writer, used):
         body = body[1:]
     methods = []
     for name in used:
-        methods += ['', helpers.HELPERS[name].source.rstrip('\n')]
+        if helpers.HELPERS[name].methods:
+            methods += ['', helpers.HELPERS[name].source.rstrip('\n')]
     lines += _setup(writer, used, '\n'.join(body + methods))
     lines += ['', '    def %s(self):' % method_name(scenario)]
     lines += body
@@ -371,20 +362,17 @@ def _setup(writer, used, rest):
                           'Nova\'s tests set [compute] options for every '
                           'host of the test at once')
     lines = ['    def setUp(self):', '        super().setUp()']
-    if writer.crashes or writer.holds or 'watch_rpc' in used:
-        lines += ['        # Calls to a dead compute time out in seconds.',
+    if 'faults' in used:
+        # Before the computes start: it shortens the RPC timeouts and
+        # the service down time (a dead compute's callers give up and
+        # Nova sees it down within seconds, as faultdriver's embedded
+        # Nova does).
+        lines += ['        self.faults = self.useFixture(',
+                  '            compute_fault.ComputeFaultFixture(self))']
+    elif writer.holds or 'watch_rpc' in used:
+        lines += ['        # Calls to a held compute time out in seconds.',
                   '        self.flags(rpc_response_timeout=%d, '
                   'long_rpc_timeout=%d)' % (RPC_TIMEOUT, LONG_RPC_TIMEOUT)]
-    if writer.crashes:
-        # As faultdriver's embedded Nova: Nova (a fix, the scheduler)
-        # asking the service group sees a dead compute down, as it would
-        # after service_down_time in the field.
-        lines += ['        # A dead compute shows down within seconds, as '
-                  'it would once',
-                  '        # service_down_time passed.',
-                  '        self.flags(report_interval=%d, '
-                  'service_down_time=%d)'
-                  % (REPORT_INTERVAL, SERVICE_DOWN_TIME)]
     first = next(iter(shapes.values()))
     if first.cpu_sets():
         lines += ['        self.flags(',
@@ -413,18 +401,8 @@ def _setup(writer, used, rest):
     if 'self.ctxt' in rest:
         writer.need('nova.context')
         lines.append('        self.ctxt = nova_context.get_admin_context()')
-    state = [('self.periodics = []', 'periodic'),
-             ('self.fired = []', 'fault'),
-             ('self.crashed = {}', 'die'),
-             ('self.crashed = {}', 'restart_compute'),
-             ('self.crashed = {}', 'decide_resizes'),
-             ('self.crashed = {}', 'tracked_tasks'),
-             ('self.gave_up = {}', 'watch_rpc')]
-    seen = []
-    for text, helper in state:
-        if helper in used and text not in seen:
-            seen.append(text)
-            lines.append('        ' + text)
+    if 'watch_rpc' in used:
+        lines.append('        self.gave_up = {}')
     lines += _hosts(writer, shapes)
     if scenario.dedicated_cpus:
         lines += ['        self.flavor_id = self._create_flavor(',

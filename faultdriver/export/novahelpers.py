@@ -6,9 +6,10 @@ Python: linted, unit-tested, and copied into the exported module by
 Each method uses Nova's test means only (its libvirt functional base,
 ``InstanceHelperMixin``, fixtures and objects) and the names this
 module defines at its top, which the exported module defines alike
-(``CONF``, ``TERMINAL``, ``ComputeDied``, the imports of
-``faultdriver.export.module.IMPORTS``): an exported test imports
-nothing of faultdriver.  :class:`NovaHelpers` is a mixin of such a test
+(``CONF``, ``TERMINAL``, the imports of
+``faultdriver.export.module.IMPORTS``), and ``self.faults``, the
+proposed Nova fixture (:mod:`faultdriver.export.novafixture`): an
+exported test imports nothing of faultdriver.  :class:`NovaHelpers` is a mixin of such a test
 class; a test of faultdriver may also use it on an object that has the
 attributes a method reads.
 
@@ -23,7 +24,6 @@ import time
 from unittest import mock
 import urllib.parse
 
-import fixtures
 import oslo_messaging as messaging
 
 from nova.compute import rpcapi as compute_rpcapi
@@ -37,14 +37,6 @@ CONF = nova.conf.CONF
 #: Migration statuses Nova never leaves by itself (the exported module
 #: writes the tuple out).
 TERMINAL = statuses.TERMINAL
-
-
-class ComputeDied(BaseException):
-    """Unwinds the thread in which a compute service died.
-
-    A BaseException, not an Exception: Nova's error handlers catch
-    Exception, and none of them runs in a killed process.
-    """
 
 
 class NovaHelpers:
@@ -139,119 +131,10 @@ class NovaHelpers:
         return self._get_provider_usages(
             self.compute_rp_uuids[hostname]).get('PCPU', 0)
 
-    def _periodic(self, hostname):
-        """Run the resource tracker periodic of ``hostname`` now, as its
-        timer would; whether it logged an error.
-        """
-        marker = 'Error updating resources for node %s' % hostname
-        before = self.compute_log.output.count(marker)
-        self.computes[hostname].manager.update_available_resource(
-            self.ctxt)
-        failed = self.compute_log.output.count(marker) > before
-        self.periodics.append((hostname, failed))
-        return failed
-
     def _failed_periodics(self, hostname):
         """How many periodics the test ran on ``hostname`` failed."""
-        return len([failed for host, failed in self.periodics
+        return len([failed for host, failed in self.faults.periodics
                     if host == hostname and failed])
-
-    def _die(self, hostname):
-        """nova-compute on ``hostname`` dies in the calling thread, as a
-        killed process would: its RPC servers take no more messages and
-        never reply (callers time out), its timers (the heartbeat) stop,
-        and the thread unwinds with ComputeDied, which none of Nova's
-        error handlers catches.
-        """
-        compute = self.computes[hostname]
-        self.crashed[hostname] = time.monotonic()
-        for server in (compute.rpcserver, compute.rpcserver_alt):
-            if server is not None:
-                server.stop()
-        compute.tg.stop_timers()
-        raise ComputeDied(hostname)
-
-    def _fault(self, hostname, point, action, skip=0, after=False,
-               error=None):
-        """Make the (skip + 1)-th call of ``point`` on ``hostname`` fail:
-        a method of its driver or, ``tracker.<method>``, of its resource
-        tracker.  ``action`` crash: the compute dies (_die); raise: the
-        call raises ``error``.  Before the real call runs or, ``after``,
-        once it returned.
-        """
-        manager = self.computes[hostname].manager
-        target = manager.rt if point.startswith('tracker.') else (
-            manager.driver)
-        method = point.rpartition('.')[2]
-        real = getattr(target, method)
-        calls = []
-
-        def failing(*args, **kwargs):
-            calls.append(args)
-            if len(calls) != skip + 1:
-                return real(*args, **kwargs)
-            if after:
-                real(*args, **kwargs)
-            self.fired.append((hostname, point, action))
-            if action == 'raise':
-                raise error
-            self._die(hostname)
-
-        self.useFixture(fixtures.MockPatchObject(
-            target, method, autospec=True, side_effect=failing))
-
-    def _periodic_at(self, hostname, point, peer=None, skip=0,
-                     after=False, wait=60):
-        """Run the resource tracker periodic of ``peer`` (default
-        ``hostname``) at the (skip + 1)-th call of ``point`` on
-        ``hostname``, before it runs or, ``after``, once it returned, as
-        its timer could: in another thread, waited for up to ``wait``
-        seconds (0: not waited for, where the call holds the tracker
-        lock the periodic needs).
-        """
-        manager = self.computes[hostname].manager
-        target = manager.rt if point.startswith('tracker.') else (
-            manager.driver)
-        method = point.rpartition('.')[2]
-        real = getattr(target, method)
-        calls = []
-
-        def periodic():
-            thread = threading.Thread(
-                target=self._periodic, args=(peer or hostname,),
-                daemon=True)
-            thread.start()
-            if wait:
-                thread.join(wait)
-
-        def hooked(*args, **kwargs):
-            calls.append(args)
-            if len(calls) == skip + 1 and not after:
-                periodic()
-            result = real(*args, **kwargs)
-            if len(calls) == skip + 1 and after:
-                periodic()
-            return result
-
-        self.useFixture(fixtures.MockPatchObject(
-            target, method, autospec=True, side_effect=hooked))
-
-    def _fired(self, hostname=None, point=None, action=None):
-        """How many of the test's faults fired, of those that match."""
-        return len([fired for fired in self.fired
-                    if hostname in (None, fired[0]) and
-                    point in (None, fired[1]) and
-                    action in (None, fired[2])])
-
-    def _wait_for_fault(self, hostname, point, timeout=30):
-        """Wait until the test's fault at ``point`` on ``hostname``
-        fired.
-        """
-        deadline = time.monotonic() + timeout
-        while not self._fired(hostname, point):
-            if time.monotonic() > deadline:
-                self.fail('no fault fired at %s on %s' % (point, hostname))
-            time.sleep(0.2)
 
     def _watch_rpc(self, method):
         """Record every call of ComputeAPI.``method`` that timed out: a
@@ -269,22 +152,6 @@ class NovaHelpers:
 
         self.stub_out('nova.compute.rpcapi.ComputeAPI.' + method,
                       watched)
-
-    def _restart_compute(self, hostname):
-        """Start nova-compute on ``hostname`` again on the same
-        hypervisor.  A dead one is not stopped first (its thread never
-        returned: a graceful stop would wait for it); the rest is what
-        restart_compute_service does after its stop().
-        """
-        if hostname not in self.crashed:
-            return self.restart_compute_service(hostname)
-        compute = self.computes.pop(hostname)
-        self.compute_rp_uuids.pop(hostname)
-        del self.crashed[hostname]
-        cell_name = self.host_mappings[hostname].cell_mapping.name
-        self.start_compute(hostname, cell_name=cell_name,
-                           connection=compute.driver._get_connection())
-        return self.computes[hostname]
 
     def _move_state(self, server):
         """Its migrations' statuses, status, task state and host."""
@@ -346,7 +213,7 @@ class NovaHelpers:
         if not all(migration['status'] in TERMINAL
                    for migration in self._migrations(server)):
             return False
-        if self.crashed:
+        if self.faults.crashed:
             return True
         newest = [found for found in self.admin_api.get_instance_actions(
             server['id']) if found['action'] == action]
@@ -371,25 +238,14 @@ class NovaHelpers:
         the held call has, and runs once that is released, as in
         nova-compute.  The threads.
         """
-        threads = [threading.Thread(target=self._periodic, args=(hostname,),
-                                    daemon=True)
+        threads = [threading.Thread(target=self.faults.periodic,
+                                    args=(hostname,), daemon=True)
                    for hostname in sorted(self.computes)]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join(3 * CONF.rpc_response_timeout)
         return threads
-
-    def _restart_dead(self, timeout=30):
-        """Start each dead compute again once no caller waits for it any
-        more (the longest RPC timeout passed since it died), as an
-        operator would, and wait until its service is up.
-        """
-        for hostname, died in sorted(self.crashed.items()):
-            time.sleep(max(0, died + CONF.long_rpc_timeout -
-                           time.monotonic()))
-            self._restart_compute(hostname)
-            self._wait_for_service(hostname, 'up', timeout)
 
     def _reset_stuck(self, servers):
         """Reset the state of each server whose task state stayed set,
@@ -482,7 +338,7 @@ class NovaHelpers:
         """
         usage = {}
         for hostname in hostnames:
-            self._periodic(hostname)
+            self.faults.periodic(hostname)
             usage[hostname] = (len(self._pinned_cpus(hostname)),
                                self._placement_pcpus(hostname))
         return {hostname: found for hostname, found in usage.items()
@@ -518,7 +374,7 @@ class NovaHelpers:
         real = driver.live_migration
 
         def periodic_then_migrate(*args, **kwargs):
-            self._periodic(source)
+            self.faults.periodic(source)
             return real(*args, **kwargs)
 
         with mock.patch.object(driver, 'live_migration', autospec=True,
@@ -554,7 +410,7 @@ class NovaHelpers:
             tracked = {}
             for hostname, compute in self.computes.items():
                 tasks = compute.manager._in_progress_tasks.values()
-                if hostname not in self.crashed and tasks:
+                if hostname not in self.faults.crashed and tasks:
                     tracked[hostname] = sorted(
                         '%s (%s)' % (task['name'], task['instance_uuid'])
                         for task in tasks)
