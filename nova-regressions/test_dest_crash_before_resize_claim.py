@@ -10,29 +10,6 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Regression test for finding F9 of faultdriver (scenario
-dest-crash-before-resize-claim).
-
-F9 (doc/findings.rst), before the claim: the destination nova-compute dies in
-prep_resize before the resource tracker's resize claim (rule
-tracker.resize_claim.before: 1*crash on dest), so the migration never names its
-destination. The conductor already moved the server's source allocation to the
-migration and the scheduler put the new flavor's allocation on dest; dest
-restarted finds nothing of its own, the migration stays pre-migrating and dest
-stays charged. The sweep finding's reproducer (faultdriver sweep resize-revert
---points tracker.resize_claim --hosts dest --actions crash); invariants
-migrations-terminal, allocations-consistent and accounting-matches-placement
-broken.
-
-Variant stock: the case as swept
-
-The assertions marked FIXME show the bug; faultdriver export --fixed writes the
-form that asserts the correct state.
-
-A compute crashes through nova.tests.fixtures.compute_fault, proposed with this
-test.
-"""
-
 import time
 
 import fixtures
@@ -53,10 +30,27 @@ TERMINAL = (
 
 class TestDestCrashBeforeResizeClaim(
         base.ServersTestBase, integrated_helpers.InstanceHelperMixin):
-    """F9 (doc/findings.rst), before the claim: the destination nova-compute
-    dies in prep_resize before the resource tracker's resize claim (rule
+    """Regression test for finding F9 of faultdriver (scenario
+    dest-crash-before-resize-claim).
+
+    F9 (doc/findings.rst), before the claim: the destination nova-compute dies
+    in prep_resize before the resource tracker's resize claim (rule
     tracker.resize_claim.before: 1*crash on dest), so the migration never names
-    its destination. Hosts src, dest, pinned flavors.
+    its destination. The conductor already moved the server's source allocation
+    to the migration and the scheduler put the new flavor's allocation on dest;
+    dest restarted finds nothing of its own, the migration stays pre-migrating
+    and dest stays charged. The sweep finding's reproducer (faultdriver sweep
+    resize-revert --points tracker.resize_claim --hosts dest --actions crash);
+    invariants migrations-terminal, allocations-consistent and
+    accounting-matches-placement broken.
+
+    Variant stock: the case as swept
+
+    The assertions marked FIXME show the bug; faultdriver export --fixed writes
+    the form that asserts the correct state.
+
+    A compute crashes through nova.tests.fixtures.compute_fault, proposed with
+    this test.
     """
 
     ADMIN_API = True
@@ -163,19 +157,25 @@ class TestDestCrashBeforeResizeClaim(
         RPC timeouts (a move stuck for good).
         """
         over = TERMINAL + ('finished', 'done')
-        deadline = time.monotonic() + timeout
-        last, since = None, time.monotonic()
-        while time.monotonic() < deadline:
+        last = {'state': None, 'since': time.monotonic()}
+
+        def check():
             state = [self._move_state(server) for server, _asked in moves]
-            if state != last:
-                last, since = state, time.monotonic()
-            if all(len(found[0]) >= asked and
-                   all(status in over for status in found[0])
-                   for found, (_server, asked) in zip(state, moves)):
+            if state != last['state']:
+                last.update(state=state, since=time.monotonic())
+            elif (time.monotonic() - last['since'] >=
+                    3 * CONF.rpc_response_timeout):
                 return
-            if time.monotonic() - since >= 3 * CONF.rpc_response_timeout:
-                return
-            time.sleep(0.5)
+            if not all(len(found[0]) >= asked and
+                       all(status in over for status in found[0])
+                       for found, (_server, asked) in zip(state, moves)):
+                self.fail('moves not settled: %s' % state)
+
+        try:
+            self._wait_for_assert(
+                check, max_retries=max(1, int(timeout * 2)))
+        except AssertionError:
+            pass    # not settled in time: the assertions say where
 
     def _decide_resizes(self, moves, decision, timeout=30):
         """Confirm or revert every resize waiting for it, as its user
@@ -193,10 +193,12 @@ class TestDestCrashBeforeResizeClaim(
                     'VERIFY_RESIZE'):
                 continue
             self.api.post_server_action(server['id'], {action: None})
-            deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline and not (
-                    self._decision_handled(server, action, last)):
-                time.sleep(0.5)
+            try:
+                self._wait_for_assert(lambda: self.assertTrue(
+                    self._decision_handled(server, action, last)),
+                    max_retries=max(1, int(timeout * 2)))
+            except AssertionError:
+                pass    # not handled in time: the assertions say how
 
     def _decision_handled(self, server, action, last):
         """Whether the server's migrations ended and the newest

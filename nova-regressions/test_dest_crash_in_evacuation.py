@@ -10,32 +10,6 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Regression test for finding F10 of faultdriver (scenario
-dest-crash-in-evacuation).
-
-F10 (doc/findings.rst): the destination nova-compute dies while it rebuilds an
-evacuated server, before the guest exists there (at the driver's spawn). The
-evacuation's migration stays 'pre-migrating' and the server REBUILD. When the
-fenced source comes back, its init_host (_destroy_evacuated_instances) takes
-the 'pre-migrating' evacuation for one under way: it destroys the server's only
-guest, marks the migration 'completed' and deletes the source's allocation.
-Once the operator resets the server it is ACTIVE on src with no guest, src pins
-its pCPUs with nothing charged for them, dest is charged for a guest it never
-built, and the server cannot move. Found by `faultdriver sweep evacuation` (a
-dest crash anywhere in the rebuild before spawn ends: the claim, its resource
-update, instance_exists, instance_on_disk, rebuild, spawn, get_info); the steps
-are the sweep's case.
-
-Variant stock: Nova 34 as it is: the restarted source destroys the only guest
-of a server whose evacuation never got past the destination's spawn.
-
-The assertions marked FIXME show the bug; faultdriver export --fixed writes the
-form that asserts the correct state.
-
-A compute crashes through nova.tests.fixtures.compute_fault, proposed with this
-test.
-"""
-
 import time
 from unittest import mock
 import urllib.parse
@@ -58,9 +32,31 @@ TERMINAL = (
 
 class TestDestCrashInEvacuation(
         base.ServersTestBase, integrated_helpers.InstanceHelperMixin):
-    """F10 (doc/findings.rst): the destination nova-compute dies while it
-    rebuilds an evacuated server, before the guest exists there (at the
-    driver's spawn). Hosts src, dest, pinned flavors.
+    """Regression test for finding F10 of faultdriver (scenario
+    dest-crash-in-evacuation).
+
+    F10 (doc/findings.rst): the destination nova-compute dies while it rebuilds
+    an evacuated server, before the guest exists there (at the driver's spawn).
+    The evacuation's migration stays 'pre-migrating' and the server REBUILD.
+    When the fenced source comes back, its init_host
+    (_destroy_evacuated_instances) takes the 'pre-migrating' evacuation for one
+    under way: it destroys the server's only guest, marks the migration
+    'completed' and deletes the source's allocation. Once the operator resets
+    the server it is ACTIVE on src with no guest, src pins its pCPUs with
+    nothing charged for them, dest is charged for a guest it never built, and
+    the server cannot move. Found by `faultdriver sweep evacuation` (a dest
+    crash anywhere in the rebuild before spawn ends: the claim, its resource
+    update, instance_exists, instance_on_disk, rebuild, spawn, get_info); the
+    steps are the sweep's case.
+
+    Variant stock: Nova 34 as it is: the restarted source destroys the only
+    guest of a server whose evacuation never got past the destination's spawn.
+
+    The assertions marked FIXME show the bug; faultdriver export --fixed writes
+    the form that asserts the correct state.
+
+    A compute crashes through nova.tests.fixtures.compute_fault, proposed with
+    this test.
     """
 
     ADMIN_API = True
@@ -170,20 +166,20 @@ class TestDestCrashInEvacuation(
         """Wait until the server's index-th migration (1: the oldest) is
         in ``status``; fail at once if it ends error or failed instead.
         """
-        deadline = time.monotonic() + timeout
-        statuses = []
-        while time.monotonic() < deadline:
-            migrations = self._migrations(server)
-            statuses = [migration['status'] for migration in migrations]
-            if len(migrations) >= index:
-                if statuses[index - 1] == status:
-                    return migrations[index - 1]
-                if (statuses[index - 1] in ('error', 'failed') and
-                        status not in ('error', 'failed')):
-                    break
-            time.sleep(0.2)
-        self.fail('migration %d of %s is not %s: %s'
-                  % (index, server['id'], status, statuses))
+        def check():
+            found = (self._migrations(server) + [None] * index)[index - 1]
+            if found is None or found['status'] not in (
+                    status, 'error', 'failed'):
+                self.fail('migration %d of %s is not %s: %s'
+                          % (index, server['id'], status, found))
+            return found
+
+        found = self._wait_for_assert(
+            check, max_retries=max(1, int(timeout * 5)), sleep=0.2)
+        if found['status'] != status:
+            self.fail('migration %d of %s is not %s: %s'
+                      % (index, server['id'], status, found['status']))
+        return found
 
     def _wait_for_service(self, hostname, state, timeout=30):
         """Wait until the compute service of ``hostname`` is up or
@@ -223,19 +219,25 @@ class TestDestCrashInEvacuation(
         RPC timeouts (a move stuck for good).
         """
         over = TERMINAL + ('finished', 'done')
-        deadline = time.monotonic() + timeout
-        last, since = None, time.monotonic()
-        while time.monotonic() < deadline:
+        last = {'state': None, 'since': time.monotonic()}
+
+        def check():
             state = [self._move_state(server) for server, _asked in moves]
-            if state != last:
-                last, since = state, time.monotonic()
-            if all(len(found[0]) >= asked and
-                   all(status in over for status in found[0])
-                   for found, (_server, asked) in zip(state, moves)):
+            if state != last['state']:
+                last.update(state=state, since=time.monotonic())
+            elif (time.monotonic() - last['since'] >=
+                    3 * CONF.rpc_response_timeout):
                 return
-            if time.monotonic() - since >= 3 * CONF.rpc_response_timeout:
-                return
-            time.sleep(0.5)
+            if not all(len(found[0]) >= asked and
+                       all(status in over for status in found[0])
+                       for found, (_server, asked) in zip(state, moves)):
+                self.fail('moves not settled: %s' % state)
+
+        try:
+            self._wait_for_assert(
+                check, max_retries=max(1, int(timeout * 2)))
+        except AssertionError:
+            pass    # not settled in time: the assertions say where
 
     def _reset_stuck(self, servers):
         """Reset the state of each server whose task state stayed set,

@@ -10,32 +10,6 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Regression test for finding F9 of faultdriver (scenario
-dest-crash-in-resize-claim).
-
-F9 (doc/findings.rst): the destination nova-compute dies in prep_resize, right
-after the resource tracker's resize claim (the migration context is saved; the
-conductor already moved the server's source allocation to the migration and the
-scheduler put the new flavor's allocation on dest). prep_resize is a cast:
-nobody waits for it, and dest restarted has no instance of its own to recover,
-so the migration stays 'pre-migrating' and the server RESIZE/resize_prep until
-the operator resets it; then dest stays charged for the new flavor with nothing
-pinned, and dest's periodic fails with CPUPinningInvalid during the follow-up
-move. Found by `faultdriver sweep resize-revert` (also at a dest crash in the
-claim's resource update: node_is_available, get_host_ip_addr,
-update_provider_tree, capabilities_as_traits).
-
-Variant stock: Nova 34 as it is: the migration stays 'pre-migrating', dest
-keeps the new flavor's PCPU allocation with nothing pinned, and dest's periodic
-fails during the follow-up move.
-
-The assertions marked FIXME show the bug; faultdriver export --fixed writes the
-form that asserts the correct state.
-
-A compute crashes through nova.tests.fixtures.compute_fault, proposed with this
-test.
-"""
-
 import logging
 import time
 from unittest import mock
@@ -59,11 +33,31 @@ TERMINAL = (
 
 class TestDestCrashInResizeClaim(
         base.ServersTestBase, integrated_helpers.InstanceHelperMixin):
-    """F9 (doc/findings.rst): the destination nova-compute dies in prep_resize,
+    """Regression test for finding F9 of faultdriver (scenario
+    dest-crash-in-resize-claim).
+
+    F9 (doc/findings.rst): the destination nova-compute dies in prep_resize,
     right after the resource tracker's resize claim (the migration context is
     saved; the conductor already moved the server's source allocation to the
-    migration and the scheduler put the new flavor's allocation on dest). Hosts
-    src, dest, pinned flavors.
+    migration and the scheduler put the new flavor's allocation on dest).
+    prep_resize is a cast: nobody waits for it, and dest restarted has no
+    instance of its own to recover, so the migration stays 'pre-migrating' and
+    the server RESIZE/resize_prep until the operator resets it; then dest stays
+    charged for the new flavor with nothing pinned, and dest's periodic fails
+    with CPUPinningInvalid during the follow-up move. Found by `faultdriver
+    sweep resize-revert` (also at a dest crash in the claim's resource update:
+    node_is_available, get_host_ip_addr, update_provider_tree,
+    capabilities_as_traits).
+
+    Variant stock: Nova 34 as it is: the migration stays 'pre-migrating', dest
+    keeps the new flavor's PCPU allocation with nothing pinned, and dest's
+    periodic fails during the follow-up move.
+
+    The assertions marked FIXME show the bug; faultdriver export --fixed writes
+    the form that asserts the correct state.
+
+    A compute crashes through nova.tests.fixtures.compute_fault, proposed with
+    this test.
     """
 
     ADMIN_API = True
@@ -181,20 +175,20 @@ class TestDestCrashInResizeClaim(
         """Wait until the server's index-th migration (1: the oldest) is
         in ``status``; fail at once if it ends error or failed instead.
         """
-        deadline = time.monotonic() + timeout
-        statuses = []
-        while time.monotonic() < deadline:
-            migrations = self._migrations(server)
-            statuses = [migration['status'] for migration in migrations]
-            if len(migrations) >= index:
-                if statuses[index - 1] == status:
-                    return migrations[index - 1]
-                if (statuses[index - 1] in ('error', 'failed') and
-                        status not in ('error', 'failed')):
-                    break
-            time.sleep(0.2)
-        self.fail('migration %d of %s is not %s: %s'
-                  % (index, server['id'], status, statuses))
+        def check():
+            found = (self._migrations(server) + [None] * index)[index - 1]
+            if found is None or found['status'] not in (
+                    status, 'error', 'failed'):
+                self.fail('migration %d of %s is not %s: %s'
+                          % (index, server['id'], status, found))
+            return found
+
+        found = self._wait_for_assert(
+            check, max_retries=max(1, int(timeout * 5)), sleep=0.2)
+        if found['status'] != status:
+            self.fail('migration %d of %s is not %s: %s'
+                      % (index, server['id'], status, found['status']))
+        return found
 
     def _pinned_cpus(self, hostname):
         """The pCPUs the compute node of ``hostname`` records as
@@ -226,19 +220,25 @@ class TestDestCrashInResizeClaim(
         RPC timeouts (a move stuck for good).
         """
         over = TERMINAL + ('finished', 'done')
-        deadline = time.monotonic() + timeout
-        last, since = None, time.monotonic()
-        while time.monotonic() < deadline:
+        last = {'state': None, 'since': time.monotonic()}
+
+        def check():
             state = [self._move_state(server) for server, _asked in moves]
-            if state != last:
-                last, since = state, time.monotonic()
-            if all(len(found[0]) >= asked and
-                   all(status in over for status in found[0])
-                   for found, (_server, asked) in zip(state, moves)):
+            if state != last['state']:
+                last.update(state=state, since=time.monotonic())
+            elif (time.monotonic() - last['since'] >=
+                    3 * CONF.rpc_response_timeout):
                 return
-            if time.monotonic() - since >= 3 * CONF.rpc_response_timeout:
-                return
-            time.sleep(0.5)
+            if not all(len(found[0]) >= asked and
+                       all(status in over for status in found[0])
+                       for found, (_server, asked) in zip(state, moves)):
+                self.fail('moves not settled: %s' % state)
+
+        try:
+            self._wait_for_assert(
+                check, max_retries=max(1, int(timeout * 2)))
+        except AssertionError:
+            pass    # not settled in time: the assertions say where
 
     def _decide_resizes(self, moves, decision, timeout=30):
         """Confirm or revert every resize waiting for it, as its user
@@ -256,10 +256,12 @@ class TestDestCrashInResizeClaim(
                     'VERIFY_RESIZE'):
                 continue
             self.api.post_server_action(server['id'], {action: None})
-            deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline and not (
-                    self._decision_handled(server, action, last)):
-                time.sleep(0.5)
+            try:
+                self._wait_for_assert(lambda: self.assertTrue(
+                    self._decision_handled(server, action, last)),
+                    max_retries=max(1, int(timeout * 2)))
+            except AssertionError:
+                pass    # not handled in time: the assertions say how
 
     def _decision_handled(self, server, action, last):
         """Whether the server's migrations ended and the newest

@@ -10,23 +10,6 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Regression test for finding F4 of faultdriver (scenario
-live-migration-raise-at-source).
-
-F4 (doc/findings.rst): the source's driver live_migration raises MigrationError
-before the transfer (rule live_migration.before: 1*raise(MigrationError) on
-src). Nova's rollback leaves the moving server's allocation on dest: after
-recovery and a periodic on each host, placement charges dest for pCPUs nothing
-pins there. The sweep finding's reproducer (faultdriver sweep live-migration
---points live_migration --hosts src --actions raise); invariant
-accounting-matches-placement broken.
-
-Variant stock: the case as swept
-
-The assertions marked FIXME show the bug; faultdriver export --fixed writes the
-form that asserts the correct state.
-"""
-
 import time
 import urllib.parse
 
@@ -49,9 +32,21 @@ TERMINAL = (
 
 class TestLiveMigrationRaiseAtSource(
         base.ServersTestBase, integrated_helpers.InstanceHelperMixin):
-    """F4 (doc/findings.rst): the source's driver live_migration raises
+    """Regression test for finding F4 of faultdriver (scenario
+    live-migration-raise-at-source).
+
+    F4 (doc/findings.rst): the source's driver live_migration raises
     MigrationError before the transfer (rule live_migration.before:
-    1*raise(MigrationError) on src). Hosts src, dest, pinned flavors.
+    1*raise(MigrationError) on src). Nova's rollback leaves the moving server's
+    allocation on dest: after recovery and a periodic on each host, placement
+    charges dest for pCPUs nothing pins there. The sweep finding's reproducer
+    (faultdriver sweep live-migration --points live_migration --hosts src
+    --actions raise); invariant accounting-matches-placement broken.
+
+    Variant stock: the case as swept
+
+    The assertions marked FIXME show the bug; faultdriver export --fixed writes
+    the form that asserts the correct state.
     """
 
     ADMIN_API = True
@@ -157,19 +152,25 @@ class TestLiveMigrationRaiseAtSource(
         RPC timeouts (a move stuck for good).
         """
         over = TERMINAL + ('finished', 'done')
-        deadline = time.monotonic() + timeout
-        last, since = None, time.monotonic()
-        while time.monotonic() < deadline:
+        last = {'state': None, 'since': time.monotonic()}
+
+        def check():
             state = [self._move_state(server) for server, _asked in moves]
-            if state != last:
-                last, since = state, time.monotonic()
-            if all(len(found[0]) >= asked and
-                   all(status in over for status in found[0])
-                   for found, (_server, asked) in zip(state, moves)):
+            if state != last['state']:
+                last.update(state=state, since=time.monotonic())
+            elif (time.monotonic() - last['since'] >=
+                    3 * CONF.rpc_response_timeout):
                 return
-            if time.monotonic() - since >= 3 * CONF.rpc_response_timeout:
-                return
-            time.sleep(0.5)
+            if not all(len(found[0]) >= asked and
+                       all(status in over for status in found[0])
+                       for found, (_server, asked) in zip(state, moves)):
+                self.fail('moves not settled: %s' % state)
+
+        try:
+            self._wait_for_assert(
+                check, max_retries=max(1, int(timeout * 2)))
+        except AssertionError:
+            pass    # not settled in time: the assertions say where
 
     def _reset_stuck(self, servers):
         """Reset the state of each server whose task state stayed set,

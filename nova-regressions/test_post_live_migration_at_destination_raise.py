@@ -10,24 +10,6 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Regression test for finding F5 of faultdriver (scenario
-post-live-migration-at-destination-raise).
-
-F5 (doc/findings.rst): the destination's driver
-post_live_migration_at_destination raises MigrationError (rule
-post_live_migration_at_destination.before: 1*raise(MigrationError) on dest).
-The source records the server on dest but skips deleting the migration's
-allocation on src: after recovery src is charged for pCPUs nothing pins there.
-The sweep finding's reproducer (faultdriver sweep live-migration --points
-post_live_migration_at_destination --hosts dest --actions raise); invariant
-accounting-matches-placement broken.
-
-Variant stock: the case as swept
-
-The assertions marked FIXME show the bug; faultdriver export --fixed writes the
-form that asserts the correct state.
-"""
-
 import time
 import urllib.parse
 
@@ -50,10 +32,22 @@ TERMINAL = (
 
 class TestPostLiveMigrationAtDestinationRaise(
         base.ServersTestBase, integrated_helpers.InstanceHelperMixin):
-    """F5 (doc/findings.rst): the destination's driver
+    """Regression test for finding F5 of faultdriver (scenario
+    post-live-migration-at-destination-raise).
+
+    F5 (doc/findings.rst): the destination's driver
     post_live_migration_at_destination raises MigrationError (rule
     post_live_migration_at_destination.before: 1*raise(MigrationError) on
-    dest). Hosts src, dest, pinned flavors.
+    dest). The source records the server on dest but skips deleting the
+    migration's allocation on src: after recovery src is charged for pCPUs
+    nothing pins there. The sweep finding's reproducer (faultdriver sweep
+    live-migration --points post_live_migration_at_destination --hosts dest
+    --actions raise); invariant accounting-matches-placement broken.
+
+    Variant stock: the case as swept
+
+    The assertions marked FIXME show the bug; faultdriver export --fixed writes
+    the form that asserts the correct state.
     """
 
     ADMIN_API = True
@@ -160,19 +154,25 @@ class TestPostLiveMigrationAtDestinationRaise(
         RPC timeouts (a move stuck for good).
         """
         over = TERMINAL + ('finished', 'done')
-        deadline = time.monotonic() + timeout
-        last, since = None, time.monotonic()
-        while time.monotonic() < deadline:
+        last = {'state': None, 'since': time.monotonic()}
+
+        def check():
             state = [self._move_state(server) for server, _asked in moves]
-            if state != last:
-                last, since = state, time.monotonic()
-            if all(len(found[0]) >= asked and
-                   all(status in over for status in found[0])
-                   for found, (_server, asked) in zip(state, moves)):
+            if state != last['state']:
+                last.update(state=state, since=time.monotonic())
+            elif (time.monotonic() - last['since'] >=
+                    3 * CONF.rpc_response_timeout):
                 return
-            if time.monotonic() - since >= 3 * CONF.rpc_response_timeout:
-                return
-            time.sleep(0.5)
+            if not all(len(found[0]) >= asked and
+                       all(status in over for status in found[0])
+                       for found, (_server, asked) in zip(state, moves)):
+                self.fail('moves not settled: %s' % state)
+
+        try:
+            self._wait_for_assert(
+                check, max_retries=max(1, int(timeout * 2)))
+        except AssertionError:
+            pass    # not settled in time: the assertions say where
 
     def _reset_stuck(self, servers):
         """Reset the state of each server whose task state stayed set,

@@ -10,31 +10,6 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Regression test for finding F6 of faultdriver (scenario
-source-crash-in-post-live-migration-update).
-
-F6 (doc/findings.rst): the source nova-compute dies in the resource update that
-_post_live_migration runs once the guest is on dest
-(get_available_resource@src: the first hit is the start-up update, the second
-this one), before it sets the migration 'completed' and deletes the source's
-allocation. Restarted, src ignores the instance (it is on dest now): the
-migration stays 'running' for good, src stays charged for it, and dest's
-periodic treats the running migration as an incoming one, applying the
-instance's next migration context during the follow-up move (CPUPinningInvalid
-next to s2). Found by `faultdriver sweep live-migration`; the steps are the
-sweep's case.
-
-Variant stock: Nova 34 as it is: the migration stays 'running', src keeps the
-migration's PCPU allocation with nothing pinned, and dest's periodic fails
-during the follow-up move.
-
-The assertions marked FIXME show the bug; faultdriver export --fixed writes the
-form that asserts the correct state.
-
-A compute crashes through nova.tests.fixtures.compute_fault, proposed with this
-test.
-"""
-
 import logging
 import time
 from unittest import mock
@@ -58,11 +33,29 @@ TERMINAL = (
 
 class TestSourceCrashInPostLiveMigrationUpdate(
         base.ServersTestBase, integrated_helpers.InstanceHelperMixin):
-    """F6 (doc/findings.rst): the source nova-compute dies in the resource
-    update that _post_live_migration runs once the guest is on dest
+    """Regression test for finding F6 of faultdriver (scenario
+    source-crash-in-post-live-migration-update).
+
+    F6 (doc/findings.rst): the source nova-compute dies in the resource update
+    that _post_live_migration runs once the guest is on dest
     (get_available_resource@src: the first hit is the start-up update, the
     second this one), before it sets the migration 'completed' and deletes the
-    source's allocation. Hosts src, dest, pinned flavors.
+    source's allocation. Restarted, src ignores the instance (it is on dest
+    now): the migration stays 'running' for good, src stays charged for it, and
+    dest's periodic treats the running migration as an incoming one, applying
+    the instance's next migration context during the follow-up move
+    (CPUPinningInvalid next to s2). Found by `faultdriver sweep
+    live-migration`; the steps are the sweep's case.
+
+    Variant stock: Nova 34 as it is: the migration stays 'running', src keeps
+    the migration's PCPU allocation with nothing pinned, and dest's periodic
+    fails during the follow-up move.
+
+    The assertions marked FIXME show the bug; faultdriver export --fixed writes
+    the form that asserts the correct state.
+
+    A compute crashes through nova.tests.fixtures.compute_fault, proposed with
+    this test.
     """
 
     ADMIN_API = True
@@ -172,20 +165,20 @@ class TestSourceCrashInPostLiveMigrationUpdate(
         """Wait until the server's index-th migration (1: the oldest) is
         in ``status``; fail at once if it ends error or failed instead.
         """
-        deadline = time.monotonic() + timeout
-        statuses = []
-        while time.monotonic() < deadline:
-            migrations = self._migrations(server)
-            statuses = [migration['status'] for migration in migrations]
-            if len(migrations) >= index:
-                if statuses[index - 1] == status:
-                    return migrations[index - 1]
-                if (statuses[index - 1] in ('error', 'failed') and
-                        status not in ('error', 'failed')):
-                    break
-            time.sleep(0.2)
-        self.fail('migration %d of %s is not %s: %s'
-                  % (index, server['id'], status, statuses))
+        def check():
+            found = (self._migrations(server) + [None] * index)[index - 1]
+            if found is None or found['status'] not in (
+                    status, 'error', 'failed'):
+                self.fail('migration %d of %s is not %s: %s'
+                          % (index, server['id'], status, found))
+            return found
+
+        found = self._wait_for_assert(
+            check, max_retries=max(1, int(timeout * 5)), sleep=0.2)
+        if found['status'] != status:
+            self.fail('migration %d of %s is not %s: %s'
+                      % (index, server['id'], status, found['status']))
+        return found
 
     def _pinned_cpus(self, hostname):
         """The pCPUs the compute node of ``hostname`` records as
@@ -217,19 +210,25 @@ class TestSourceCrashInPostLiveMigrationUpdate(
         RPC timeouts (a move stuck for good).
         """
         over = TERMINAL + ('finished', 'done')
-        deadline = time.monotonic() + timeout
-        last, since = None, time.monotonic()
-        while time.monotonic() < deadline:
+        last = {'state': None, 'since': time.monotonic()}
+
+        def check():
             state = [self._move_state(server) for server, _asked in moves]
-            if state != last:
-                last, since = state, time.monotonic()
-            if all(len(found[0]) >= asked and
-                   all(status in over for status in found[0])
-                   for found, (_server, asked) in zip(state, moves)):
+            if state != last['state']:
+                last.update(state=state, since=time.monotonic())
+            elif (time.monotonic() - last['since'] >=
+                    3 * CONF.rpc_response_timeout):
                 return
-            if time.monotonic() - since >= 3 * CONF.rpc_response_timeout:
-                return
-            time.sleep(0.5)
+            if not all(len(found[0]) >= asked and
+                       all(status in over for status in found[0])
+                       for found, (_server, asked) in zip(state, moves)):
+                self.fail('moves not settled: %s' % state)
+
+        try:
+            self._wait_for_assert(
+                check, max_retries=max(1, int(timeout * 2)))
+        except AssertionError:
+            pass    # not settled in time: the assertions say where
 
     def _periodic_errors_logged(self):
         """Per host, how often a periodic failed so far."""

@@ -10,27 +10,6 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Regression test for finding F19 of faultdriver (scenario
-source-crash-leaves-dest-task-tracked).
-
-F19 (doc/findings.rst): the source nova-compute dies in its driver's
-live_migration, after dest's pre_live_migration returned. Restarted, src errors
-the migration and leaves s1 ACTIVE on src, but nothing calls dest, whose
-manager still tracks the move's 'live_migration_at_dest' task after its
-periodic: every later graceful stop of dest waits out the manager's whole wait
-for it.
-
-Variant stock: Nova 34 as it is: dest tracks the live migration's task for
-good.
-
-The assertions marked FIXME show the bug; faultdriver export --fixed writes the
-form that asserts the correct state.
-
-A compute crashes through nova.tests.fixtures.compute_fault, proposed with this
-test.
-"""
-
-import time
 import urllib.parse
 
 import fixtures
@@ -43,9 +22,24 @@ from nova.tests.functional.libvirt import base
 
 class TestSourceCrashLeavesDestTaskTracked(
         base.ServersTestBase, integrated_helpers.InstanceHelperMixin):
-    """F19 (doc/findings.rst): the source nova-compute dies in its driver's
-    live_migration, after dest's pre_live_migration returned. Hosts src, dest,
-    pinned flavors.
+    """Regression test for finding F19 of faultdriver (scenario
+    source-crash-leaves-dest-task-tracked).
+
+    F19 (doc/findings.rst): the source nova-compute dies in its driver's
+    live_migration, after dest's pre_live_migration returned. Restarted, src
+    errors the migration and leaves s1 ACTIVE on src, but nothing calls dest,
+    whose manager still tracks the move's 'live_migration_at_dest' task after
+    its periodic: every later graceful stop of dest waits out the manager's
+    whole wait for it.
+
+    Variant stock: Nova 34 as it is: dest tracks the live migration's task for
+    good.
+
+    The assertions marked FIXME show the bug; faultdriver export --fixed writes
+    the form that asserts the correct state.
+
+    A compute crashes through nova.tests.fixtures.compute_fault, proposed with
+    this test.
     """
 
     ADMIN_API = True
@@ -134,20 +128,20 @@ class TestSourceCrashLeavesDestTaskTracked(
         """Wait until the server's index-th migration (1: the oldest) is
         in ``status``; fail at once if it ends error or failed instead.
         """
-        deadline = time.monotonic() + timeout
-        statuses = []
-        while time.monotonic() < deadline:
-            migrations = self._migrations(server)
-            statuses = [migration['status'] for migration in migrations]
-            if len(migrations) >= index:
-                if statuses[index - 1] == status:
-                    return migrations[index - 1]
-                if (statuses[index - 1] in ('error', 'failed') and
-                        status not in ('error', 'failed')):
-                    break
-            time.sleep(0.2)
-        self.fail('migration %d of %s is not %s: %s'
-                  % (index, server['id'], status, statuses))
+        def check():
+            found = (self._migrations(server) + [None] * index)[index - 1]
+            if found is None or found['status'] not in (
+                    status, 'error', 'failed'):
+                self.fail('migration %d of %s is not %s: %s'
+                          % (index, server['id'], status, found))
+            return found
+
+        found = self._wait_for_assert(
+            check, max_retries=max(1, int(timeout * 5)), sleep=0.2)
+        if found['status'] != status:
+            self.fail('migration %d of %s is not %s: %s'
+                      % (index, server['id'], status, found['status']))
+        return found
 
     def _wait_for_service(self, hostname, state, timeout=30):
         """Wait until the compute service of ``hostname`` is up or
@@ -164,15 +158,21 @@ class TestSourceCrashLeavesDestTaskTracked(
         tracked for good makes every later graceful stop of its host
         wait out the whole timeout.
         """
-        deadline = time.monotonic() + grace
-        while True:
-            tracked = {}
+        tracked = {}
+
+        def check():
+            tracked.clear()
             for hostname, compute in self.computes.items():
                 tasks = compute.manager._in_progress_tasks.values()
                 if hostname not in self.faults.crashed and tasks:
                     tracked[hostname] = sorted(
                         '%s (%s)' % (task['name'], task['instance_uuid'])
                         for task in tasks)
-            if not tracked or time.monotonic() > deadline:
-                return tracked
-            time.sleep(0.5)
+            self.assertEqual({}, tracked)
+
+        try:
+            self._wait_for_assert(
+                check, max_retries=max(1, int(grace * 2)))
+        except AssertionError:
+            pass    # tracked for good
+        return tracked

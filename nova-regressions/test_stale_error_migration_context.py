@@ -10,29 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Regression test for faultdriver scenario stale-error-migration-context.
-
-Seed (faultdriver/tracker/patches/stale_migration_context.py): a pinned
-server's live migration to dest dies with dest (pre_live_migration@dest: crash)
-and its migration is left 'error'. dest restarts after the source gave up, the
-admin resets the server, it live-migrates to dest for real, then away again
-while the stale 'error' migration still names dest. dest's periodic inside that
-window applies the new move's migration context: with another pinned server on
-dest, CPUPinningInvalid breaks the periodic. The stale_migration_context fix
-skips the stale migration.
-
-Variant stock: Nova 34's resource tracker, unchanged.
-
-The assertions marked FIXME show the bug; faultdriver export --fixed writes the
-form that asserts the correct state.
-
-A compute crashes through nova.tests.fixtures.compute_fault, proposed with this
-test.
-"""
-
 import logging
 import threading
-import time
 import urllib.parse
 
 import fixtures
@@ -51,9 +30,24 @@ from nova.tests.functional.libvirt import base
 
 class TestStaleErrorMigrationContext(
         base.ServersTestBase, integrated_helpers.InstanceHelperMixin):
-    """Seed (faultdriver/tracker/patches/stale_migration_context.py): a pinned
+    """Regression test for faultdriver scenario stale-error-migration-context.
+
+    Seed (faultdriver/tracker/patches/stale_migration_context.py): a pinned
     server's live migration to dest dies with dest (pre_live_migration@dest:
-    crash) and its migration is left 'error'. Hosts src, dest, pinned flavors.
+    crash) and its migration is left 'error'. dest restarts after the source
+    gave up, the admin resets the server, it live-migrates to dest for real,
+    then away again while the stale 'error' migration still names dest. dest's
+    periodic inside that window applies the new move's migration context: with
+    another pinned server on dest, CPUPinningInvalid breaks the periodic. The
+    stale_migration_context fix skips the stale migration.
+
+    Variant stock: Nova 34's resource tracker, unchanged.
+
+    The assertions marked FIXME show the bug; faultdriver export --fixed writes
+    the form that asserts the correct state.
+
+    A compute crashes through nova.tests.fixtures.compute_fault, proposed with
+    this test.
     """
 
     ADMIN_API = True
@@ -210,20 +204,20 @@ class TestStaleErrorMigrationContext(
         """Wait until the server's index-th migration (1: the oldest) is
         in ``status``; fail at once if it ends error or failed instead.
         """
-        deadline = time.monotonic() + timeout
-        statuses = []
-        while time.monotonic() < deadline:
-            migrations = self._migrations(server)
-            statuses = [migration['status'] for migration in migrations]
-            if len(migrations) >= index:
-                if statuses[index - 1] == status:
-                    return migrations[index - 1]
-                if (statuses[index - 1] in ('error', 'failed') and
-                        status not in ('error', 'failed')):
-                    break
-            time.sleep(0.2)
-        self.fail('migration %d of %s is not %s: %s'
-                  % (index, server['id'], status, statuses))
+        def check():
+            found = (self._migrations(server) + [None] * index)[index - 1]
+            if found is None or found['status'] not in (
+                    status, 'error', 'failed'):
+                self.fail('migration %d of %s is not %s: %s'
+                          % (index, server['id'], status, found))
+            return found
+
+        found = self._wait_for_assert(
+            check, max_retries=max(1, int(timeout * 5)), sleep=0.2)
+        if found['status'] != status:
+            self.fail('migration %d of %s is not %s: %s'
+                      % (index, server['id'], status, found['status']))
+        return found
 
     def _wait_for_service(self, hostname, state, timeout=30):
         """Wait until the compute service of ``hostname`` is up or

@@ -161,9 +161,10 @@ def _error(writer, term, text, where):
 
 
 def _periodic(writer, host, rule, term, skip, text, where):
-    """A periodic at a hit: the fixture's ``inject(..., 'periodic')``.  The hit thread
-    waits for it but where it holds the tracker lock (a point that runs
-    under it, but in its ``unlocked`` phase), as the action does; a
+    """A periodic at a hit: the fixture's ``inject(..., 'periodic')``.
+    The hit thread waits for it but where it holds the tracker lock (a
+    point that runs under it, but in its ``unlocked`` phase), as the
+    action does; a
     tracker method's own ``before``/``after`` is inside the lock the
     patched method takes, which a patch of the method cannot reach."""
     from faultdriver.actions import periodic as periodic_action

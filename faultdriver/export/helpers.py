@@ -46,7 +46,7 @@ HELPERS = {
     'migrate_stub': _helper('_migrate_stub', imports=('urllib.parse',)),
     'migrations': _helper('_migrations'),
     'wait_for_nth_migration': _helper(
-        '_wait_for_nth_migration', needs=('migrations',), imports=('time',)),
+        '_wait_for_nth_migration', needs=('migrations',)),
     'wait_for_service': _helper('_wait_for_service'),
     'pinning': _helper('_pinning',
                        imports=('nova.exception', 'nova.objects')),
@@ -62,8 +62,7 @@ HELPERS = {
     'settle': _helper('_settle', needs=('move_state',),
                       imports=('time', 'nova.conf')),
     'decide_resizes': _helper('_decide_resizes', '_decision_handled',
-                              needs=('migrations', 'faults'),
-                              imports=('time',)),
+                              needs=('migrations', 'faults')),
     'periodic_errors_logged': _helper('_periodic_errors_logged'),
     'reset_stuck': _helper('_reset_stuck'),
     'periodics_while_held': _helper('_periodics_while_held',
@@ -83,8 +82,7 @@ HELPERS = {
         imports=('unittest.mock',)),
     'failed_periodics_since': _helper('_failed_periodics_since',
                                       needs=('periodic_errors_logged',)),
-    'tracked_tasks': _helper('_tracked_tasks', needs=('faults',),
-                             imports=('time',)),
+    'tracked_tasks': _helper('_tracked_tasks', needs=('faults',)),
 }
 
 #: Helpers that use module-level names the module then defines.

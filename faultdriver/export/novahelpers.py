@@ -9,9 +9,10 @@ module defines at its top, which the exported module defines alike
 (``CONF``, ``TERMINAL``, the imports of
 ``faultdriver.export.module.IMPORTS``), and ``self.faults``, the
 proposed Nova fixture (:mod:`faultdriver.export.novafixture`): an
-exported test imports nothing of faultdriver.  :class:`NovaHelpers` is a mixin of such a test
-class; a test of faultdriver may also use it on an object that has the
-attributes a method reads.
+exported test imports nothing of faultdriver.  :class:`NovaHelpers` is
+a mixin of such a test class; a test of faultdriver may also use it on
+an object that has the attributes a method reads.  Waits are Nova's
+``_wait_for_assert`` (``InstanceHelperMixin``), not loops of their own.
 
 The wait helpers' ``timeout=30`` defaults are the scenario contract's
 ``backend.WAIT_TIMEOUT`` written out, not named: the copied text runs in
@@ -63,20 +64,20 @@ class NovaHelpers:
         """Wait until the server's index-th migration (1: the oldest) is
         in ``status``; fail at once if it ends error or failed instead.
         """
-        deadline = time.monotonic() + timeout
-        statuses = []
-        while time.monotonic() < deadline:
-            migrations = self._migrations(server)
-            statuses = [migration['status'] for migration in migrations]
-            if len(migrations) >= index:
-                if statuses[index - 1] == status:
-                    return migrations[index - 1]
-                if (statuses[index - 1] in ('error', 'failed') and
-                        status not in ('error', 'failed')):
-                    break
-            time.sleep(0.2)
-        self.fail('migration %d of %s is not %s: %s'
-                  % (index, server['id'], status, statuses))
+        def check():
+            found = (self._migrations(server) + [None] * index)[index - 1]
+            if found is None or found['status'] not in (
+                    status, 'error', 'failed'):
+                self.fail('migration %d of %s is not %s: %s'
+                          % (index, server['id'], status, found))
+            return found
+
+        found = self._wait_for_assert(
+            check, max_retries=max(1, int(timeout * 5)), sleep=0.2)
+        if found['status'] != status:
+            self.fail('migration %d of %s is not %s: %s'
+                      % (index, server['id'], status, found['status']))
+        return found
 
     def _wait_for_service(self, hostname, state, timeout=30):
         """Wait until the compute service of ``hostname`` is up or
@@ -169,19 +170,25 @@ class NovaHelpers:
         RPC timeouts (a move stuck for good).
         """
         over = TERMINAL + ('finished', 'done')
-        deadline = time.monotonic() + timeout
-        last, since = None, time.monotonic()
-        while time.monotonic() < deadline:
+        last = {'state': None, 'since': time.monotonic()}
+
+        def check():
             state = [self._move_state(server) for server, _asked in moves]
-            if state != last:
-                last, since = state, time.monotonic()
-            if all(len(found[0]) >= asked and
-                   all(status in over for status in found[0])
-                   for found, (_server, asked) in zip(state, moves)):
+            if state != last['state']:
+                last.update(state=state, since=time.monotonic())
+            elif (time.monotonic() - last['since'] >=
+                    3 * CONF.rpc_response_timeout):
                 return
-            if time.monotonic() - since >= 3 * CONF.rpc_response_timeout:
-                return
-            time.sleep(0.5)
+            if not all(len(found[0]) >= asked and
+                       all(status in over for status in found[0])
+                       for found, (_server, asked) in zip(state, moves)):
+                self.fail('moves not settled: %s' % state)
+
+        try:
+            self._wait_for_assert(
+                check, max_retries=max(1, int(timeout * 2)))
+        except AssertionError:
+            pass    # not settled in time: the assertions say where
 
     def _decide_resizes(self, moves, decision, timeout=30):
         """Confirm or revert every resize waiting for it, as its user
@@ -199,10 +206,12 @@ class NovaHelpers:
                     'VERIFY_RESIZE'):
                 continue
             self.api.post_server_action(server['id'], {action: None})
-            deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline and not (
-                    self._decision_handled(server, action, last)):
-                time.sleep(0.5)
+            try:
+                self._wait_for_assert(lambda: self.assertTrue(
+                    self._decision_handled(server, action, last)),
+                    max_retries=max(1, int(timeout * 2)))
+            except AssertionError:
+                pass    # not handled in time: the assertions say how
 
     def _decision_handled(self, server, action, last):
         """Whether the server's migrations ended and the newest
@@ -405,15 +414,21 @@ class NovaHelpers:
         tracked for good makes every later graceful stop of its host
         wait out the whole timeout.
         """
-        deadline = time.monotonic() + grace
-        while True:
-            tracked = {}
+        tracked = {}
+
+        def check():
+            tracked.clear()
             for hostname, compute in self.computes.items():
                 tasks = compute.manager._in_progress_tasks.values()
                 if hostname not in self.faults.crashed and tasks:
                     tracked[hostname] = sorted(
                         '%s (%s)' % (task['name'], task['instance_uuid'])
                         for task in tasks)
-            if not tracked or time.monotonic() > deadline:
-                return tracked
-            time.sleep(0.5)
+            self.assertEqual({}, tracked)
+
+        try:
+            self._wait_for_assert(
+                check, max_retries=max(1, int(grace * 2)))
+        except AssertionError:
+            pass    # tracked for good
+        return tracked

@@ -57,15 +57,17 @@ def test_crash_rule_becomes_the_fault_helper_on_the_hosts_driver(tmp_path):
 expectations:
   - faults: {host: dest, point: pre_live_migration, action: crash, count: 1}
 '''))
-    assert "self._fault('dest', 'pre_live_migration', 'crash')" in text
-    # The helper patches the host's own object, autospecced.
-    assert 'target = manager.rt if point.startswith(\'tracker.\')' in text
-    assert ('self.useFixture(fixtures.MockPatchObject(\n'
-            '            target, method, autospec=True, '
-            'side_effect=failing))') in text
-    assert 'def _die(self, hostname):' in text
-    assert 'A crash of nova-compute cannot be expressed faithfully' in \
-        flat(text)
+    assert ("self.faults.inject('dest', 'pre_live_migration', 'crash')"
+            in text)
+    # The proposed Nova fixture does it, set up before the computes
+    # start; nothing of it is inlined.
+    assert 'from nova.tests.fixtures import compute_fault' in text
+    setup = text[text.index('def setUp'):text.index('def test_t')]
+    assert setup.index('compute_fault.ComputeFaultFixture(self)') < \
+        setup.index('self.start_compute(')
+    assert 'def _die' not in text and 'ComputeDied' not in text
+    assert 'A compute crashes through nova.tests.fixtures.compute_fault' \
+        in flat(text)
     assert "self._wait_for_nth_migration(s1, 1, 'error')" in text
     assert "hostname='dest', point='pre_live_migration', action='crash'" \
         in text
@@ -77,11 +79,11 @@ rules:
   src: ['live_migration.after: 1*raise(MigrationError)']
 ''' + STEPS.replace("  - add-rule: {host: dest, rule: 'pre_live_migration: "
                     "1*crash'}\n", '')))
-    assert ("self._fault( 'src', 'live_migration', 'raise', after=True, "
-            "error=exception.MigrationError(message='injected by the "
-            "test'))") in flat(text)
+    assert ("self.faults.inject( 'src', 'live_migration', 'raise', "
+            "after=True, error=exception.MigrationError(message='injected "
+            "by the test'))") in flat(text)
     assert 'from nova import exception' in text
-    assert 'A crash of nova-compute' not in text     # no crash
+    assert 'A compute crashes' not in text     # no crash
 
 
 def test_start_rules_skip_the_hits_of_the_start(tmp_path):
@@ -93,10 +95,11 @@ rules:
   dest: ['spawn.before: 1*off -> 1*crash']
 ''' + STEPS.replace("  - add-rule: {host: dest, rule: 'pre_live_migration: "
                     "1*crash'}\n", '')))
-    assert "self._fault('src', 'get_available_resource', 'crash')" in text
-    assert "self._fault('dest', 'spawn', 'crash', skip=1)" in text
+    assert ("self.faults.inject('src', 'get_available_resource', 'crash')"
+            in text)
+    assert "self.faults.inject('dest', 'spawn', 'crash', skip=1)" in text
     setup = text[text.index('def setUp'):text.index('def test_t')]
-    assert "self._fault('src'" in setup
+    assert "self.faults.inject('src'" in setup
 
 
 def test_hang_becomes_nova_intercept_fixture(tmp_path):
@@ -113,7 +116,7 @@ steps:
             "            self.computes['dest'].manager.driver, "
             "'pre_live_migration',\n            timeout=60))") in text
     assert 'self.assertTrue(held.started.wait(30))' in text
-    assert "self._periodic('src')" in text
+    assert "self.faults.periodic('src')" in text
     assert 'held.proceed.set()' in text
 
 
@@ -123,11 +126,11 @@ def test_wait_point_of_a_crash_waits_for_the_fault_to_fire(tmp_path):
         '  - wait-point: {host: dest, point: pre_live_migration}\n'
         '  - restart: {host: dest}\n')))
     body = text[text.index('def test_t'):]
-    assert body.index("self._fault('dest', 'pre_live_migration', 'crash')") \
-        < body.index("self._wait_for_fault('dest', 'pre_live_migration')") \
-        < body.index("self._restart_compute('dest')")
-    assert 'def _wait_for_fault(self, hostname, point, timeout=30):' in text
-    assert 'while not self._fired(hostname, point):' in text
+    assert body.index(
+        "self.faults.inject('dest', 'pre_live_migration', 'crash')") \
+        < body.index("self.faults.wait_for('dest', 'pre_live_migration')") \
+        < body.index("self.faults.restart('dest')")
+    assert 'time.sleep' not in text
 
 
 @pytest.mark.parametrize('rule', [
@@ -222,7 +225,7 @@ expectations:
   - tasks-ended: {broken: true}
 '''), fixed=True)
     assert 'self.assertEqual({}, self._tracked_tasks(5))' in fixed
-    assert 'self.crashed = {}' in fixed
+    assert 'compute_fault.ComputeFaultFixture(self)' in fixed
 
 
 def test_an_abort_with_a_timeout_nova_cannot_wait_is_exit_2(tmp_path,
@@ -499,15 +502,16 @@ steps:
     assert body.index('periodics = self._periodics_while_held()') < \
         body.index('self.held.proceed.set()') < \
         body.index('thread.join(60)')
-    assert 'self.flags(rpc_response_timeout=3' in text
+    # The fixture (its periodics) shortens the RPC timeouts.
+    assert 'compute_fault.ComputeFaultFixture(self)' in text
 
 
 @pytest.mark.parametrize('rule, call', [
     ("'pre_live_migration: 1*periodic'",
-     "self._periodic_at('dest', 'pre_live_migration')"),
+     "self.faults.inject('dest', 'pre_live_migration', 'periodic')"),
     ("'pre_live_migration.after: 1*periodic(host=src)'",
-     "self._periodic_at('dest', 'pre_live_migration', peer='src', "
-     "after=True)"),
+     "self.faults.inject( 'dest', 'pre_live_migration', 'periodic', "
+     "peer='src', after=True)"),
 ])
 def test_a_periodic_rule_runs_the_periodic_at_the_hit(tmp_path, rule,
                                                       call):
@@ -519,8 +523,8 @@ steps:
   - live-migrate: {server: s1, host: dest}
   - settle: {}
 """ % rule))
-    assert call in text
-    assert 'def _periodic_at(self, hostname, point, peer=None' in text
+    assert call in flat(text)
+    assert 'from nova.tests.fixtures import compute_fault' in text
 
 
 def test_a_periodic_inside_the_tracker_lock_a_patch_cannot_reach_is_exit_2(

@@ -38,18 +38,17 @@ def _config(tmp_path):
     return str(path)
 
 
-def _flake8(tmp_path, files):
+def _flake8(tmp_path, files, folder='nova/tests/functional/regressions'):
     """flake8 with Nova's configuration on copies of ``{name: text}``
-    where they land in Nova's tree (several of Nova's checks apply to
-    ``nova/tests/`` only)."""
+    where they land in Nova's tree (``folder``; several of Nova's checks
+    apply to ``nova/tests/`` only)."""
     config = _config(tmp_path)
-    where = tmp_path / 'nova' / 'tests' / 'functional' / 'regressions'
+    where = tmp_path / folder
     where.mkdir(parents=True, exist_ok=True)
     paths = []
     for name, text in files.items():
         (where / name).write_text(text)
-        paths.append(os.path.join('nova', 'tests', 'functional',
-                                  'regressions', name))
+        paths.append(os.path.join(folder, name))
     return subprocess.run(
         [sys.executable, '-m', 'flake8', '--config', config] + paths,
         capture_output=True, text=True, cwd=str(tmp_path))
@@ -74,6 +73,14 @@ def test_shipped_exports_pass_novas_flake8(tmp_path):
     assert files
     found = _flake8(tmp_path, {os.path.basename(path): _read(path)
                                for path in files})
+    assert found.returncode == 0, found.stdout + found.stderr
+
+
+def test_the_proposed_fixture_passes_novas_flake8(tmp_path):
+    """The fixture the exports' Nova change adds, where it lands."""
+    from faultdriver.export import novafixture
+    folder, name = os.path.split(novafixture.NOVA_PATH)
+    found = _flake8(tmp_path, {name: novafixture.text()}, folder)
     assert found.returncode == 0, found.stdout + found.stderr
 
 

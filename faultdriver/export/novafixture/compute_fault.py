@@ -12,9 +12,9 @@
 
 """Faults of a nova-compute service at one call, for functional tests.
 
-A test can stop a compute between operations, not kill one in the middle
-of one: here it stops its RPC servers and timers (callers time out, its
-heartbeat stops) and its thread unwinds with ComputeDied, a BaseException.
+A test can stop a compute between operations, not kill one in the middle of
+one: here its RPC servers and timers stop (callers time out, its heartbeat
+stops) and its thread unwinds with ComputeDied, a BaseException.
 """
 
 import itertools
@@ -33,7 +33,8 @@ class ComputeDied(BaseException):
 class ComputeFaultFixture(fixtures.Fixture):
     """Crash a compute, raise or run a periodic at a call of its driver
     (``'spawn'``) or resource tracker (``'tracker.resize_claim'``); restart
-    it.  Use it before computes start: a dead one shows down in seconds."""
+    it.  Use it before computes start: a dead one shows down in seconds.
+    """
 
     RPC_TIMEOUT, LONG_RPC_TIMEOUT = 3, 6
 
@@ -60,7 +61,8 @@ class ComputeFaultFixture(fixtures.Fixture):
         ``after``): the compute dies (crash), it raises ``error`` (raise),
         or the periodic of ``peer`` or ``hostname`` runs in a thread, as
         its timer could, waited for ``wait`` s (0: not; the call may hold
-        the tracker lock that periodic needs)."""
+        the tracker lock that periodic needs).
+        """
         manager = self.test.computes[hostname].manager
         target = manager.rt if point.startswith('tracker.') else manager.driver
         method = point.rpartition('.')[2]
@@ -126,8 +128,7 @@ class ComputeFaultFixture(fixtures.Fixture):
         raise ComputeDied(hostname)
 
     def restart(self, hostname):
-        """Start ``hostname``'s compute again (a dead one not stopped
-        first: its thread never returned)."""
+        """Start it again; a dead one is not stopped: it never returns."""
         test = self.test
         if self.crashed.pop(hostname, None) is None:
             return test.restart_compute_service(hostname)
@@ -139,8 +140,7 @@ class ComputeFaultFixture(fixtures.Fixture):
         return test.computes[hostname]
 
     def restart_dead(self, timeout=30):
-        """Restart each dead compute, as an operator would, once no
-        caller waits for it, and wait until it is up."""
+        """Restart each dead compute once no caller waits for it."""
         for hostname, died in sorted(self.crashed.items()):
             time.sleep(max(0, died + self.LONG_RPC_TIMEOUT - time.monotonic()))
             self.restart(hostname)
