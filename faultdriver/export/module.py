@@ -10,6 +10,7 @@ from faultdriver import export
 from faultdriver.export import expectations
 from faultdriver.export import faults
 from faultdriver.export import helpers
+from faultdriver.export import novafixture
 from faultdriver.export import steps
 from faultdriver.export import Unsupported
 from faultdriver.export import writer as writer_module
@@ -49,7 +50,7 @@ IMPORTS = {
     'nova.test': (2, 'from nova import test'),
     'nova.tests.fixtures': (2, 'from nova.tests import fixtures as '
                                'nova_fixtures'),
-    'compute_fault': (2, 'from nova.tests.fixtures import compute_fault'),
+    'compute_fault': (2, novafixture.IMPORT),
     'fakelibvirt': (2, 'from nova.tests.fixtures import libvirt as '
                        'fakelibvirt'),
     'integrated_helpers': (2, 'from nova.tests.functional import '
@@ -185,9 +186,11 @@ def file_name(scenario, bug=None):
     return 'test_%s.py' % readable(scenario)
 
 
-def commit_message(scenario, bug=None):
+def commit_message(scenario, bug=None, fixture=False):
     """The commit message Nova expects of a reproducer: "Add functional
-    reproducer for bug N", what the test shows, ``Related-Bug: #N``."""
+    reproducer for bug N", what the test shows, ``Related-Bug: #N``;
+    ``fixture``: the test imports the proposed fixture, which the same
+    change adds (said in the body)."""
     subject = 'Add functional reproducer for %s' % (
         'bug %d' % bug if bug else readable(scenario).replace('_', ' '))
     if len(subject) > 72:
@@ -198,6 +201,14 @@ def commit_message(scenario, bug=None):
             textwrap.fill(
                 'The test asserts what Nova does today, the assertions of '
                 'the bug marked FIXME; the fix flips them.', 72)]
+    if fixture:
+        body.append(textwrap.fill(
+            'It adds %s, a fixture that makes a compute service crash, '
+            'raise or run its periodic at the N-th call of a driver or '
+            'resource tracker method and restarts a crashed one: Nova\'s '
+            'functional tests can stop a compute between operations but '
+            'not kill one in the middle of one.' % novafixture.NOVA_PATH,
+            72, break_long_words=False, break_on_hyphens=False))
     trailer = ('Related-Bug: #%d' % bug if bug else
                'Related-Bug: #NNNNNNN (file the bug, then export with '
                '--bug N)')

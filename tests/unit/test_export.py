@@ -376,6 +376,31 @@ def test_bug_names_the_module_and_class_as_nova_does(tmp_path, capsys):
     lines = message.read_text().split('\n')
     assert lines[0] == 'Add functional reproducer for bug 2000001'
     assert 'Related-Bug: #2000001' in lines
+    # STEPS crash a compute: the module imports the proposed fixture,
+    # the commit message says the change adds it, stderr how to write it.
+    assert 'It adds nova/tests/fixtures/compute_fault.py' in flat(
+        message.read_text())
+    assert '--fixture FILE' in err
+
+
+def test_fixture_writes_the_nova_fixture_the_module_imports(tmp_path,
+                                                            capsys):
+    from faultdriver.export import novafixture
+    fixture = tmp_path / 'compute_fault.py'
+    code, out, err = cli(capsys, 'export', scenario(tmp_path, STEPS),
+                         '--fixture', str(fixture))
+    assert code == 0, err
+    assert novafixture.IMPORT in out.splitlines()
+    assert fixture.read_text() == novafixture.text()
+    assert err == ''
+    # A module that does not import it: nothing written, and said.
+    other = tmp_path / 'other.py'
+    code, out, err = cli(capsys, 'export', scenario(tmp_path, '''\
+steps:
+  - boot: {server: s1, host: src}
+'''), '--fixture', str(other))
+    assert code == 0 and not other.exists()
+    assert 'not written' in err
 
 
 def test_a_hashed_reproducer_name_is_read_from_its_rule(tmp_path):

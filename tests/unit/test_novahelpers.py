@@ -94,10 +94,6 @@ def test_failed_periodics_counts_one_hosts_failures():
     assert test._failed_periodics('other') == 0
 
 
-
-
-
-
 def test_failed_periodics_since_a_mark_leaves_out_hosts_with_none():
     marker = 'Error updating resources for node %s'
     test = Test(computes={'src': None, 'dest': None},
@@ -139,4 +135,3 @@ def test_tracked_tasks_names_a_running_computes_tasks_only():
     test = Test(computes={'src': compute(task), 'dest': compute(),
                           'gone': compute(task)}, crashed={'gone': 0})
     assert test._tracked_tasks(0) == {'src': ['live_migration (u1)']}
-

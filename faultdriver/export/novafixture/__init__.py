@@ -12,9 +12,16 @@ import os
 
 #: Where the fixture lands in Nova's tree.
 NOVA_PATH = 'nova/tests/fixtures/compute_fault.py'
+#: How an exported module imports it (the exporter writes this line).
+IMPORT = 'from nova.tests.fixtures import compute_fault'
 #: Its file here.
 PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                     'compute_fault.py')
+
+
+def used_by(module_text):
+    """Whether an exported module imports the fixture."""
+    return IMPORT in module_text.splitlines()
 
 
 def text():
