@@ -51,6 +51,7 @@ HELPERS = {
     'pinning': _helper('_pinning',
                        imports=('nova.exception', 'nova.objects')),
     'boot_pinned_as': _helper('_boot_pinned_as', needs=('pinning',)),
+    'boot_with': _helper('_boot_with'),
     'pinned_cpus': _helper('_pinned_cpus', imports=('nova.objects',)),
     'placement_pcpus': _helper('_placement_pcpus'),
     # The proposed fixture (self.faults): no method copied.

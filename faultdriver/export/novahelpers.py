@@ -118,6 +118,34 @@ class NovaHelpers:
             self._delete_server(miss)
         return server
 
+    def _boot_with(self, hostname, flavor_id, volume=False, port=False):
+        """Boot a server on ``hostname``: from a volume (Nova's
+        CinderFixture), its flavor copied without local disks as clouds
+        give volume-backed servers (fakelibvirt never creates an
+        ephemeral disk's file, which a volume-backed server's live
+        migration check reads); ``port``: on NeutronFixture's network_1,
+        which gives it one port.
+        """
+        if volume:
+            flavor = self.admin_api.api_get(
+                '/flavors/%s' % flavor_id).body['flavor']
+            specs = self.admin_api.api_get(
+                '/flavors/%s/os-extra_specs' % flavor_id).body['extra_specs']
+            flavor_id = self._create_flavor(
+                memory_mb=flavor['ram'], vcpu=flavor['vcpus'], disk=0,
+                ephemeral=0, extra_spec=specs or None)
+        body = self._build_server(
+            flavor_id=flavor_id, host=hostname,
+            networks=([{'uuid': self.neutron.network_1['id']}] if port
+                      else 'none'))
+        if volume:
+            body['imageRef'] = ''
+            body['block_device_mapping_v2'] = [{
+                'boot_index': 0, 'uuid': self.cinder.IMAGE_BACKED_VOL,
+                'source_type': 'volume', 'destination_type': 'volume'}]
+        return self._wait_for_state_change(
+            self.admin_api.post_server({'server': body}), 'ACTIVE')
+
     def _pinned_cpus(self, hostname):
         """The pCPUs the compute node of ``hostname`` records as
         pinned.

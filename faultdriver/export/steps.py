@@ -55,6 +55,17 @@ def _boot(writer, where, server, host=None, flavor=None, pin_as=None,
                     % (name, host, flavor_id, other))
         return
     name = writer.new_server(server, where)
+    if volume or port:
+        if volume and writer.volume_booted:
+            raise Unsupported(where, 'a second server from a volume: the '
+                              'export boots one from CinderFixture\'s '
+                              'IMAGE_BACKED_VOL')
+        writer.volume_booted = writer.volume_booted or volume
+        writer.use('boot_with')
+        writer.line(call('%s = self._boot_with' % name, [
+            repr(host), flavor_id] + (['volume=True'] if volume else []) +
+            (['port=True'] if port else [])))
+        return
     writer.line('%s = self._create_server(' % name)
     writer.line('    flavor_id=%s, host=%r, networks=\'none\')'
                 % (flavor_id, host))

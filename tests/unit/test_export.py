@@ -310,17 +310,28 @@ def test_unsupported_step_is_exit_2_naming_it(tmp_path, capsys, step,
     assert out == ''
 
 
-@pytest.mark.parametrize('key, needs', [('volume', 'block storage'),
-                                        ('port', 'a network')])
-def test_a_server_with_a_volume_or_port_is_exit_2_naming_it(tmp_path, capsys,
-                                                           key, needs):
+def test_a_server_from_a_volume_with_a_port_boots_through_novas_fixtures(
+        tmp_path, capsys):
+    """CinderFixture's image-backed volume, NeutronFixture's network_1; a
+    second server from a volume is exit 2 (one such volume)."""
     path = scenario(tmp_path, 'backends: [embedded, process]\nsteps:\n'
-                    '  - boot: {server: s1, host: src, %s: true}\n' % key)
+                    '  - boot: {server: s1, host: src, volume: true, '
+                    'port: true}\n  - boot: {server: s2, port: true}\n')
     code, out, err = cli(capsys, 'export', path)
-    assert code == 2
-    assert ("step 1 `boot`: cannot be exported: needs %s; Nova's "
-            'functional-test means as exported lack it' % needs) in err
-    assert out == ''
+    assert code == 0, err
+    # (Named by no later line: booted without a name.)
+    assert ("self._boot_with('src', self.flavor_id, volume=True, "
+            "port=True)") in out
+    assert "self._boot_with('src', self.flavor_id, port=True)" in out
+    assert "'uuid': self.cinder.IMAGE_BACKED_VOL," in out
+    assert "networks=([{'uuid': self.neutron.network_1['id']}] if port" in out
+    path = scenario(tmp_path, 'steps:\n'
+                    '  - boot: {server: s1, host: src, volume: true}\n'
+                    '  - boot: {server: s2, host: src, volume: true}\n')
+    code, out, err = cli(capsys, 'export', path)
+    assert code == 2 and out == ''
+    assert 'step 2 `boot`: cannot be exported: a second server from a ' \
+        'volume' in err
 
 
 def test_what_needs_a_real_hypervisor_is_exit_2_naming_it(tmp_path, capsys):

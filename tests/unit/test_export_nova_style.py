@@ -104,6 +104,10 @@ NAMED = {
     'resize-confirm': ('migrate_disk_and_power_off', 'src'),
     'resize-revert': ('finish_revert_migration', 'src'),
     'evacuation': ('spawn', 'dest'),
+    # A server from a volume, with a port (CinderFixture, NeutronFixture).
+    'live-migration-bfv': ('pre_live_migration', 'dest'),
+    'resize-revert-bfv': ('finish_revert_migration', 'src'),
+    'evacuation-bfv': ('spawn', 'dest'),
 }
 EXPORTED_ACTIONS = ('crash', 'raise', 'hang', 'periodic', 'peer-periodic')
 
@@ -151,7 +155,10 @@ def test_the_named_workflows_reproducers_export_clean(tmp_path):
                         alias.name for alias in node.names]
                     assert not any(n.startswith('faultdriver')
                                    for n in names), (workflow, action)
-            assert 'volume' not in text and 'port_binding' not in text
+            # The vacuous (holding) volume and port invariants dropped.
+            assert '_volume_attachments' not in text
+            assert 'port_binding' not in text
+            assert ('volume=True' in text) == workflow.endswith('-bfv')
             texts['test_%s_%s.py' % (workflow.replace('-', '_'),
                                      action)] = text
             # A readable name: no sweep hash.
