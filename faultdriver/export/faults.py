@@ -60,10 +60,18 @@ def _chain(rule, text, where):
         raise Unsupported(where, 'rule %r: only "[N*off ->] 1*ACTION" '
                           'chains can be exported' % text)
     term = terms[0]
-    if term.action not in ('crash', 'raise', 'hang', 'periodic'):
+    if term.action in ('shutdown',):
+        raise Unsupported(where, 'rule %r: a graceful stop of one '
+                          'nova-compute while the others run has no Nova '
+                          'test means: its services share one process and '
+                          'its executors (the embedded tier refuses them to '
+                          'the stopped host\'s threads), and '
+                          'Service.stop() of a test\'s compute waits for '
+                          'no operation in progress' % text)
+    if term.action not in ('crash', 'raise', 'hang', 'periodic', 'delay'):
         raise Unsupported(where, 'rule %r: action %s has no Nova test '
-                          'means here (crash, raise, hang and periodic do)'
-                          % (text, term.action))
+                          'means here (crash, raise, hang, delay and '
+                          'periodic do)' % (text, term.action))
     if term.count not in (None, 1) and term.action != 'crash':
         raise Unsupported(where, 'rule %r: only the first hit (1*%s) can '
                           'be exported' % (text, term.action))
@@ -84,6 +92,9 @@ def install(writer, host, text, where, at_start=False):
         return
     if term.action == 'periodic':
         _periodic(writer, host, rule, term, skip, text, where)
+        return
+    if term.action == 'delay':
+        _delay(writer, host, rule, term, skip, text, where)
         return
     if term.action == 'raise' and not skip and rule.phase != 'after' and \
             not _counted(writer, host, rule.point):
@@ -134,6 +145,8 @@ def _describe(rule, term, skip, kind):
         'before it runs'
     if term.action == 'crash':
         return 'nova-compute dies at %s of %s, %s' % (which, owner, when)
+    if term.action == 'delay':
+        return '%s of %s waits %ss, %s' % (which, owner, term.args[0], when)
     if term.action == 'raise':
         return '%s of %s raises %s, %s' % (which, owner, term.args[0], when)
     return '%s of %s is held until released' % (which, owner)
@@ -196,6 +209,36 @@ def _periodic(writer, host, rule, term, skip, text, where):
     wait = 0 if locked else args.get('timeout', 60)
     if wait != 60:
         items.append('wait=%s' % _number(wait))
+    writer.line(call('self.faults.inject', items))
+
+
+def _delay(writer, host, rule, term, skip, text, where):
+    """A delay at a hit: the fixture's ``inject(..., 'delay')``, which
+    sleeps in the hit's thread, as the action does, and lets the call go
+    on.  A delay that outlasts the embedded tier's RPC timeout (a sweep's
+    is one second longer, so the caller gives up) outlasts the exported
+    test's, which is longer, too."""
+    from faultdriver.export.novafixture import compute_fault
+    from faultdriver.export.writer import call
+    from faultdriver.scenario import tiers
+    try:
+        args = timing.Delay.bind(term)
+    except ValueError as exc:
+        raise Unsupported(where, 'rule %r: %s' % (text, exc))
+    seconds = args['seconds']
+    exported = compute_fault.ComputeFaultFixture.RPC_TIMEOUT
+    if tiers.get(tiers.DEFAULT).rpc_timeout < seconds <= exported:
+        writer.comment('%ss outlasted the embedded tier\'s RPC timeout; '
+                       'this test\'s is %ss.' % (_number(seconds), exported))
+        seconds = exported + 1
+    args['seconds'] = seconds
+    writer.use('faults')
+    items = [repr(host), repr(rule.point), repr('delay')]
+    if skip:
+        items.append('skip=%d' % skip)
+    if rule.phase == 'after':
+        items.append('after=True')
+    items.append('wait=%s' % _number(args['seconds']))
     writer.line(call('self.faults.inject', items))
 
 

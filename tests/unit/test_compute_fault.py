@@ -150,6 +150,15 @@ def test_a_periodic_at_a_call_runs_the_peers_and_records_its_failure(
     assert faults.count() == 0                  # a periodic is no fault
 
 
+def test_a_delay_waits_in_the_hits_thread_and_the_call_goes_on(faults):
+    test = faults.test
+    faults.inject('src', 'spawn', 'delay', wait=0.2)
+    began = time.monotonic()
+    assert test.computes['src'].manager.driver.spawn('a') == 'A'
+    assert time.monotonic() - began >= 0.2
+    assert faults.count() == 0                  # no fault fired
+
+
 def test_a_crashed_compute_starts_again_on_its_hypervisor(faults):
     test = faults.test
     faults.inject('dest', 'spawn', 'crash')

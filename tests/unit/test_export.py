@@ -292,11 +292,34 @@ def test_module_is_nova_only_and_compiles(tmp_path):
     assert all(len(line) <= 79 for line in text.splitlines())
 
 
+@pytest.mark.parametrize('rule, call', [
+    # A sweep's delay outlasts the embedded tier's RPC timeout (2 s): it
+    # outlasts the exported test's (3 s) too.
+    ("'live_migration: 1*delay(3)'",
+     "self.faults.inject('src', 'live_migration', 'delay', wait=4)"),
+    ("'live_migration.after: 1*off -> 1*delay(10)'",
+     "self.faults.inject( 'src', 'live_migration', 'delay', skip=1, "
+     "after=True, wait=10)"),
+])
+def test_a_delay_sleeps_in_the_hits_thread_through_the_fixture(
+        tmp_path, rule, call):
+    text = export.export(scenario(tmp_path, """\
+steps:
+  - boot: {server: s1, host: src}
+  - add-rule: {host: src, rule: %s}
+  - live-migrate: {server: s1, host: dest}
+  - settle: {}
+""" % rule))
+    assert call in flat(text)
+    assert 'time.sleep' not in text
+
+
 @pytest.mark.parametrize('step,named', [
     ("  - crash: {host: src}\n",
      'step 2 `crash`: cannot be exported: a crash outside a call'),
-    ("  - add-rule: {host: src, rule: 'live_migration: 1*delay(3)'}\n",
-     'step 2 `add-rule`: cannot be exported: rule '),
+    ("  - add-rule: {host: src, rule: 'live_migration: 1*shutdown'}\n",
+     'step 2 `add-rule`: cannot be exported: rule \'live_migration: '
+     '1*shutdown\': a graceful stop of one nova-compute'),
     ("  - restart: {host: src, rules: ['init_host: 1*crash']}\n",
      'step 2 `restart`: cannot be exported: rules of a restarted'),
 ])

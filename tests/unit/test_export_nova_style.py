@@ -109,7 +109,8 @@ NAMED = {
     'resize-revert-bfv': ('finish_revert_migration', 'src'),
     'evacuation-bfv': ('spawn', 'dest'),
 }
-EXPORTED_ACTIONS = ('crash', 'raise', 'hang', 'periodic', 'peer-periodic')
+EXPORTED_ACTIONS = ('crash', 'raise', 'hang', 'periodic', 'peer-periodic',
+                    'delay')
 
 
 def _reproducer(tmp_path, workflow, point, host, action):

@@ -59,9 +59,9 @@ class ComputeFaultFixture(fixtures.Fixture):
                error=None, peer=None, wait=60):
         """At call skip + 1 of ``point`` on ``hostname`` (before it, or
         ``after``): the compute dies (crash), it raises ``error`` (raise),
-        or the periodic of ``peer`` or ``hostname`` runs in a thread, as
-        its timer could, waited for ``wait`` s (0: not; the call may hold
-        the tracker lock that periodic needs).
+        it waits ``wait`` s (delay), or the periodic of ``peer`` or
+        ``hostname`` runs in a thread, as its timer could, waited for
+        ``wait`` s (0: not; the call may hold the lock it needs).
         """
         manager = self.test.computes[hostname].manager
         target = manager.rt if point.startswith('tracker.') else manager.driver
@@ -70,6 +70,8 @@ class ComputeFaultFixture(fixtures.Fixture):
         calls = itertools.count(1)      # next() is atomic
 
         def fault():
+            if action == 'delay':
+                return time.sleep(wait)
             if action == 'periodic':
                 thread = threading.Thread(target=self.periodic, daemon=True,
                                           args=(peer or hostname,))
@@ -129,10 +131,9 @@ class ComputeFaultFixture(fixtures.Fixture):
 
     def restart(self, hostname):
         """Start it again; a dead one is not stopped: it never returns."""
-        test = self.test
         if self.crashed.pop(hostname, None) is None:
-            return test.restart_compute_service(hostname)
-        compute = test.computes.pop(hostname)
+            return self.test.restart_compute_service(hostname)
+        test, compute = self.test, self.test.computes.pop(hostname)
         test.compute_rp_uuids.pop(hostname)
         test.start_compute(
             hostname, cell_name=test.host_mappings[hostname].cell_mapping.name,
