@@ -3,8 +3,12 @@
 Glue for this environment, not part of the tests (which run in Nova's
 tree unchanged): Nova's ConfFixture points ``[wsgi] api_paste_config``
 at the source tree's ``etc/nova/api-paste.ini``; the nova wheel installs
-it under ``<sys.prefix>/etc/nova``.  And pytest needs
-``tests.pytest_nova_compat`` to run tests on Nova's TestCase at all.
+it under ``<sys.prefix>/etc/nova``.  pytest needs
+``tests.pytest_nova_compat`` to run tests on Nova's TestCase at all.  And
+the fixture the exports' Nova change adds,
+``nova/tests/fixtures/compute_fault.py``, is found where faultdriver ships
+it (``faultdriver/export/novafixture/``), not copied into the installed
+Nova.
 """
 
 # Nova's functional package decides eventlet patching (from
@@ -15,7 +19,10 @@ import functools
 import os
 import sys
 
+import nova.tests.fixtures
 from nova.tests.fixtures import conf as conf_fixture
+
+from faultdriver.export import novafixture
 
 pytest_plugins = ['tests.pytest_nova_compat']
 
@@ -31,5 +38,6 @@ def _with_api_paste(set_up):
 
 
 def pytest_configure(config):
+    nova.tests.fixtures.__path__.append(os.path.dirname(novafixture.PATH))
     conf_fixture.ConfFixture.setUp = _with_api_paste(
         conf_fixture.ConfFixture.setUp)

@@ -10,34 +10,12 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Regression test for finding F19 of faultdriver (scenario
-abort-leaves-dest-task-tracked).
-
-F19 (doc/findings.rst) with no crash: an admin aborts a live migration of an
-unpinned server while dest prepares (pre_live_migration held). The source rolls
-back once dest returns, but with a shared instance path and nothing
-NUMA-related to undo on dest (_live_migration_cleanup_flags) it never calls
-dest's rollback_live_migration_at_destination, the only call that would end the
-'live_migration_at_dest' task dest recorded for its graceful shutdown. The
-migration ends cancelled, s1 ACTIVE on src; dest still tracks the task after
-its periodic: every later graceful stop of dest waits out the manager's whole
-wait for it.
-
-Variant stock: Nova 34 as it is: dest tracks the aborted live migration's task
-for good.
-
-The assertions marked FIXME show the bug; faultdriver export --fixed writes the
-form that asserts the correct state.
-"""
-
-import logging
-import time
 import urllib.parse
 
 import fixtures
 
-from nova import context as nova_context
 from nova.tests import fixtures as nova_fixtures
+from nova.tests.fixtures import compute_fault
 from nova.tests.fixtures import libvirt as fakelibvirt
 from nova.tests.functional import integrated_helpers
 from nova.tests.functional.libvirt import base
@@ -45,9 +23,24 @@ from nova.tests.functional.libvirt import base
 
 class TestAbortLeavesDestTaskTracked(
         base.ServersTestBase, integrated_helpers.InstanceHelperMixin):
-    """F19 (doc/findings.rst) with no crash: an admin aborts a live migration
-    of an unpinned server while dest prepares (pre_live_migration held). Hosts
-    src, dest.
+    """Regression test for finding F19 of faultdriver (scenario
+    abort-leaves-dest-task-tracked).
+
+    F19 (doc/findings.rst) with no crash: an admin aborts a live migration of
+    an unpinned server while dest prepares (pre_live_migration held). The
+    source rolls back once dest returns, but with a shared instance path and
+    nothing NUMA-related to undo on dest (_live_migration_cleanup_flags) it
+    never calls dest's rollback_live_migration_at_destination, the only call
+    that would end the 'live_migration_at_dest' task dest recorded for its
+    graceful shutdown. The migration ends cancelled, s1 ACTIVE on src; dest
+    still tracks the task after its periodic: every later graceful stop of dest
+    waits out the manager's whole wait for it.
+
+    Variant stock: Nova 34 as it is: dest tracks the aborted live migration's
+    task for good.
+
+    The assertions marked FIXME show the bug; faultdriver export --fixed writes
+    the form that asserts the correct state.
     """
 
     ADMIN_API = True
@@ -59,16 +52,11 @@ class TestAbortLeavesDestTaskTracked(
 
     def setUp(self):
         super().setUp()
-        # Calls to a dead compute time out in seconds.
-        self.flags(rpc_response_timeout=3, long_rpc_timeout=6)
+        self.faults = self.useFixture(
+            compute_fault.ComputeFaultFixture(self))
         self.useFixture(fixtures.MonkeyPatch(
             'nova.tests.fixtures.libvirt.Domain.migrateToURI3',
             self._migrate_stub))
-        self.compute_log = self.useFixture(fixtures.FakeLogger(
-            name='nova.compute', level=logging.DEBUG))
-        self.ctxt = nova_context.get_admin_context()
-        self.periodics = []
-        self.crashed = {}
         for hostname in ('src', 'dest'):
             self.start_compute(hostname, host_info=fakelibvirt.HostInfo(
                 cpu_nodes=2, cpu_sockets=1, cpu_cores=2, cpu_threads=2))
@@ -111,7 +99,7 @@ class TestAbortLeavesDestTaskTracked(
             },
             max_retries=60)
 
-        self._periodic('dest')
+        self.faults.periodic('dest')
 
         self.assertEqual(
             ['cancelled'],
@@ -147,32 +135,20 @@ class TestAbortLeavesDestTaskTracked(
         """Wait until the server's index-th migration (1: the oldest) is
         in ``status``; fail at once if it ends error or failed instead.
         """
-        deadline = time.monotonic() + timeout
-        statuses = []
-        while time.monotonic() < deadline:
-            migrations = self._migrations(server)
-            statuses = [migration['status'] for migration in migrations]
-            if len(migrations) >= index:
-                if statuses[index - 1] == status:
-                    return migrations[index - 1]
-                if (statuses[index - 1] in ('error', 'failed') and
-                        status not in ('error', 'failed')):
-                    break
-            time.sleep(0.2)
-        self.fail('migration %d of %s is not %s: %s'
-                  % (index, server['id'], status, statuses))
+        def check():
+            found = (self._migrations(server) + [None] * index)[index - 1]
+            if found is None or found['status'] not in (
+                    status, 'error', 'failed'):
+                self.fail('migration %d of %s is not %s: %s'
+                          % (index, server['id'], status, found))
+            return found
 
-    def _periodic(self, hostname):
-        """Run the resource tracker periodic of ``hostname`` now, as its
-        timer would; whether it logged an error.
-        """
-        marker = 'Error updating resources for node %s' % hostname
-        before = self.compute_log.output.count(marker)
-        self.computes[hostname].manager.update_available_resource(
-            self.ctxt)
-        failed = self.compute_log.output.count(marker) > before
-        self.periodics.append((hostname, failed))
-        return failed
+        found = self._wait_for_assert(
+            check, max_retries=max(1, int(timeout * 5)), sleep=0.2)
+        if found['status'] != status:
+            self.fail('migration %d of %s is not %s: %s'
+                      % (index, server['id'], status, found['status']))
+        return found
 
     def _tracked_tasks(self, grace):
         """The tasks each running nova-compute still tracks for its
@@ -181,15 +157,21 @@ class TestAbortLeavesDestTaskTracked(
         tracked for good makes every later graceful stop of its host
         wait out the whole timeout.
         """
-        deadline = time.monotonic() + grace
-        while True:
-            tracked = {}
+        tracked = {}
+
+        def check():
+            tracked.clear()
             for hostname, compute in self.computes.items():
                 tasks = compute.manager._in_progress_tasks.values()
-                if hostname not in self.crashed and tasks:
+                if hostname not in self.faults.crashed and tasks:
                     tracked[hostname] = sorted(
                         '%s (%s)' % (task['name'], task['instance_uuid'])
                         for task in tasks)
-            if not tracked or time.monotonic() > deadline:
-                return tracked
-            time.sleep(0.5)
+            self.assertEqual({}, tracked)
+
+        try:
+            self._wait_for_assert(
+                check, max_retries=max(1, int(grace * 2)))
+        except AssertionError:
+            pass    # tracked for good
+        return tracked

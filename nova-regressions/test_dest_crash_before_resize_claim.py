@@ -10,32 +10,6 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Regression test for finding F9 of faultdriver (scenario
-dest-crash-before-resize-claim).
-
-F9 (doc/findings.rst), before the claim: the destination nova-compute dies in
-prep_resize before the resource tracker's resize claim (rule
-tracker.resize_claim.before: 1*crash on dest), so the migration never names its
-destination. The conductor already moved the server's source allocation to the
-migration and the scheduler put the new flavor's allocation on dest; dest
-restarted finds nothing of its own, the migration stays pre-migrating and dest
-stays charged. The sweep finding's reproducer (faultdriver sweep resize-revert
---points tracker.resize_claim --hosts dest --actions crash); invariants
-migrations-terminal, allocations-consistent and accounting-matches-placement
-broken.
-
-Variant stock: the case as swept
-
-The assertions marked FIXME show the bug; faultdriver export --fixed writes the
-form that asserts the correct state.
-
-A crash of nova-compute cannot be expressed faithfully with Nova's test
-fixtures (its services share one process): the dying service stops its RPC
-servers and heartbeat and unwinds with ComputeDied, a BaseException none of
-Nova's handlers catches; callers time out after rpc_response_timeout.
-"""
-
-import logging
 import time
 
 import fixtures
@@ -43,6 +17,7 @@ import fixtures
 import nova.conf
 from nova import context as nova_context
 from nova import objects
+from nova.tests.fixtures import compute_fault
 from nova.tests.fixtures import libvirt as fakelibvirt
 from nova.tests.functional import integrated_helpers
 from nova.tests.functional.libvirt import base
@@ -53,20 +28,29 @@ TERMINAL = (
     'completed', 'confirmed', 'reverted', 'error', 'failed', 'cancelled')
 
 
-class ComputeDied(BaseException):
-    """Unwinds the thread in which a compute service died.
-
-    A BaseException, not an Exception: Nova's error handlers catch
-    Exception, and none of them runs in a killed process.
-    """
-
-
 class TestDestCrashBeforeResizeClaim(
         base.ServersTestBase, integrated_helpers.InstanceHelperMixin):
-    """F9 (doc/findings.rst), before the claim: the destination nova-compute
-    dies in prep_resize before the resource tracker's resize claim (rule
+    """Regression test for finding F9 of faultdriver (scenario
+    dest-crash-before-resize-claim).
+
+    F9 (doc/findings.rst), before the claim: the destination nova-compute dies
+    in prep_resize before the resource tracker's resize claim (rule
     tracker.resize_claim.before: 1*crash on dest), so the migration never names
-    its destination. Hosts src, dest, pinned flavors.
+    its destination. The conductor already moved the server's source allocation
+    to the migration and the scheduler put the new flavor's allocation on dest;
+    dest restarted finds nothing of its own, the migration stays pre-migrating
+    and dest stays charged. The sweep finding's reproducer (faultdriver sweep
+    resize-revert --points tracker.resize_claim --hosts dest --actions crash);
+    invariants migrations-terminal, allocations-consistent and
+    accounting-matches-placement broken.
+
+    Variant stock: the case as swept
+
+    The assertions marked FIXME show the bug; faultdriver export --fixed writes
+    the form that asserts the correct state.
+
+    A compute crashes through nova.tests.fixtures.compute_fault, proposed with
+    this test.
     """
 
     ADMIN_API = True
@@ -78,11 +62,8 @@ class TestDestCrashBeforeResizeClaim(
 
     def setUp(self):
         super().setUp()
-        # Calls to a dead compute time out in seconds.
-        self.flags(rpc_response_timeout=3, long_rpc_timeout=6)
-        # A dead compute shows down within seconds, as it would once
-        # service_down_time passed.
-        self.flags(report_interval=1, service_down_time=3)
+        self.faults = self.useFixture(
+            compute_fault.ComputeFaultFixture(self))
         self.flags(
             cpu_dedicated_set='0-3', cpu_shared_set=None,
             group='compute')
@@ -91,12 +72,7 @@ class TestDestCrashBeforeResizeClaim(
         self.useFixture(fixtures.MockPatch(
             'nova.virt.libvirt.driver.LibvirtDriver.'
             'migrate_disk_and_power_off', return_value='{}'))
-        self.compute_log = self.useFixture(fixtures.FakeLogger(
-            name='nova.compute', level=logging.DEBUG))
         self.ctxt = nova_context.get_admin_context()
-        self.periodics = []
-        self.fired = []
-        self.crashed = {}
         for hostname in ('src', 'dest'):
             self.start_compute(hostname, host_info=fakelibvirt.HostInfo(
                 cpu_nodes=1, cpu_sockets=1, cpu_cores=4, cpu_threads=1))
@@ -109,7 +85,7 @@ class TestDestCrashBeforeResizeClaim(
         # Rule 'tracker.resize_claim.before: 1*crash' on dest: nova-compute
         # dies at the first call of its resource tracker's resize_claim, before
         # it runs.
-        self._fault('dest', 'tracker.resize_claim', 'crash')
+        self.faults.inject('dest', 'tracker.resize_claim', 'crash')
 
     def test_dest_crash_before_resize_claim(self):
         s1 = self._create_server(
@@ -124,7 +100,7 @@ class TestDestCrashBeforeResizeClaim(
         self._settle([(s1, 1), (s2, 0)])
 
         # What an operator does after the fault.
-        self._restart_dead(timeout=60)
+        self.faults.restart_dead(timeout=60)
         self._settle([(s1, 1), (s2, 0)], timeout=60)
         self._decide_resizes([(s1, 1), (s2, 0)], 'revert', timeout=60)
         for _round in range(2):
@@ -151,14 +127,6 @@ class TestDestCrashBeforeResizeClaim(
             '/os-migrations?instance_uuid=%s' % server['id']
         ).body['migrations'], key=lambda migration: migration['id'])
 
-    def _wait_for_service(self, hostname, state, timeout=30):
-        """Wait until the compute service of ``hostname`` is up or
-        down.
-        """
-        self._wait_for_service_parameter(
-            hostname, 'nova-compute', {'state': state},
-            max_retries=int(timeout * 2))
-
     def _pinned_cpus(self, hostname):
         """The pCPUs the compute node of ``hostname`` records as
         pinned.
@@ -172,78 +140,6 @@ class TestDestCrashBeforeResizeClaim(
         """The PCPUs placement has allocated on ``hostname``."""
         return self._get_provider_usages(
             self.compute_rp_uuids[hostname]).get('PCPU', 0)
-
-    def _periodic(self, hostname):
-        """Run the resource tracker periodic of ``hostname`` now, as its
-        timer would; whether it logged an error.
-        """
-        marker = 'Error updating resources for node %s' % hostname
-        before = self.compute_log.output.count(marker)
-        self.computes[hostname].manager.update_available_resource(
-            self.ctxt)
-        failed = self.compute_log.output.count(marker) > before
-        self.periodics.append((hostname, failed))
-        return failed
-
-    def _die(self, hostname):
-        """nova-compute on ``hostname`` dies in the calling thread, as a
-        killed process would: its RPC servers take no more messages and
-        never reply (callers time out), its timers (the heartbeat) stop,
-        and the thread unwinds with ComputeDied, which none of Nova's
-        error handlers catches.
-        """
-        compute = self.computes[hostname]
-        self.crashed[hostname] = time.monotonic()
-        for server in (compute.rpcserver, compute.rpcserver_alt):
-            if server is not None:
-                server.stop()
-        compute.tg.stop_timers()
-        raise ComputeDied(hostname)
-
-    def _fault(self, hostname, point, action, skip=0, after=False,
-               error=None):
-        """Make the (skip + 1)-th call of ``point`` on ``hostname`` fail:
-        a method of its driver or, ``tracker.<method>``, of its resource
-        tracker.  ``action`` crash: the compute dies (_die); raise: the
-        call raises ``error``.  Before the real call runs or, ``after``,
-        once it returned.
-        """
-        manager = self.computes[hostname].manager
-        target = manager.rt if point.startswith('tracker.') else (
-            manager.driver)
-        method = point.rpartition('.')[2]
-        real = getattr(target, method)
-        calls = []
-
-        def failing(*args, **kwargs):
-            calls.append(args)
-            if len(calls) != skip + 1:
-                return real(*args, **kwargs)
-            if after:
-                real(*args, **kwargs)
-            self.fired.append((hostname, point, action))
-            if action == 'raise':
-                raise error
-            self._die(hostname)
-
-        self.useFixture(fixtures.MockPatchObject(
-            target, method, autospec=True, side_effect=failing))
-
-    def _restart_compute(self, hostname):
-        """Start nova-compute on ``hostname`` again on the same
-        hypervisor.  A dead one is not stopped first (its thread never
-        returned: a graceful stop would wait for it); the rest is what
-        restart_compute_service does after its stop().
-        """
-        if hostname not in self.crashed:
-            return self.restart_compute_service(hostname)
-        compute = self.computes.pop(hostname)
-        self.compute_rp_uuids.pop(hostname)
-        del self.crashed[hostname]
-        cell_name = self.host_mappings[hostname].cell_mapping.name
-        self.start_compute(hostname, cell_name=cell_name,
-                           connection=compute.driver._get_connection())
-        return self.computes[hostname]
 
     def _move_state(self, server):
         """Its migrations' statuses, status, task state and host."""
@@ -261,19 +157,25 @@ class TestDestCrashBeforeResizeClaim(
         RPC timeouts (a move stuck for good).
         """
         over = TERMINAL + ('finished', 'done')
-        deadline = time.monotonic() + timeout
-        last, since = None, time.monotonic()
-        while time.monotonic() < deadline:
+        last = {'state': None, 'since': time.monotonic()}
+
+        def check():
             state = [self._move_state(server) for server, _asked in moves]
-            if state != last:
-                last, since = state, time.monotonic()
-            if all(len(found[0]) >= asked and
-                   all(status in over for status in found[0])
-                   for found, (_server, asked) in zip(state, moves)):
+            if state != last['state']:
+                last.update(state=state, since=time.monotonic())
+            elif (time.monotonic() - last['since'] >=
+                    3 * CONF.rpc_response_timeout):
                 return
-            if time.monotonic() - since >= 3 * CONF.rpc_response_timeout:
-                return
-            time.sleep(0.5)
+            if not all(len(found[0]) >= asked and
+                       all(status in over for status in found[0])
+                       for found, (_server, asked) in zip(state, moves)):
+                self.fail('moves not settled: %s' % state)
+
+        try:
+            self._wait_for_assert(
+                check, max_retries=max(1, int(timeout * 2)))
+        except AssertionError:
+            pass    # not settled in time: the assertions say where
 
     def _decide_resizes(self, moves, decision, timeout=30):
         """Confirm or revert every resize waiting for it, as its user
@@ -291,10 +193,12 @@ class TestDestCrashBeforeResizeClaim(
                     'VERIFY_RESIZE'):
                 continue
             self.api.post_server_action(server['id'], {action: None})
-            deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline and not (
-                    self._decision_handled(server, action, last)):
-                time.sleep(0.5)
+            try:
+                self._wait_for_assert(lambda: self.assertTrue(
+                    self._decision_handled(server, action, last)),
+                    max_retries=max(1, int(timeout * 2)))
+            except AssertionError:
+                pass    # not handled in time: the assertions say how
 
     def _decision_handled(self, server, action, last):
         """Whether the server's migrations ended and the newest
@@ -305,7 +209,7 @@ class TestDestCrashBeforeResizeClaim(
         if not all(migration['status'] in TERMINAL
                    for migration in self._migrations(server)):
             return False
-        if self.crashed:
+        if self.faults.crashed:
             return True
         newest = [found for found in self.admin_api.get_instance_actions(
             server['id']) if found['action'] == action]
@@ -316,17 +220,6 @@ class TestDestCrashBeforeResizeClaim(
         return any(event['finish_time'] and (
             event['event'] == last or event['result'] == 'Error')
             for event in events)
-
-    def _restart_dead(self, timeout=30):
-        """Start each dead compute again once no caller waits for it any
-        more (the longest RPC timeout passed since it died), as an
-        operator would, and wait until its service is up.
-        """
-        for hostname, died in sorted(self.crashed.items()):
-            time.sleep(max(0, died + CONF.long_rpc_timeout -
-                           time.monotonic()))
-            self._restart_compute(hostname)
-            self._wait_for_service(hostname, 'up', timeout)
 
     def _reset_stuck(self, servers):
         """Reset the state of each server whose task state stayed set,
@@ -395,7 +288,7 @@ class TestDestCrashBeforeResizeClaim(
         """
         usage = {}
         for hostname in hostnames:
-            self._periodic(hostname)
+            self.faults.periodic(hostname)
             usage[hostname] = (len(self._pinned_cpus(hostname)),
                                self._placement_pcpus(hostname))
         return {hostname: found for hostname, found in usage.items()

@@ -10,32 +10,6 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Regression test for finding F8 of faultdriver (scenario
-dest-crash-in-finish-resize).
-
-F8 (doc/findings.rst): the destination nova-compute dies in finish_resize,
-right after the driver's finish_migration created the guest there and before
-the migration is set 'finished'. Restarted, dest has no recovery for an
-instance in resize_finish: the migration stays 'post-migrating' for good; once
-the operator resets the server (reset-state --active) it runs on dest while src
-stays charged for the migration's allocation with nothing pinned, and dest's
-periodic keeps applying the stuck migration's context, failing with
-CPUPinningInvalid during the follow-up move. Found by `faultdriver sweep
-resize-revert`; the steps are the sweep's case.
-
-Variant stock: Nova 34 as it is: the migration stays 'post-migrating', src
-keeps the migration's PCPU allocation with nothing pinned, and dest's periodic
-fails during the follow-up move.
-
-The assertions marked FIXME show the bug; faultdriver export --fixed writes the
-form that asserts the correct state.
-
-A crash of nova-compute cannot be expressed faithfully with Nova's test
-fixtures (its services share one process): the dying service stops its RPC
-servers and heartbeat and unwinds with ComputeDied, a BaseException none of
-Nova's handlers catches; callers time out after rpc_response_timeout.
-"""
-
 import logging
 import time
 from unittest import mock
@@ -46,6 +20,7 @@ import fixtures
 import nova.conf
 from nova import context as nova_context
 from nova import objects
+from nova.tests.fixtures import compute_fault
 from nova.tests.fixtures import libvirt as fakelibvirt
 from nova.tests.functional import integrated_helpers
 from nova.tests.functional.libvirt import base
@@ -56,20 +31,30 @@ TERMINAL = (
     'completed', 'confirmed', 'reverted', 'error', 'failed', 'cancelled')
 
 
-class ComputeDied(BaseException):
-    """Unwinds the thread in which a compute service died.
-
-    A BaseException, not an Exception: Nova's error handlers catch
-    Exception, and none of them runs in a killed process.
-    """
-
-
 class TestDestCrashInFinishResize(
         base.ServersTestBase, integrated_helpers.InstanceHelperMixin):
-    """F8 (doc/findings.rst): the destination nova-compute dies in
-    finish_resize, right after the driver's finish_migration created the guest
-    there and before the migration is set 'finished'. Hosts src, dest, pinned
-    flavors.
+    """Regression test for finding F8 of faultdriver (scenario
+    dest-crash-in-finish-resize).
+
+    F8 (doc/findings.rst): the destination nova-compute dies in finish_resize,
+    right after the driver's finish_migration created the guest there and
+    before the migration is set 'finished'. Restarted, dest has no recovery for
+    an instance in resize_finish: the migration stays 'post-migrating' for
+    good; once the operator resets the server (reset-state --active) it runs on
+    dest while src stays charged for the migration's allocation with nothing
+    pinned, and dest's periodic keeps applying the stuck migration's context,
+    failing with CPUPinningInvalid during the follow-up move. Found by
+    `faultdriver sweep resize-revert`; the steps are the sweep's case.
+
+    Variant stock: Nova 34 as it is: the migration stays 'post-migrating', src
+    keeps the migration's PCPU allocation with nothing pinned, and dest's
+    periodic fails during the follow-up move.
+
+    The assertions marked FIXME show the bug; faultdriver export --fixed writes
+    the form that asserts the correct state.
+
+    A compute crashes through nova.tests.fixtures.compute_fault, proposed with
+    this test.
     """
 
     ADMIN_API = True
@@ -81,11 +66,8 @@ class TestDestCrashInFinishResize(
 
     def setUp(self):
         super().setUp()
-        # Calls to a dead compute time out in seconds.
-        self.flags(rpc_response_timeout=3, long_rpc_timeout=6)
-        # A dead compute shows down within seconds, as it would once
-        # service_down_time passed.
-        self.flags(report_interval=1, service_down_time=3)
+        self.faults = self.useFixture(
+            compute_fault.ComputeFaultFixture(self))
         self.flags(
             cpu_dedicated_set='0-3', cpu_shared_set=None,
             group='compute')
@@ -100,9 +82,6 @@ class TestDestCrashInFinishResize(
         self.compute_log = self.useFixture(fixtures.FakeLogger(
             name='nova.compute', level=logging.DEBUG))
         self.ctxt = nova_context.get_admin_context()
-        self.periodics = []
-        self.fired = []
-        self.crashed = {}
         for hostname in ('src', 'dest'):
             self.start_compute(hostname, host_info=fakelibvirt.HostInfo(
                 cpu_nodes=1, cpu_sockets=1, cpu_cores=4, cpu_threads=1))
@@ -114,7 +93,7 @@ class TestDestCrashInFinishResize(
         }
         # Rule 'finish_migration.after: 1*crash' on dest: nova-compute dies at
         # the first call of its driver's finish_migration, once it returned.
-        self._fault('dest', 'finish_migration', 'crash', after=True)
+        self.faults.inject('dest', 'finish_migration', 'crash', after=True)
 
     def test_dest_crash_in_finish_resize(self):
         s1 = self._create_server(
@@ -130,7 +109,7 @@ class TestDestCrashInFinishResize(
 
         # What an operator does after the fault.
         self.recovery_began = self._periodic_errors_logged()
-        self._restart_dead(timeout=60)
+        self.faults.restart_dead(timeout=60)
         self._settle([(s1, 1), (s2, 0)], timeout=60)
         self._decide_resizes([(s1, 1), (s2, 0)], 'revert', timeout=60)
         for _round in range(2):
@@ -139,7 +118,7 @@ class TestDestCrashInFinishResize(
 
         self.assertEqual(
             1,
-            self._fired(
+            self.faults.count(
                 hostname='dest', point='finish_migration', action='crash'))
 
         s1 = self.admin_api.get_server(s1['id'])
@@ -188,28 +167,20 @@ class TestDestCrashInFinishResize(
         """Wait until the server's index-th migration (1: the oldest) is
         in ``status``; fail at once if it ends error or failed instead.
         """
-        deadline = time.monotonic() + timeout
-        statuses = []
-        while time.monotonic() < deadline:
-            migrations = self._migrations(server)
-            statuses = [migration['status'] for migration in migrations]
-            if len(migrations) >= index:
-                if statuses[index - 1] == status:
-                    return migrations[index - 1]
-                if (statuses[index - 1] in ('error', 'failed') and
-                        status not in ('error', 'failed')):
-                    break
-            time.sleep(0.2)
-        self.fail('migration %d of %s is not %s: %s'
-                  % (index, server['id'], status, statuses))
+        def check():
+            found = (self._migrations(server) + [None] * index)[index - 1]
+            if found is None or found['status'] not in (
+                    status, 'error', 'failed'):
+                self.fail('migration %d of %s is not %s: %s'
+                          % (index, server['id'], status, found))
+            return found
 
-    def _wait_for_service(self, hostname, state, timeout=30):
-        """Wait until the compute service of ``hostname`` is up or
-        down.
-        """
-        self._wait_for_service_parameter(
-            hostname, 'nova-compute', {'state': state},
-            max_retries=int(timeout * 2))
+        found = self._wait_for_assert(
+            check, max_retries=max(1, int(timeout * 5)), sleep=0.2)
+        if found['status'] != status:
+            self.fail('migration %d of %s is not %s: %s'
+                      % (index, server['id'], status, found['status']))
+        return found
 
     def _pinned_cpus(self, hostname):
         """The pCPUs the compute node of ``hostname`` records as
@@ -224,85 +195,6 @@ class TestDestCrashInFinishResize(
         """The PCPUs placement has allocated on ``hostname``."""
         return self._get_provider_usages(
             self.compute_rp_uuids[hostname]).get('PCPU', 0)
-
-    def _periodic(self, hostname):
-        """Run the resource tracker periodic of ``hostname`` now, as its
-        timer would; whether it logged an error.
-        """
-        marker = 'Error updating resources for node %s' % hostname
-        before = self.compute_log.output.count(marker)
-        self.computes[hostname].manager.update_available_resource(
-            self.ctxt)
-        failed = self.compute_log.output.count(marker) > before
-        self.periodics.append((hostname, failed))
-        return failed
-
-    def _die(self, hostname):
-        """nova-compute on ``hostname`` dies in the calling thread, as a
-        killed process would: its RPC servers take no more messages and
-        never reply (callers time out), its timers (the heartbeat) stop,
-        and the thread unwinds with ComputeDied, which none of Nova's
-        error handlers catches.
-        """
-        compute = self.computes[hostname]
-        self.crashed[hostname] = time.monotonic()
-        for server in (compute.rpcserver, compute.rpcserver_alt):
-            if server is not None:
-                server.stop()
-        compute.tg.stop_timers()
-        raise ComputeDied(hostname)
-
-    def _fault(self, hostname, point, action, skip=0, after=False,
-               error=None):
-        """Make the (skip + 1)-th call of ``point`` on ``hostname`` fail:
-        a method of its driver or, ``tracker.<method>``, of its resource
-        tracker.  ``action`` crash: the compute dies (_die); raise: the
-        call raises ``error``.  Before the real call runs or, ``after``,
-        once it returned.
-        """
-        manager = self.computes[hostname].manager
-        target = manager.rt if point.startswith('tracker.') else (
-            manager.driver)
-        method = point.rpartition('.')[2]
-        real = getattr(target, method)
-        calls = []
-
-        def failing(*args, **kwargs):
-            calls.append(args)
-            if len(calls) != skip + 1:
-                return real(*args, **kwargs)
-            if after:
-                real(*args, **kwargs)
-            self.fired.append((hostname, point, action))
-            if action == 'raise':
-                raise error
-            self._die(hostname)
-
-        self.useFixture(fixtures.MockPatchObject(
-            target, method, autospec=True, side_effect=failing))
-
-    def _fired(self, hostname=None, point=None, action=None):
-        """How many of the test's faults fired, of those that match."""
-        return len([fired for fired in self.fired
-                    if hostname in (None, fired[0]) and
-                    point in (None, fired[1]) and
-                    action in (None, fired[2])])
-
-    def _restart_compute(self, hostname):
-        """Start nova-compute on ``hostname`` again on the same
-        hypervisor.  A dead one is not stopped first (its thread never
-        returned: a graceful stop would wait for it); the rest is what
-        restart_compute_service does after its stop().
-        """
-        if hostname not in self.crashed:
-            return self.restart_compute_service(hostname)
-        compute = self.computes.pop(hostname)
-        self.compute_rp_uuids.pop(hostname)
-        del self.crashed[hostname]
-        cell_name = self.host_mappings[hostname].cell_mapping.name
-        self.start_compute(hostname, cell_name=cell_name,
-                           connection=compute.driver._get_connection())
-        return self.computes[hostname]
 
     def _move_state(self, server):
         """Its migrations' statuses, status, task state and host."""
@@ -320,19 +212,25 @@ class TestDestCrashInFinishResize(
         RPC timeouts (a move stuck for good).
         """
         over = TERMINAL + ('finished', 'done')
-        deadline = time.monotonic() + timeout
-        last, since = None, time.monotonic()
-        while time.monotonic() < deadline:
+        last = {'state': None, 'since': time.monotonic()}
+
+        def check():
             state = [self._move_state(server) for server, _asked in moves]
-            if state != last:
-                last, since = state, time.monotonic()
-            if all(len(found[0]) >= asked and
-                   all(status in over for status in found[0])
-                   for found, (_server, asked) in zip(state, moves)):
+            if state != last['state']:
+                last.update(state=state, since=time.monotonic())
+            elif (time.monotonic() - last['since'] >=
+                    3 * CONF.rpc_response_timeout):
                 return
-            if time.monotonic() - since >= 3 * CONF.rpc_response_timeout:
-                return
-            time.sleep(0.5)
+            if not all(len(found[0]) >= asked and
+                       all(status in over for status in found[0])
+                       for found, (_server, asked) in zip(state, moves)):
+                self.fail('moves not settled: %s' % state)
+
+        try:
+            self._wait_for_assert(
+                check, max_retries=max(1, int(timeout * 2)))
+        except AssertionError:
+            pass    # not settled in time: the assertions say where
 
     def _decide_resizes(self, moves, decision, timeout=30):
         """Confirm or revert every resize waiting for it, as its user
@@ -350,10 +248,12 @@ class TestDestCrashInFinishResize(
                     'VERIFY_RESIZE'):
                 continue
             self.api.post_server_action(server['id'], {action: None})
-            deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline and not (
-                    self._decision_handled(server, action, last)):
-                time.sleep(0.5)
+            try:
+                self._wait_for_assert(lambda: self.assertTrue(
+                    self._decision_handled(server, action, last)),
+                    max_retries=max(1, int(timeout * 2)))
+            except AssertionError:
+                pass    # not handled in time: the assertions say how
 
     def _decision_handled(self, server, action, last):
         """Whether the server's migrations ended and the newest
@@ -364,7 +264,7 @@ class TestDestCrashInFinishResize(
         if not all(migration['status'] in TERMINAL
                    for migration in self._migrations(server)):
             return False
-        if self.crashed:
+        if self.faults.crashed:
             return True
         newest = [found for found in self.admin_api.get_instance_actions(
             server['id']) if found['action'] == action]
@@ -381,17 +281,6 @@ class TestDestCrashInFinishResize(
         return {hostname: self.compute_log.output.count(
             'Error updating resources for node %s' % hostname)
             for hostname in sorted(self.computes)}
-
-    def _restart_dead(self, timeout=30):
-        """Start each dead compute again once no caller waits for it any
-        more (the longest RPC timeout passed since it died), as an
-        operator would, and wait until its service is up.
-        """
-        for hostname, died in sorted(self.crashed.items()):
-            time.sleep(max(0, died + CONF.long_rpc_timeout -
-                           time.monotonic()))
-            self._restart_compute(hostname)
-            self._wait_for_service(hostname, 'up', timeout)
 
     def _reset_stuck(self, servers):
         """Reset the state of each server whose task state stayed set,
@@ -419,7 +308,7 @@ class TestDestCrashInFinishResize(
         """
         usage = {}
         for hostname in hostnames:
-            self._periodic(hostname)
+            self.faults.periodic(hostname)
             usage[hostname] = (len(self._pinned_cpus(hostname)),
                                self._placement_pcpus(hostname))
         return {hostname: found for hostname, found in usage.items()
@@ -455,7 +344,7 @@ class TestDestCrashInFinishResize(
         real = driver.live_migration
 
         def periodic_then_migrate(*args, **kwargs):
-            self._periodic(source)
+            self.faults.periodic(source)
             return real(*args, **kwargs)
 
         with mock.patch.object(driver, 'live_migration', autospec=True,

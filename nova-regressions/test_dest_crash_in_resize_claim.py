@@ -10,34 +10,6 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Regression test for finding F9 of faultdriver (scenario
-dest-crash-in-resize-claim).
-
-F9 (doc/findings.rst): the destination nova-compute dies in prep_resize, right
-after the resource tracker's resize claim (the migration context is saved; the
-conductor already moved the server's source allocation to the migration and the
-scheduler put the new flavor's allocation on dest). prep_resize is a cast:
-nobody waits for it, and dest restarted has no instance of its own to recover,
-so the migration stays 'pre-migrating' and the server RESIZE/resize_prep until
-the operator resets it; then dest stays charged for the new flavor with nothing
-pinned, and dest's periodic fails with CPUPinningInvalid during the follow-up
-move. Found by `faultdriver sweep resize-revert` (also at a dest crash in the
-claim's resource update: node_is_available, get_host_ip_addr,
-update_provider_tree, capabilities_as_traits).
-
-Variant stock: Nova 34 as it is: the migration stays 'pre-migrating', dest
-keeps the new flavor's PCPU allocation with nothing pinned, and dest's periodic
-fails during the follow-up move.
-
-The assertions marked FIXME show the bug; faultdriver export --fixed writes the
-form that asserts the correct state.
-
-A crash of nova-compute cannot be expressed faithfully with Nova's test
-fixtures (its services share one process): the dying service stops its RPC
-servers and heartbeat and unwinds with ComputeDied, a BaseException none of
-Nova's handlers catches; callers time out after rpc_response_timeout.
-"""
-
 import logging
 import time
 from unittest import mock
@@ -48,6 +20,7 @@ import fixtures
 import nova.conf
 from nova import context as nova_context
 from nova import objects
+from nova.tests.fixtures import compute_fault
 from nova.tests.fixtures import libvirt as fakelibvirt
 from nova.tests.functional import integrated_helpers
 from nova.tests.functional.libvirt import base
@@ -58,21 +31,33 @@ TERMINAL = (
     'completed', 'confirmed', 'reverted', 'error', 'failed', 'cancelled')
 
 
-class ComputeDied(BaseException):
-    """Unwinds the thread in which a compute service died.
-
-    A BaseException, not an Exception: Nova's error handlers catch
-    Exception, and none of them runs in a killed process.
-    """
-
-
 class TestDestCrashInResizeClaim(
         base.ServersTestBase, integrated_helpers.InstanceHelperMixin):
-    """F9 (doc/findings.rst): the destination nova-compute dies in prep_resize,
+    """Regression test for finding F9 of faultdriver (scenario
+    dest-crash-in-resize-claim).
+
+    F9 (doc/findings.rst): the destination nova-compute dies in prep_resize,
     right after the resource tracker's resize claim (the migration context is
     saved; the conductor already moved the server's source allocation to the
-    migration and the scheduler put the new flavor's allocation on dest). Hosts
-    src, dest, pinned flavors.
+    migration and the scheduler put the new flavor's allocation on dest).
+    prep_resize is a cast: nobody waits for it, and dest restarted has no
+    instance of its own to recover, so the migration stays 'pre-migrating' and
+    the server RESIZE/resize_prep until the operator resets it; then dest stays
+    charged for the new flavor with nothing pinned, and dest's periodic fails
+    with CPUPinningInvalid during the follow-up move. Found by `faultdriver
+    sweep resize-revert` (also at a dest crash in the claim's resource update:
+    node_is_available, get_host_ip_addr, update_provider_tree,
+    capabilities_as_traits).
+
+    Variant stock: Nova 34 as it is: the migration stays 'pre-migrating', dest
+    keeps the new flavor's PCPU allocation with nothing pinned, and dest's
+    periodic fails during the follow-up move.
+
+    The assertions marked FIXME show the bug; faultdriver export --fixed writes
+    the form that asserts the correct state.
+
+    A compute crashes through nova.tests.fixtures.compute_fault, proposed with
+    this test.
     """
 
     ADMIN_API = True
@@ -84,11 +69,8 @@ class TestDestCrashInResizeClaim(
 
     def setUp(self):
         super().setUp()
-        # Calls to a dead compute time out in seconds.
-        self.flags(rpc_response_timeout=3, long_rpc_timeout=6)
-        # A dead compute shows down within seconds, as it would once
-        # service_down_time passed.
-        self.flags(report_interval=1, service_down_time=3)
+        self.faults = self.useFixture(
+            compute_fault.ComputeFaultFixture(self))
         self.flags(
             cpu_dedicated_set='0-3', cpu_shared_set=None,
             group='compute')
@@ -103,9 +85,6 @@ class TestDestCrashInResizeClaim(
         self.compute_log = self.useFixture(fixtures.FakeLogger(
             name='nova.compute', level=logging.DEBUG))
         self.ctxt = nova_context.get_admin_context()
-        self.periodics = []
-        self.fired = []
-        self.crashed = {}
         for hostname in ('src', 'dest'):
             self.start_compute(hostname, host_info=fakelibvirt.HostInfo(
                 cpu_nodes=1, cpu_sockets=1, cpu_cores=4, cpu_threads=1))
@@ -118,7 +97,7 @@ class TestDestCrashInResizeClaim(
         # Rule 'tracker.resize_claim.after: 1*crash' on dest: nova-compute dies
         # at the first call of its resource tracker's resize_claim, once it
         # returned.
-        self._fault('dest', 'tracker.resize_claim', 'crash', after=True)
+        self.faults.inject('dest', 'tracker.resize_claim', 'crash', after=True)
 
     def test_dest_crash_in_resize_claim(self):
         s1 = self._create_server(
@@ -134,7 +113,7 @@ class TestDestCrashInResizeClaim(
 
         # What an operator does after the fault.
         self.recovery_began = self._periodic_errors_logged()
-        self._restart_dead(timeout=60)
+        self.faults.restart_dead(timeout=60)
         self._settle([(s1, 1), (s2, 0)], timeout=60)
         self._decide_resizes([(s1, 1), (s2, 0)], 'revert', timeout=60)
         for _round in range(2):
@@ -143,7 +122,7 @@ class TestDestCrashInResizeClaim(
 
         self.assertEqual(
             1,
-            self._fired(
+            self.faults.count(
                 hostname='dest',
                 point='tracker.resize_claim',
                 action='crash'))
@@ -196,28 +175,20 @@ class TestDestCrashInResizeClaim(
         """Wait until the server's index-th migration (1: the oldest) is
         in ``status``; fail at once if it ends error or failed instead.
         """
-        deadline = time.monotonic() + timeout
-        statuses = []
-        while time.monotonic() < deadline:
-            migrations = self._migrations(server)
-            statuses = [migration['status'] for migration in migrations]
-            if len(migrations) >= index:
-                if statuses[index - 1] == status:
-                    return migrations[index - 1]
-                if (statuses[index - 1] in ('error', 'failed') and
-                        status not in ('error', 'failed')):
-                    break
-            time.sleep(0.2)
-        self.fail('migration %d of %s is not %s: %s'
-                  % (index, server['id'], status, statuses))
+        def check():
+            found = (self._migrations(server) + [None] * index)[index - 1]
+            if found is None or found['status'] not in (
+                    status, 'error', 'failed'):
+                self.fail('migration %d of %s is not %s: %s'
+                          % (index, server['id'], status, found))
+            return found
 
-    def _wait_for_service(self, hostname, state, timeout=30):
-        """Wait until the compute service of ``hostname`` is up or
-        down.
-        """
-        self._wait_for_service_parameter(
-            hostname, 'nova-compute', {'state': state},
-            max_retries=int(timeout * 2))
+        found = self._wait_for_assert(
+            check, max_retries=max(1, int(timeout * 5)), sleep=0.2)
+        if found['status'] != status:
+            self.fail('migration %d of %s is not %s: %s'
+                      % (index, server['id'], status, found['status']))
+        return found
 
     def _pinned_cpus(self, hostname):
         """The pCPUs the compute node of ``hostname`` records as
@@ -232,85 +203,6 @@ class TestDestCrashInResizeClaim(
         """The PCPUs placement has allocated on ``hostname``."""
         return self._get_provider_usages(
             self.compute_rp_uuids[hostname]).get('PCPU', 0)
-
-    def _periodic(self, hostname):
-        """Run the resource tracker periodic of ``hostname`` now, as its
-        timer would; whether it logged an error.
-        """
-        marker = 'Error updating resources for node %s' % hostname
-        before = self.compute_log.output.count(marker)
-        self.computes[hostname].manager.update_available_resource(
-            self.ctxt)
-        failed = self.compute_log.output.count(marker) > before
-        self.periodics.append((hostname, failed))
-        return failed
-
-    def _die(self, hostname):
-        """nova-compute on ``hostname`` dies in the calling thread, as a
-        killed process would: its RPC servers take no more messages and
-        never reply (callers time out), its timers (the heartbeat) stop,
-        and the thread unwinds with ComputeDied, which none of Nova's
-        error handlers catches.
-        """
-        compute = self.computes[hostname]
-        self.crashed[hostname] = time.monotonic()
-        for server in (compute.rpcserver, compute.rpcserver_alt):
-            if server is not None:
-                server.stop()
-        compute.tg.stop_timers()
-        raise ComputeDied(hostname)
-
-    def _fault(self, hostname, point, action, skip=0, after=False,
-               error=None):
-        """Make the (skip + 1)-th call of ``point`` on ``hostname`` fail:
-        a method of its driver or, ``tracker.<method>``, of its resource
-        tracker.  ``action`` crash: the compute dies (_die); raise: the
-        call raises ``error``.  Before the real call runs or, ``after``,
-        once it returned.
-        """
-        manager = self.computes[hostname].manager
-        target = manager.rt if point.startswith('tracker.') else (
-            manager.driver)
-        method = point.rpartition('.')[2]
-        real = getattr(target, method)
-        calls = []
-
-        def failing(*args, **kwargs):
-            calls.append(args)
-            if len(calls) != skip + 1:
-                return real(*args, **kwargs)
-            if after:
-                real(*args, **kwargs)
-            self.fired.append((hostname, point, action))
-            if action == 'raise':
-                raise error
-            self._die(hostname)
-
-        self.useFixture(fixtures.MockPatchObject(
-            target, method, autospec=True, side_effect=failing))
-
-    def _fired(self, hostname=None, point=None, action=None):
-        """How many of the test's faults fired, of those that match."""
-        return len([fired for fired in self.fired
-                    if hostname in (None, fired[0]) and
-                    point in (None, fired[1]) and
-                    action in (None, fired[2])])
-
-    def _restart_compute(self, hostname):
-        """Start nova-compute on ``hostname`` again on the same
-        hypervisor.  A dead one is not stopped first (its thread never
-        returned: a graceful stop would wait for it); the rest is what
-        restart_compute_service does after its stop().
-        """
-        if hostname not in self.crashed:
-            return self.restart_compute_service(hostname)
-        compute = self.computes.pop(hostname)
-        self.compute_rp_uuids.pop(hostname)
-        del self.crashed[hostname]
-        cell_name = self.host_mappings[hostname].cell_mapping.name
-        self.start_compute(hostname, cell_name=cell_name,
-                           connection=compute.driver._get_connection())
-        return self.computes[hostname]
 
     def _move_state(self, server):
         """Its migrations' statuses, status, task state and host."""
@@ -328,19 +220,25 @@ class TestDestCrashInResizeClaim(
         RPC timeouts (a move stuck for good).
         """
         over = TERMINAL + ('finished', 'done')
-        deadline = time.monotonic() + timeout
-        last, since = None, time.monotonic()
-        while time.monotonic() < deadline:
+        last = {'state': None, 'since': time.monotonic()}
+
+        def check():
             state = [self._move_state(server) for server, _asked in moves]
-            if state != last:
-                last, since = state, time.monotonic()
-            if all(len(found[0]) >= asked and
-                   all(status in over for status in found[0])
-                   for found, (_server, asked) in zip(state, moves)):
+            if state != last['state']:
+                last.update(state=state, since=time.monotonic())
+            elif (time.monotonic() - last['since'] >=
+                    3 * CONF.rpc_response_timeout):
                 return
-            if time.monotonic() - since >= 3 * CONF.rpc_response_timeout:
-                return
-            time.sleep(0.5)
+            if not all(len(found[0]) >= asked and
+                       all(status in over for status in found[0])
+                       for found, (_server, asked) in zip(state, moves)):
+                self.fail('moves not settled: %s' % state)
+
+        try:
+            self._wait_for_assert(
+                check, max_retries=max(1, int(timeout * 2)))
+        except AssertionError:
+            pass    # not settled in time: the assertions say where
 
     def _decide_resizes(self, moves, decision, timeout=30):
         """Confirm or revert every resize waiting for it, as its user
@@ -358,10 +256,12 @@ class TestDestCrashInResizeClaim(
                     'VERIFY_RESIZE'):
                 continue
             self.api.post_server_action(server['id'], {action: None})
-            deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline and not (
-                    self._decision_handled(server, action, last)):
-                time.sleep(0.5)
+            try:
+                self._wait_for_assert(lambda: self.assertTrue(
+                    self._decision_handled(server, action, last)),
+                    max_retries=max(1, int(timeout * 2)))
+            except AssertionError:
+                pass    # not handled in time: the assertions say how
 
     def _decision_handled(self, server, action, last):
         """Whether the server's migrations ended and the newest
@@ -372,7 +272,7 @@ class TestDestCrashInResizeClaim(
         if not all(migration['status'] in TERMINAL
                    for migration in self._migrations(server)):
             return False
-        if self.crashed:
+        if self.faults.crashed:
             return True
         newest = [found for found in self.admin_api.get_instance_actions(
             server['id']) if found['action'] == action]
@@ -389,17 +289,6 @@ class TestDestCrashInResizeClaim(
         return {hostname: self.compute_log.output.count(
             'Error updating resources for node %s' % hostname)
             for hostname in sorted(self.computes)}
-
-    def _restart_dead(self, timeout=30):
-        """Start each dead compute again once no caller waits for it any
-        more (the longest RPC timeout passed since it died), as an
-        operator would, and wait until its service is up.
-        """
-        for hostname, died in sorted(self.crashed.items()):
-            time.sleep(max(0, died + CONF.long_rpc_timeout -
-                           time.monotonic()))
-            self._restart_compute(hostname)
-            self._wait_for_service(hostname, 'up', timeout)
 
     def _reset_stuck(self, servers):
         """Reset the state of each server whose task state stayed set,
@@ -427,7 +316,7 @@ class TestDestCrashInResizeClaim(
         """
         usage = {}
         for hostname in hostnames:
-            self._periodic(hostname)
+            self.faults.periodic(hostname)
             usage[hostname] = (len(self._pinned_cpus(hostname)),
                                self._placement_pcpus(hostname))
         return {hostname: found for hostname, found in usage.items()
@@ -463,7 +352,7 @@ class TestDestCrashInResizeClaim(
         real = driver.live_migration
 
         def periodic_then_migrate(*args, **kwargs):
-            self._periodic(source)
+            self.faults.periodic(source)
             return real(*args, **kwargs)
 
         with mock.patch.object(driver, 'live_migration', autospec=True,

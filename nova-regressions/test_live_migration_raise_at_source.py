@@ -10,24 +10,6 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Regression test for finding F4 of faultdriver (scenario
-live-migration-raise-at-source).
-
-F4 (doc/findings.rst): the source's driver live_migration raises MigrationError
-before the transfer (rule live_migration.before: 1*raise(MigrationError) on
-src). Nova's rollback leaves the moving server's allocation on dest: after
-recovery and a periodic on each host, placement charges dest for pCPUs nothing
-pins there. The sweep finding's reproducer (faultdriver sweep live-migration
---points live_migration --hosts src --actions raise); invariant
-accounting-matches-placement broken.
-
-Variant stock: the case as swept
-
-The assertions marked FIXME show the bug; faultdriver export --fixed writes the
-form that asserts the correct state.
-"""
-
-import logging
 import time
 import urllib.parse
 
@@ -37,6 +19,7 @@ import nova.conf
 from nova import context as nova_context
 from nova import exception
 from nova import objects
+from nova.tests.fixtures import compute_fault
 from nova.tests.fixtures import libvirt as fakelibvirt
 from nova.tests.functional import integrated_helpers
 from nova.tests.functional.libvirt import base
@@ -49,9 +32,21 @@ TERMINAL = (
 
 class TestLiveMigrationRaiseAtSource(
         base.ServersTestBase, integrated_helpers.InstanceHelperMixin):
-    """F4 (doc/findings.rst): the source's driver live_migration raises
+    """Regression test for finding F4 of faultdriver (scenario
+    live-migration-raise-at-source).
+
+    F4 (doc/findings.rst): the source's driver live_migration raises
     MigrationError before the transfer (rule live_migration.before:
-    1*raise(MigrationError) on src). Hosts src, dest, pinned flavors.
+    1*raise(MigrationError) on src). Nova's rollback leaves the moving server's
+    allocation on dest: after recovery and a periodic on each host, placement
+    charges dest for pCPUs nothing pins there. The sweep finding's reproducer
+    (faultdriver sweep live-migration --points live_migration --hosts src
+    --actions raise); invariant accounting-matches-placement broken.
+
+    Variant stock: the case as swept
+
+    The assertions marked FIXME show the bug; faultdriver export --fixed writes
+    the form that asserts the correct state.
     """
 
     ADMIN_API = True
@@ -63,6 +58,8 @@ class TestLiveMigrationRaiseAtSource(
 
     def setUp(self):
         super().setUp()
+        self.faults = self.useFixture(
+            compute_fault.ComputeFaultFixture(self))
         self.flags(
             cpu_dedicated_set='0-3', cpu_shared_set=None,
             group='compute')
@@ -70,10 +67,7 @@ class TestLiveMigrationRaiseAtSource(
         self.useFixture(fixtures.MonkeyPatch(
             'nova.tests.fixtures.libvirt.Domain.migrateToURI3',
             self._migrate_stub))
-        self.compute_log = self.useFixture(fixtures.FakeLogger(
-            name='nova.compute', level=logging.DEBUG))
         self.ctxt = nova_context.get_admin_context()
-        self.periodics = []
         for hostname in ('src', 'dest'):
             self.start_compute(hostname, host_info=fakelibvirt.HostInfo(
                 cpu_nodes=1, cpu_sockets=1, cpu_cores=4, cpu_threads=1))
@@ -142,18 +136,6 @@ class TestLiveMigrationRaiseAtSource(
         return self._get_provider_usages(
             self.compute_rp_uuids[hostname]).get('PCPU', 0)
 
-    def _periodic(self, hostname):
-        """Run the resource tracker periodic of ``hostname`` now, as its
-        timer would; whether it logged an error.
-        """
-        marker = 'Error updating resources for node %s' % hostname
-        before = self.compute_log.output.count(marker)
-        self.computes[hostname].manager.update_available_resource(
-            self.ctxt)
-        failed = self.compute_log.output.count(marker) > before
-        self.periodics.append((hostname, failed))
-        return failed
-
     def _move_state(self, server):
         """Its migrations' statuses, status, task state and host."""
         found = self.admin_api.get_server(server['id'])
@@ -170,19 +152,25 @@ class TestLiveMigrationRaiseAtSource(
         RPC timeouts (a move stuck for good).
         """
         over = TERMINAL + ('finished', 'done')
-        deadline = time.monotonic() + timeout
-        last, since = None, time.monotonic()
-        while time.monotonic() < deadline:
+        last = {'state': None, 'since': time.monotonic()}
+
+        def check():
             state = [self._move_state(server) for server, _asked in moves]
-            if state != last:
-                last, since = state, time.monotonic()
-            if all(len(found[0]) >= asked and
-                   all(status in over for status in found[0])
-                   for found, (_server, asked) in zip(state, moves)):
+            if state != last['state']:
+                last.update(state=state, since=time.monotonic())
+            elif (time.monotonic() - last['since'] >=
+                    3 * CONF.rpc_response_timeout):
                 return
-            if time.monotonic() - since >= 3 * CONF.rpc_response_timeout:
-                return
-            time.sleep(0.5)
+            if not all(len(found[0]) >= asked and
+                       all(status in over for status in found[0])
+                       for found, (_server, asked) in zip(state, moves)):
+                self.fail('moves not settled: %s' % state)
+
+        try:
+            self._wait_for_assert(
+                check, max_retries=max(1, int(timeout * 2)))
+        except AssertionError:
+            pass    # not settled in time: the assertions say where
 
     def _reset_stuck(self, servers):
         """Reset the state of each server whose task state stayed set,
@@ -201,7 +189,7 @@ class TestLiveMigrationRaiseAtSource(
         """
         usage = {}
         for hostname in hostnames:
-            self._periodic(hostname)
+            self.faults.periodic(hostname)
             usage[hostname] = (len(self._pinned_cpus(hostname)),
                                self._placement_pcpus(hostname))
         return {hostname: found for hostname, found in usage.items()

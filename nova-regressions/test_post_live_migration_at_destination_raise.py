@@ -10,25 +10,6 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Regression test for finding F5 of faultdriver (scenario
-post-live-migration-at-destination-raise).
-
-F5 (doc/findings.rst): the destination's driver
-post_live_migration_at_destination raises MigrationError (rule
-post_live_migration_at_destination.before: 1*raise(MigrationError) on dest).
-The source records the server on dest but skips deleting the migration's
-allocation on src: after recovery src is charged for pCPUs nothing pins there.
-The sweep finding's reproducer (faultdriver sweep live-migration --points
-post_live_migration_at_destination --hosts dest --actions raise); invariant
-accounting-matches-placement broken.
-
-Variant stock: the case as swept
-
-The assertions marked FIXME show the bug; faultdriver export --fixed writes the
-form that asserts the correct state.
-"""
-
-import logging
 import time
 import urllib.parse
 
@@ -38,6 +19,7 @@ import nova.conf
 from nova import context as nova_context
 from nova import exception
 from nova import objects
+from nova.tests.fixtures import compute_fault
 from nova.tests.fixtures import libvirt as fakelibvirt
 from nova.tests.functional import integrated_helpers
 from nova.tests.functional.libvirt import base
@@ -50,10 +32,22 @@ TERMINAL = (
 
 class TestPostLiveMigrationAtDestinationRaise(
         base.ServersTestBase, integrated_helpers.InstanceHelperMixin):
-    """F5 (doc/findings.rst): the destination's driver
+    """Regression test for finding F5 of faultdriver (scenario
+    post-live-migration-at-destination-raise).
+
+    F5 (doc/findings.rst): the destination's driver
     post_live_migration_at_destination raises MigrationError (rule
     post_live_migration_at_destination.before: 1*raise(MigrationError) on
-    dest). Hosts src, dest, pinned flavors.
+    dest). The source records the server on dest but skips deleting the
+    migration's allocation on src: after recovery src is charged for pCPUs
+    nothing pins there. The sweep finding's reproducer (faultdriver sweep
+    live-migration --points post_live_migration_at_destination --hosts dest
+    --actions raise); invariant accounting-matches-placement broken.
+
+    Variant stock: the case as swept
+
+    The assertions marked FIXME show the bug; faultdriver export --fixed writes
+    the form that asserts the correct state.
     """
 
     ADMIN_API = True
@@ -65,6 +59,8 @@ class TestPostLiveMigrationAtDestinationRaise(
 
     def setUp(self):
         super().setUp()
+        self.faults = self.useFixture(
+            compute_fault.ComputeFaultFixture(self))
         self.flags(
             cpu_dedicated_set='0-3', cpu_shared_set=None,
             group='compute')
@@ -72,10 +68,7 @@ class TestPostLiveMigrationAtDestinationRaise(
         self.useFixture(fixtures.MonkeyPatch(
             'nova.tests.fixtures.libvirt.Domain.migrateToURI3',
             self._migrate_stub))
-        self.compute_log = self.useFixture(fixtures.FakeLogger(
-            name='nova.compute', level=logging.DEBUG))
         self.ctxt = nova_context.get_admin_context()
-        self.periodics = []
         for hostname in ('src', 'dest'):
             self.start_compute(hostname, host_info=fakelibvirt.HostInfo(
                 cpu_nodes=1, cpu_sockets=1, cpu_cores=4, cpu_threads=1))
@@ -145,18 +138,6 @@ class TestPostLiveMigrationAtDestinationRaise(
         return self._get_provider_usages(
             self.compute_rp_uuids[hostname]).get('PCPU', 0)
 
-    def _periodic(self, hostname):
-        """Run the resource tracker periodic of ``hostname`` now, as its
-        timer would; whether it logged an error.
-        """
-        marker = 'Error updating resources for node %s' % hostname
-        before = self.compute_log.output.count(marker)
-        self.computes[hostname].manager.update_available_resource(
-            self.ctxt)
-        failed = self.compute_log.output.count(marker) > before
-        self.periodics.append((hostname, failed))
-        return failed
-
     def _move_state(self, server):
         """Its migrations' statuses, status, task state and host."""
         found = self.admin_api.get_server(server['id'])
@@ -173,19 +154,25 @@ class TestPostLiveMigrationAtDestinationRaise(
         RPC timeouts (a move stuck for good).
         """
         over = TERMINAL + ('finished', 'done')
-        deadline = time.monotonic() + timeout
-        last, since = None, time.monotonic()
-        while time.monotonic() < deadline:
+        last = {'state': None, 'since': time.monotonic()}
+
+        def check():
             state = [self._move_state(server) for server, _asked in moves]
-            if state != last:
-                last, since = state, time.monotonic()
-            if all(len(found[0]) >= asked and
-                   all(status in over for status in found[0])
-                   for found, (_server, asked) in zip(state, moves)):
+            if state != last['state']:
+                last.update(state=state, since=time.monotonic())
+            elif (time.monotonic() - last['since'] >=
+                    3 * CONF.rpc_response_timeout):
                 return
-            if time.monotonic() - since >= 3 * CONF.rpc_response_timeout:
-                return
-            time.sleep(0.5)
+            if not all(len(found[0]) >= asked and
+                       all(status in over for status in found[0])
+                       for found, (_server, asked) in zip(state, moves)):
+                self.fail('moves not settled: %s' % state)
+
+        try:
+            self._wait_for_assert(
+                check, max_retries=max(1, int(timeout * 2)))
+        except AssertionError:
+            pass    # not settled in time: the assertions say where
 
     def _reset_stuck(self, servers):
         """Reset the state of each server whose task state stayed set,
@@ -204,7 +191,7 @@ class TestPostLiveMigrationAtDestinationRaise(
         """
         usage = {}
         for hostname in hostnames:
-            self._periodic(hostname)
+            self.faults.periodic(hostname)
             usage[hostname] = (len(self._pinned_cpus(hostname)),
                                self._placement_pcpus(hostname))
         return {hostname: found for hostname, found in usage.items()

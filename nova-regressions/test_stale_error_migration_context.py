@@ -10,31 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Regression test for faultdriver scenario stale-error-migration-context.
-
-Seed (faultdriver/tracker/patches/stale_migration_context.py): a pinned
-server's live migration to dest dies with dest (pre_live_migration@dest: crash)
-and its migration is left 'error'. dest restarts after the source gave up, the
-admin resets the server, it live-migrates to dest for real, then away again
-while the stale 'error' migration still names dest. dest's periodic inside that
-window applies the new move's migration context: with another pinned server on
-dest, CPUPinningInvalid breaks the periodic. The stale_migration_context fix
-skips the stale migration.
-
-Variant stock: Nova 34's resource tracker, unchanged.
-
-The assertions marked FIXME show the bug; faultdriver export --fixed writes the
-form that asserts the correct state.
-
-A crash of nova-compute cannot be expressed faithfully with Nova's test
-fixtures (its services share one process): the dying service stops its RPC
-servers and heartbeat and unwinds with ComputeDied, a BaseException none of
-Nova's handlers catches; callers time out after rpc_response_timeout.
-"""
-
 import logging
 import threading
-import time
 import urllib.parse
 
 import fixtures
@@ -45,24 +22,32 @@ from nova import context as nova_context
 from nova import exception
 from nova import objects
 from nova.tests import fixtures as nova_fixtures
+from nova.tests.fixtures import compute_fault
 from nova.tests.fixtures import libvirt as fakelibvirt
 from nova.tests.functional import integrated_helpers
 from nova.tests.functional.libvirt import base
 
 
-class ComputeDied(BaseException):
-    """Unwinds the thread in which a compute service died.
-
-    A BaseException, not an Exception: Nova's error handlers catch
-    Exception, and none of them runs in a killed process.
-    """
-
-
 class TestStaleErrorMigrationContext(
         base.ServersTestBase, integrated_helpers.InstanceHelperMixin):
-    """Seed (faultdriver/tracker/patches/stale_migration_context.py): a pinned
+    """Regression test for faultdriver scenario stale-error-migration-context.
+
+    Seed (faultdriver/tracker/patches/stale_migration_context.py): a pinned
     server's live migration to dest dies with dest (pre_live_migration@dest:
-    crash) and its migration is left 'error'. Hosts src, dest, pinned flavors.
+    crash) and its migration is left 'error'. dest restarts after the source
+    gave up, the admin resets the server, it live-migrates to dest for real,
+    then away again while the stale 'error' migration still names dest. dest's
+    periodic inside that window applies the new move's migration context: with
+    another pinned server on dest, CPUPinningInvalid breaks the periodic. The
+    stale_migration_context fix skips the stale migration.
+
+    Variant stock: Nova 34's resource tracker, unchanged.
+
+    The assertions marked FIXME show the bug; faultdriver export --fixed writes
+    the form that asserts the correct state.
+
+    A compute crashes through nova.tests.fixtures.compute_fault, proposed with
+    this test.
     """
 
     ADMIN_API = True
@@ -74,11 +59,8 @@ class TestStaleErrorMigrationContext(
 
     def setUp(self):
         super().setUp()
-        # Calls to a dead compute time out in seconds.
-        self.flags(rpc_response_timeout=3, long_rpc_timeout=6)
-        # A dead compute shows down within seconds, as it would once
-        # service_down_time passed.
-        self.flags(report_interval=1, service_down_time=3)
+        self.faults = self.useFixture(
+            compute_fault.ComputeFaultFixture(self))
         self.flags(
             cpu_dedicated_set='0-3', cpu_shared_set=None,
             group='compute')
@@ -89,9 +71,6 @@ class TestStaleErrorMigrationContext(
         self.compute_log = self.useFixture(fixtures.FakeLogger(
             name='nova.compute', level=logging.DEBUG))
         self.ctxt = nova_context.get_admin_context()
-        self.periodics = []
-        self.fired = []
-        self.crashed = {}
         self.gave_up = {}
         for hostname in ('src', 'dest'):
             self.start_compute(hostname, host_info=fakelibvirt.HostInfo(
@@ -106,7 +85,7 @@ class TestStaleErrorMigrationContext(
 
         # Rule 'pre_live_migration: 1*crash' on dest: nova-compute dies at the
         # first call of its driver's pre_live_migration, before it runs.
-        self._fault('dest', 'pre_live_migration', 'crash')
+        self.faults.inject('dest', 'pre_live_migration', 'crash')
 
         self.api.post_server_action(s1['id'], {
             'os-migrateLive': {'host': 'dest', 'block_migration': 'auto'}})
@@ -118,7 +97,7 @@ class TestStaleErrorMigrationContext(
         self.assertTrue(
             self.gave_up['drop_move_claim_at_destination'].wait(30))
 
-        self._restart_compute('dest')
+        self.faults.restart('dest')
 
         self._wait_for_service('dest', 'up')
 
@@ -138,9 +117,9 @@ class TestStaleErrorMigrationContext(
             },
             max_retries=60)
 
-        self._periodic('dest')
+        self.faults.periodic('dest')
 
-        self._periodic('dest')
+        self.faults.periodic('dest')
 
         s2 = self._create_server(
             flavor_id=self.flavor_id, host='dest', networks='none')
@@ -160,7 +139,7 @@ class TestStaleErrorMigrationContext(
 
         self.assertTrue(held.started.wait(30))
 
-        self._periodic('dest')
+        self.faults.periodic('dest')
 
         held.proceed.set()
 
@@ -172,7 +151,7 @@ class TestStaleErrorMigrationContext(
 
         self.assertEqual(
             1,
-            self._fired(
+            self.faults.count(
                 hostname='dest', point='pre_live_migration', action='crash'))
 
         self.assertEqual(
@@ -225,20 +204,20 @@ class TestStaleErrorMigrationContext(
         """Wait until the server's index-th migration (1: the oldest) is
         in ``status``; fail at once if it ends error or failed instead.
         """
-        deadline = time.monotonic() + timeout
-        statuses = []
-        while time.monotonic() < deadline:
-            migrations = self._migrations(server)
-            statuses = [migration['status'] for migration in migrations]
-            if len(migrations) >= index:
-                if statuses[index - 1] == status:
-                    return migrations[index - 1]
-                if (statuses[index - 1] in ('error', 'failed') and
-                        status not in ('error', 'failed')):
-                    break
-            time.sleep(0.2)
-        self.fail('migration %d of %s is not %s: %s'
-                  % (index, server['id'], status, statuses))
+        def check():
+            found = (self._migrations(server) + [None] * index)[index - 1]
+            if found is None or found['status'] not in (
+                    status, 'error', 'failed'):
+                self.fail('migration %d of %s is not %s: %s'
+                          % (index, server['id'], status, found))
+            return found
+
+        found = self._wait_for_assert(
+            check, max_retries=max(1, int(timeout * 5)), sleep=0.2)
+        if found['status'] != status:
+            self.fail('migration %d of %s is not %s: %s'
+                      % (index, server['id'], status, found['status']))
+        return found
 
     def _wait_for_service(self, hostname, state, timeout=30):
         """Wait until the compute service of ``hostname`` is up or
@@ -279,73 +258,10 @@ class TestStaleErrorMigrationContext(
             self._delete_server(miss)
         return server
 
-    def _periodic(self, hostname):
-        """Run the resource tracker periodic of ``hostname`` now, as its
-        timer would; whether it logged an error.
-        """
-        marker = 'Error updating resources for node %s' % hostname
-        before = self.compute_log.output.count(marker)
-        self.computes[hostname].manager.update_available_resource(
-            self.ctxt)
-        failed = self.compute_log.output.count(marker) > before
-        self.periodics.append((hostname, failed))
-        return failed
-
     def _failed_periodics(self, hostname):
         """How many periodics the test ran on ``hostname`` failed."""
-        return len([failed for host, failed in self.periodics
+        return len([failed for host, failed in self.faults.periodics
                     if host == hostname and failed])
-
-    def _die(self, hostname):
-        """nova-compute on ``hostname`` dies in the calling thread, as a
-        killed process would: its RPC servers take no more messages and
-        never reply (callers time out), its timers (the heartbeat) stop,
-        and the thread unwinds with ComputeDied, which none of Nova's
-        error handlers catches.
-        """
-        compute = self.computes[hostname]
-        self.crashed[hostname] = time.monotonic()
-        for server in (compute.rpcserver, compute.rpcserver_alt):
-            if server is not None:
-                server.stop()
-        compute.tg.stop_timers()
-        raise ComputeDied(hostname)
-
-    def _fault(self, hostname, point, action, skip=0, after=False,
-               error=None):
-        """Make the (skip + 1)-th call of ``point`` on ``hostname`` fail:
-        a method of its driver or, ``tracker.<method>``, of its resource
-        tracker.  ``action`` crash: the compute dies (_die); raise: the
-        call raises ``error``.  Before the real call runs or, ``after``,
-        once it returned.
-        """
-        manager = self.computes[hostname].manager
-        target = manager.rt if point.startswith('tracker.') else (
-            manager.driver)
-        method = point.rpartition('.')[2]
-        real = getattr(target, method)
-        calls = []
-
-        def failing(*args, **kwargs):
-            calls.append(args)
-            if len(calls) != skip + 1:
-                return real(*args, **kwargs)
-            if after:
-                real(*args, **kwargs)
-            self.fired.append((hostname, point, action))
-            if action == 'raise':
-                raise error
-            self._die(hostname)
-
-        self.useFixture(fixtures.MockPatchObject(
-            target, method, autospec=True, side_effect=failing))
-
-    def _fired(self, hostname=None, point=None, action=None):
-        """How many of the test's faults fired, of those that match."""
-        return len([fired for fired in self.fired
-                    if hostname in (None, fired[0]) and
-                    point in (None, fired[1]) and
-                    action in (None, fired[2])])
 
     def _watch_rpc(self, method):
         """Record every call of ComputeAPI.``method`` that timed out: a
@@ -363,19 +279,3 @@ class TestStaleErrorMigrationContext(
 
         self.stub_out('nova.compute.rpcapi.ComputeAPI.' + method,
                       watched)
-
-    def _restart_compute(self, hostname):
-        """Start nova-compute on ``hostname`` again on the same
-        hypervisor.  A dead one is not stopped first (its thread never
-        returned: a graceful stop would wait for it); the rest is what
-        restart_compute_service does after its stop().
-        """
-        if hostname not in self.crashed:
-            return self.restart_compute_service(hostname)
-        compute = self.computes.pop(hostname)
-        self.compute_rp_uuids.pop(hostname)
-        del self.crashed[hostname]
-        cell_name = self.host_mappings[hostname].cell_mapping.name
-        self.start_compute(hostname, cell_name=cell_name,
-                           connection=compute.driver._get_connection())
-        return self.computes[hostname]

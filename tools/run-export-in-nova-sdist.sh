@@ -10,7 +10,9 @@
 # fetched with `pip download --no-deps --no-binary :all: nova==VERSION`
 # into a temporary folder.  PYTHON: an interpreter with Nova's test
 # requirements (tox -e py3's).  Concurrency mode:
-# OS_NOVA_DISABLE_EVENTLET_PATCHING (default True, threading).  Exit: the
+# OS_NOVA_DISABLE_EVENTLET_PATCHING (default True, threading).  FIXTURE:
+# the proposed nova/tests/fixtures/compute_fault.py a module imports
+# (default: this repository's faultdriver/export/novafixture/).  Exit: the
 # test's (0 when it passed), 2 on bad input.
 set -uo pipefail
 PYTHON=${PYTHON:-python3}
@@ -39,6 +41,14 @@ print(m.version("nova"))') || exit 2
 fi
 NAME=$(basename "$MODULE" .py)
 cp "$MODULE" "$WORK/nova/nova/tests/functional/regressions/$NAME.py"
+# The fixture the export's Nova change adds (nova/tests/fixtures/
+# compute_fault.py), where a module imports it.
+if grep -q '^from nova.tests.fixtures import compute_fault$' "$MODULE"; then
+    FIXTURE=${FIXTURE:-$(dirname "$0")/../faultdriver/export/novafixture/compute_fault.py}
+    [ -f "$FIXTURE" ] || { echo "$0: $FIXTURE: no such file (FIXTURE:" \
+        "the proposed compute_fault.py)" >&2; exit 2; }
+    cp "$FIXTURE" "$WORK/nova/nova/tests/fixtures/compute_fault.py"
+fi
 cd "$WORK/nova" || exit 2
 export OS_NOVA_DISABLE_EVENTLET_PATCHING=${OS_NOVA_DISABLE_EVENTLET_PATCHING:-True}
 # -I: the sdist's tree (cwd, added back below) and the interpreter's

@@ -22,7 +22,7 @@ class Export(command.Command):
     #: Options of one form only: given to the other, exit 2 (never
     #: ignored).
     REPORT_ONLY = ('repository', 'mode', 'devstack_run')
-    MODULE_ONLY = ('fixed', 'bug', 'commit_message')
+    MODULE_ONLY = ('fixed', 'bug', 'commit_message', 'fixture')
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -49,6 +49,13 @@ class Export(command.Command):
                             help='also write the commit message Nova '
                                  'expects here ("Add functional reproducer '
                                  'for bug N", Related-Bug: #N)')
+        parser.add_argument('--fixture', metavar='FILE',
+                            help='also write the Nova test fixture the '
+                                 'module imports, which the same Nova '
+                                 'change adds as nova/tests/fixtures/'
+                                 'compute_fault.py (not written, and a '
+                                 'note on stderr, when the module does '
+                                 'not import it)')
         parser.add_argument('-o', '--output', metavar='FILE',
                             help='write the module (or the report) here '
                                  '(default: stdout)')
@@ -96,16 +103,31 @@ class Export(command.Command):
             return self._report(parsed_args)
         from faultdriver import export
         from faultdriver.export import module
+        from faultdriver.export import novafixture
         from faultdriver.scenario import model
         text = export.export(parsed_args.scenario, parsed_args.variant,
                              parsed_args.fixed, parsed_args.bug,
                              parsed_args.from_run)
         self._write(parsed_args, text)
+        uses = novafixture.used_by(text)
+        if parsed_args.fixture and uses:
+            with open(parsed_args.fixture, 'w', encoding='utf-8') as stream:
+                stream.write(novafixture.text())
+        elif parsed_args.fixture:
+            self.app.stderr.write('--fixture %s: not written: the module '
+                                  'does not import %s\n'
+                                  % (parsed_args.fixture,
+                                     novafixture.NOVA_PATH))
+        elif uses:
+            self.app.stderr.write('The module imports %s, which the same '
+                                  'Nova change adds: write it with '
+                                  '--fixture FILE\n' % novafixture.NOVA_PATH)
         if parsed_args.commit_message:
             with open(parsed_args.commit_message, 'w',
                       encoding='utf-8') as stream:
                 stream.write(module.commit_message(
-                    model.load(parsed_args.scenario), parsed_args.bug))
+                    model.load(parsed_args.scenario), parsed_args.bug,
+                    fixture=uses))
         return 0
 
     def _report(self, parsed_args):

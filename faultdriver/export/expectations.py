@@ -238,10 +238,10 @@ def _faults(writer, where, host=None, point=None, action=None, count=None,
     if action not in (None, 'crash', 'raise'):
         raise Unsupported(where, 'only crash and raise faults are counted '
                           'by the exported test')
-    writer.use('fired')
+    writer.use('faults')
     args = ', '.join('%s=%r' % (k, v) for k, v in (
         ('hostname', host), ('point', point), ('action', action)) if v)
-    actual = 'self._fired(%s)' % args
+    actual = 'self.faults.count(%s)' % args
     return Assertion(_count_lines(actual, count, min, max))
 
 

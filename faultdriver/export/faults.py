@@ -1,7 +1,8 @@
 """A fault rule of a host becomes a fault installed with Nova's test
-means on that host's service: ``mock.patch.object`` (the ``_fault``
-helper: ``fixtures.MockPatchObject`` with ``autospec=True``) on its
-driver or resource tracker for ``crash`` and ``raise``, Nova's
+means on that host's service: ``fixtures.MockPatchObject`` on its
+driver or resource tracker for a ``raise`` at the first call, the
+proposed fixture (``ComputeFaultFixture.inject``, :mod:`.novafixture`)
+for ``crash``, ``periodic`` and a counted or later ``raise``, Nova's
 ``InterceptMethodFixture`` for ``hang``.
 
 Rules of the scenario's ``rules:`` are in force from the service's
@@ -28,11 +29,8 @@ STARTUP_HITS = {
 }
 #: How an exported crash is written, for the module docstring.
 CRASH_NOTE = (
-    'A crash of nova-compute cannot be expressed faithfully with Nova\'s '
-    'test fixtures (its services share one process): the dying service '
-    'stops its RPC servers and heartbeat and unwinds with ComputeDied, a '
-    'BaseException none of Nova\'s handlers catches; callers time out '
-    'after rpc_response_timeout.')
+    'A compute crashes through nova.tests.fixtures.compute_fault, proposed '
+    'with this test.')
 
 
 def parse(text, where):
@@ -62,10 +60,18 @@ def _chain(rule, text, where):
         raise Unsupported(where, 'rule %r: only "[N*off ->] 1*ACTION" '
                           'chains can be exported' % text)
     term = terms[0]
-    if term.action not in ('crash', 'raise', 'hang', 'periodic'):
+    if term.action in ('shutdown',):
+        raise Unsupported(where, 'rule %r: a graceful stop of one '
+                          'nova-compute while the others run has no Nova '
+                          'test means: its services share one process and '
+                          'its executors (the embedded tier refuses them to '
+                          'the stopped host\'s threads), and '
+                          'Service.stop() of a test\'s compute waits for '
+                          'no operation in progress' % text)
+    if term.action not in ('crash', 'raise', 'hang', 'periodic', 'delay'):
         raise Unsupported(where, 'rule %r: action %s has no Nova test '
-                          'means here (crash, raise, hang and periodic do)'
-                          % (text, term.action))
+                          'means here (crash, raise, hang, delay and '
+                          'periodic do)' % (text, term.action))
     if term.count not in (None, 1) and term.action != 'crash':
         raise Unsupported(where, 'rule %r: only the first hit (1*%s) can '
                           'be exported' % (text, term.action))
@@ -86,6 +92,9 @@ def install(writer, host, text, where, at_start=False):
         return
     if term.action == 'periodic':
         _periodic(writer, host, rule, term, skip, text, where)
+        return
+    if term.action == 'delay':
+        _delay(writer, host, rule, term, skip, text, where)
         return
     if term.action == 'raise' and not skip and rule.phase != 'after' and \
             not _counted(writer, host, rule.point):
@@ -108,19 +117,18 @@ def install(writer, host, text, where, at_start=False):
         args.append('error=%s' % _error(writer, term, text, where))
     else:
         writer.crashes = True
-        writer.use('die')
     if not skip:
         # Its first hit is the fault's (a wait-point on it waits for it).
         writer.faulted[(host, rule.point)] = rule.phase
-    writer.use('fault')
+    writer.use('faults')
     from faultdriver.export.writer import call
-    writer.line(call('self._fault', args))
+    writer.line(call('self.faults.inject', args))
 
 
 def _counted(writer, host, point):
     """Whether the test counts or waits for the fault's hits (a
-    ``faults`` expectation, a ``wait-point`` on it): then the ``_fault``
-    helper records them."""
+    ``faults`` expectation, a ``wait-point`` on it): then the fixture
+    records them."""
     if 'faults' in writer.asserts:
         return True
     return any(step.kind == 'wait-point' and
@@ -137,6 +145,8 @@ def _describe(rule, term, skip, kind):
         'before it runs'
     if term.action == 'crash':
         return 'nova-compute dies at %s of %s, %s' % (which, owner, when)
+    if term.action == 'delay':
+        return '%s of %s waits %ss, %s' % (which, owner, term.args[0], when)
     if term.action == 'raise':
         return '%s of %s raises %s, %s' % (which, owner, term.args[0], when)
     return '%s of %s is held until released' % (which, owner)
@@ -164,9 +174,10 @@ def _error(writer, term, text, where):
 
 
 def _periodic(writer, host, rule, term, skip, text, where):
-    """A periodic at a hit: the ``_periodic_at`` helper.  The hit thread
-    waits for it but where it holds the tracker lock (a point that runs
-    under it, but in its ``unlocked`` phase), as the action does; a
+    """A periodic at a hit: the fixture's ``inject(..., 'periodic')``.
+    The hit thread waits for it but where it holds the tracker lock (a
+    point that runs under it, but in its ``unlocked`` phase), as the
+    action does; a
     tracker method's own ``before``/``after`` is inside the lock the
     patched method takes, which a patch of the method cannot reach."""
     from faultdriver.actions import periodic as periodic_action
@@ -187,8 +198,8 @@ def _periodic(writer, host, rule, term, skip, text, where):
         raise Unsupported(where, 'rule %r: another host\'s periodic '
                           'waits for the tracker lock this call holds '
                           '(one lock in one process)' % text)
-    writer.use('periodic_at')
-    items = [repr(host), repr(rule.point)]
+    writer.use('faults')
+    items = [repr(host), repr(rule.point), repr('periodic')]
     if peer:
         items.append('peer=%r' % peer)
     if skip:
@@ -198,7 +209,37 @@ def _periodic(writer, host, rule, term, skip, text, where):
     wait = 0 if locked else args.get('timeout', 60)
     if wait != 60:
         items.append('wait=%s' % _number(wait))
-    writer.line(call('self._periodic_at', items))
+    writer.line(call('self.faults.inject', items))
+
+
+def _delay(writer, host, rule, term, skip, text, where):
+    """A delay at a hit: the fixture's ``inject(..., 'delay')``, which
+    sleeps in the hit's thread, as the action does, and lets the call go
+    on.  A delay that outlasts the embedded tier's RPC timeout (a sweep's
+    is one second longer, so the caller gives up) outlasts the exported
+    test's, which is longer, too."""
+    from faultdriver.export.novafixture import compute_fault
+    from faultdriver.export.writer import call
+    from faultdriver.scenario import tiers
+    try:
+        args = timing.Delay.bind(term)
+    except ValueError as exc:
+        raise Unsupported(where, 'rule %r: %s' % (text, exc))
+    seconds = args['seconds']
+    exported = compute_fault.ComputeFaultFixture.RPC_TIMEOUT
+    if tiers.get(tiers.DEFAULT).rpc_timeout < seconds <= exported:
+        writer.comment('%ss outlasted the embedded tier\'s RPC timeout; '
+                       'this test\'s is %ss.' % (_number(seconds), exported))
+        seconds = exported + 1
+    args['seconds'] = seconds
+    writer.use('faults')
+    items = [repr(host), repr(rule.point), repr('delay')]
+    if skip:
+        items.append('skip=%d' % skip)
+    if rule.phase == 'after':
+        items.append('after=True')
+    items.append('wait=%s' % _number(args['seconds']))
+    writer.line(call('self.faults.inject', items))
 
 
 def _hang(writer, host, rule, term, skip, text, where, at_start=False):

@@ -3,7 +3,6 @@ header, the docstrings that state the bug, the imports in Nova's order,
 the class on Nova's libvirt functional base with the scenario's hosts,
 CPU topology and flavors, and the helpers the test uses."""
 
-import inspect
 import re
 import textwrap
 
@@ -11,7 +10,7 @@ from faultdriver import export
 from faultdriver.export import expectations
 from faultdriver.export import faults
 from faultdriver.export import helpers
-from faultdriver.export import novahelpers
+from faultdriver.export import novafixture
 from faultdriver.export import steps
 from faultdriver.export import Unsupported
 from faultdriver.export import writer as writer_module
@@ -51,6 +50,7 @@ IMPORTS = {
     'nova.test': (2, 'from nova import test'),
     'nova.tests.fixtures': (2, 'from nova.tests import fixtures as '
                                'nova_fixtures'),
+    'compute_fault': (2, novafixture.IMPORT),
     'fakelibvirt': (2, 'from nova.tests.fixtures import libvirt as '
                        'fakelibvirt'),
     'integrated_helpers': (2, 'from nova.tests.functional import '
@@ -63,13 +63,6 @@ IMPORTS = {
 #: machine, short enough that a test waits seconds for a dead one.
 RPC_TIMEOUT = 3
 LONG_RPC_TIMEOUT = 6
-#: Heartbeat interval and down time of the exported test's services
-#: (seconds), as faultdriver's embedded Nova
-#: (:class:`faultdriver.harness.injection.FaultInjection`).
-REPORT_INTERVAL = 1
-SERVICE_DOWN_TIME = 3
-#: Defined by a module whose test kills a compute (helpers.DIED_USERS).
-DIED = inspect.getsource(novahelpers.ComputeDied)
 
 
 def render(scenario, variant=None, fixed=False, bug=None, run=None):
@@ -193,9 +186,11 @@ def file_name(scenario, bug=None):
     return 'test_%s.py' % readable(scenario)
 
 
-def commit_message(scenario, bug=None):
+def commit_message(scenario, bug=None, fixture=False):
     """The commit message Nova expects of a reproducer: "Add functional
-    reproducer for bug N", what the test shows, ``Related-Bug: #N``."""
+    reproducer for bug N", what the test shows, ``Related-Bug: #N``;
+    ``fixture``: the test imports the proposed fixture, which the same
+    change adds (said in the body)."""
     subject = 'Add functional reproducer for %s' % (
         'bug %d' % bug if bug else readable(scenario).replace('_', ' '))
     if len(subject) > 72:
@@ -206,6 +201,14 @@ def commit_message(scenario, bug=None):
             textwrap.fill(
                 'The test asserts what Nova does today, the assertions of '
                 'the bug marked FIXME; the fix flips them.', 72)]
+    if fixture:
+        body.append(textwrap.fill(
+            'It adds %s, a fixture that makes a compute service crash, '
+            'raise or run its periodic at the N-th call of a driver or '
+            'resource tracker method and restarts a crashed one: Nova\'s '
+            'functional tests can stop a compute between operations but '
+            'not kill one in the middle of one.' % novafixture.NOVA_PATH,
+            72, break_long_words=False, break_on_hyphens=False))
     trailer = ('Related-Bug: #%d' % bug if bug else
                'Related-Bug: #NNNNNNN (file the bug, then export with '
                '--bug N)')
@@ -224,7 +227,10 @@ def _text(writer):
     if uses_conf:
         writer.need('nova.conf')
     body = _class(writer, used)
-    parts = [LICENCE, '\n', _docstring(writer), '\n', _imports(writer)]
+    if not re.search(r'(?<![\w.])fixtures\.', body):
+        # The fixture holds what used it (a fault's patch).
+        writer.imports.discard('fixtures')
+    parts = [LICENCE, '\n', _imports(writer)]
     constants = []
     if uses_conf:
         constants.append('CONF = nova.conf.CONF')
@@ -236,8 +242,6 @@ def _text(writer):
                              subsequent_indent='    '))
     if constants:
         parts.append('\n' + '\n'.join(constants) + '\n')
-    if any(name in helpers.DIED_USERS for name in used):
-        parts.append('\n\n' + DIED)
     parts.append('\n\n' + body)
     return ''.join(parts)
 
@@ -246,18 +250,9 @@ def _terminal():
     return statuses.TERMINAL
 
 
-def _paragraphs(text, indent=''):
-    out = []
-    for paragraph in re.split(r'\n\s*\n', text.strip()):
-        out.append(textwrap.fill(' '.join(paragraph.split()), 79,
-                                 initial_indent=indent,
-                                 subsequent_indent=indent,
-                                 break_long_words=False,
-                                 break_on_hyphens=False))
-    return '\n\n'.join(out)
-
-
 def _docstring(writer):
+    """The test class's docstring: the bug, as Nova's regression tests
+    say it (the module has none of its own)."""
     scenario = writer.scenario
     variant = scenario.variants[writer.variant]
     title = 'Regression test for %s' % (
@@ -278,7 +273,7 @@ def _docstring(writer):
             'is there.')
     if writer.crashes:
         paragraphs.append(faults.CRASH_NOTE)
-    return '"""%s\n"""\n' % _paragraphs('\n\n'.join(paragraphs))
+    return '\n\n'.join(paragraphs)
 
 
 def _imports(writer):
@@ -303,7 +298,7 @@ def _class(writer, used):
     lines = ['class %s(' % class_name(scenario, writer.bug),
              '        base.ServersTestBase,'
              ' integrated_helpers.InstanceHelperMixin):']
-    lines.append(_class_docstring(_summary(writer)))
+    lines.append(_class_docstring(_docstring(writer)))
     lines += ['',
               "    ADMIN_API = True",
               "    microversion = 'latest'",
@@ -318,7 +313,8 @@ def _class(writer, used):
         body = body[1:]
     methods = []
     for name in used:
-        methods += ['', helpers.HELPERS[name].source.rstrip('\n')]
+        if helpers.HELPERS[name].methods:
+            methods += ['', helpers.HELPERS[name].source.rstrip('\n')]
     lines += _setup(writer, used, '\n'.join(body + methods))
     lines += ['', '    def %s(self):' % method_name(scenario)]
     lines += body
@@ -349,16 +345,6 @@ def _class_docstring(text):
     return '\n\n'.join(out) + '\n    """'
 
 
-def _summary(writer):
-    scenario = writer.scenario
-    first = ' '.join(scenario.description.split())
-    end = first.find('. ')
-    first = first if end < 0 else first[:end + 1]
-    hosts = ', '.join(scenario.hosts)
-    return '%s Hosts %s%s.' % (first, hosts, ', pinned flavors'
-                               if scenario.dedicated_cpus else '')
-
-
 def _setup(writer, used, rest):
     """setUp's lines; ``rest``: the text of the methods after it (what
     of setUp's state they read)."""
@@ -371,20 +357,17 @@ def _setup(writer, used, rest):
                           'Nova\'s tests set [compute] options for every '
                           'host of the test at once')
     lines = ['    def setUp(self):', '        super().setUp()']
-    if writer.crashes or writer.holds or 'watch_rpc' in used:
-        lines += ['        # Calls to a dead compute time out in seconds.',
+    if 'faults' in used:
+        # Before the computes start: it shortens the RPC timeouts and
+        # the service down time (a dead compute's callers give up and
+        # Nova sees it down within seconds, as faultdriver's embedded
+        # Nova does).
+        lines += ['        self.faults = self.useFixture(',
+                  '            compute_fault.ComputeFaultFixture(self))']
+    elif writer.holds or 'watch_rpc' in used:
+        lines += ['        # Calls to a held compute time out in seconds.',
                   '        self.flags(rpc_response_timeout=%d, '
                   'long_rpc_timeout=%d)' % (RPC_TIMEOUT, LONG_RPC_TIMEOUT)]
-    if writer.crashes:
-        # As faultdriver's embedded Nova: Nova (a fix, the scheduler)
-        # asking the service group sees a dead compute down, as it would
-        # after service_down_time in the field.
-        lines += ['        # A dead compute shows down within seconds, as '
-                  'it would once',
-                  '        # service_down_time passed.',
-                  '        self.flags(report_interval=%d, '
-                  'service_down_time=%d)'
-                  % (REPORT_INTERVAL, SERVICE_DOWN_TIME)]
     if scenario.shelved_offload_time is not None:
         lines.append('        self.flags(shelved_offload_time=%d)'
                      % scenario.shelved_offload_time)
@@ -416,18 +399,8 @@ def _setup(writer, used, rest):
     if 'self.ctxt' in rest:
         writer.need('nova.context')
         lines.append('        self.ctxt = nova_context.get_admin_context()')
-    state = [('self.periodics = []', 'periodic'),
-             ('self.fired = []', 'fault'),
-             ('self.crashed = {}', 'die'),
-             ('self.crashed = {}', 'restart_compute'),
-             ('self.crashed = {}', 'decide_resizes'),
-             ('self.crashed = {}', 'tracked_tasks'),
-             ('self.gave_up = {}', 'watch_rpc')]
-    seen = []
-    for text, helper in state:
-        if helper in used and text not in seen:
-            seen.append(text)
-            lines.append('        ' + text)
+    if 'watch_rpc' in used:
+        lines.append('        self.gave_up = {}')
     lines += _hosts(writer, shapes)
     if scenario.dedicated_cpus:
         lines += ['        self.flavor_id = self._create_flavor(',

@@ -6,11 +6,13 @@ Python: linted, unit-tested, and copied into the exported module by
 Each method uses Nova's test means only (its libvirt functional base,
 ``InstanceHelperMixin``, fixtures and objects) and the names this
 module defines at its top, which the exported module defines alike
-(``CONF``, ``TERMINAL``, ``ComputeDied``, the imports of
-``faultdriver.export.module.IMPORTS``): an exported test imports
-nothing of faultdriver.  :class:`NovaHelpers` is a mixin of such a test
-class; a test of faultdriver may also use it on an object that has the
-attributes a method reads.
+(``CONF``, ``TERMINAL``, the imports of
+``faultdriver.export.module.IMPORTS``), and ``self.faults``, the
+proposed Nova fixture (:mod:`faultdriver.export.novafixture`): an
+exported test imports nothing of faultdriver.  :class:`NovaHelpers` is
+a mixin of such a test class; a test of faultdriver may also use it on
+an object that has the attributes a method reads.  Waits are Nova's
+``_wait_for_assert`` (``InstanceHelperMixin``), not loops of their own.
 
 The wait helpers' ``timeout=30`` defaults are the scenario contract's
 ``backend.WAIT_TIMEOUT`` written out, not named: the copied text runs in
@@ -23,7 +25,6 @@ import time
 from unittest import mock
 import urllib.parse
 
-import fixtures
 import oslo_messaging as messaging
 
 from nova.compute import rpcapi as compute_rpcapi
@@ -37,14 +38,6 @@ CONF = nova.conf.CONF
 #: Migration statuses Nova never leaves by itself (the exported module
 #: writes the tuple out).
 TERMINAL = statuses.TERMINAL
-
-
-class ComputeDied(BaseException):
-    """Unwinds the thread in which a compute service died.
-
-    A BaseException, not an Exception: Nova's error handlers catch
-    Exception, and none of them runs in a killed process.
-    """
 
 
 class NovaHelpers:
@@ -71,20 +64,20 @@ class NovaHelpers:
         """Wait until the server's index-th migration (1: the oldest) is
         in ``status``; fail at once if it ends error or failed instead.
         """
-        deadline = time.monotonic() + timeout
-        statuses = []
-        while time.monotonic() < deadline:
-            migrations = self._migrations(server)
-            statuses = [migration['status'] for migration in migrations]
-            if len(migrations) >= index:
-                if statuses[index - 1] == status:
-                    return migrations[index - 1]
-                if (statuses[index - 1] in ('error', 'failed') and
-                        status not in ('error', 'failed')):
-                    break
-            time.sleep(0.2)
-        self.fail('migration %d of %s is not %s: %s'
-                  % (index, server['id'], status, statuses))
+        def check():
+            found = (self._migrations(server) + [None] * index)[index - 1]
+            if found is None or found['status'] not in (
+                    status, 'error', 'failed'):
+                self.fail('migration %d of %s is not %s: %s'
+                          % (index, server['id'], status, found))
+            return found
+
+        found = self._wait_for_assert(
+            check, max_retries=max(1, int(timeout * 5)), sleep=0.2)
+        if found['status'] != status:
+            self.fail('migration %d of %s is not %s: %s'
+                      % (index, server['id'], status, found['status']))
+        return found
 
     def _wait_for_service(self, hostname, state, timeout=30):
         """Wait until the compute service of ``hostname`` is up or
@@ -125,6 +118,34 @@ class NovaHelpers:
             self._delete_server(miss)
         return server
 
+    def _boot_with(self, hostname, flavor_id, volume=False, port=False):
+        """Boot a server on ``hostname``: from a volume (Nova's
+        CinderFixture), its flavor copied without local disks as clouds
+        give volume-backed servers (fakelibvirt never creates an
+        ephemeral disk's file, which a volume-backed server's live
+        migration check reads); ``port``: on NeutronFixture's network_1,
+        which gives it one port.
+        """
+        if volume:
+            flavor = self.admin_api.api_get(
+                '/flavors/%s' % flavor_id).body['flavor']
+            specs = self.admin_api.api_get(
+                '/flavors/%s/os-extra_specs' % flavor_id).body['extra_specs']
+            flavor_id = self._create_flavor(
+                memory_mb=flavor['ram'], vcpu=flavor['vcpus'], disk=0,
+                ephemeral=0, extra_spec=specs or None)
+        body = self._build_server(
+            flavor_id=flavor_id, host=hostname,
+            networks=([{'uuid': self.neutron.network_1['id']}] if port
+                      else 'none'))
+        if volume:
+            body['imageRef'] = ''
+            body['block_device_mapping_v2'] = [{
+                'boot_index': 0, 'uuid': self.cinder.IMAGE_BACKED_VOL,
+                'source_type': 'volume', 'destination_type': 'volume'}]
+        return self._wait_for_state_change(
+            self.admin_api.post_server({'server': body}), 'ACTIVE')
+
     def _pinned_cpus(self, hostname):
         """The pCPUs the compute node of ``hostname`` records as
         pinned.
@@ -139,119 +160,10 @@ class NovaHelpers:
         return self._get_provider_usages(
             self.compute_rp_uuids[hostname]).get('PCPU', 0)
 
-    def _periodic(self, hostname):
-        """Run the resource tracker periodic of ``hostname`` now, as its
-        timer would; whether it logged an error.
-        """
-        marker = 'Error updating resources for node %s' % hostname
-        before = self.compute_log.output.count(marker)
-        self.computes[hostname].manager.update_available_resource(
-            self.ctxt)
-        failed = self.compute_log.output.count(marker) > before
-        self.periodics.append((hostname, failed))
-        return failed
-
     def _failed_periodics(self, hostname):
         """How many periodics the test ran on ``hostname`` failed."""
-        return len([failed for host, failed in self.periodics
+        return len([failed for host, failed in self.faults.periodics
                     if host == hostname and failed])
-
-    def _die(self, hostname):
-        """nova-compute on ``hostname`` dies in the calling thread, as a
-        killed process would: its RPC servers take no more messages and
-        never reply (callers time out), its timers (the heartbeat) stop,
-        and the thread unwinds with ComputeDied, which none of Nova's
-        error handlers catches.
-        """
-        compute = self.computes[hostname]
-        self.crashed[hostname] = time.monotonic()
-        for server in (compute.rpcserver, compute.rpcserver_alt):
-            if server is not None:
-                server.stop()
-        compute.tg.stop_timers()
-        raise ComputeDied(hostname)
-
-    def _fault(self, hostname, point, action, skip=0, after=False,
-               error=None):
-        """Make the (skip + 1)-th call of ``point`` on ``hostname`` fail:
-        a method of its driver or, ``tracker.<method>``, of its resource
-        tracker.  ``action`` crash: the compute dies (_die); raise: the
-        call raises ``error``.  Before the real call runs or, ``after``,
-        once it returned.
-        """
-        manager = self.computes[hostname].manager
-        target = manager.rt if point.startswith('tracker.') else (
-            manager.driver)
-        method = point.rpartition('.')[2]
-        real = getattr(target, method)
-        calls = []
-
-        def failing(*args, **kwargs):
-            calls.append(args)
-            if len(calls) != skip + 1:
-                return real(*args, **kwargs)
-            if after:
-                real(*args, **kwargs)
-            self.fired.append((hostname, point, action))
-            if action == 'raise':
-                raise error
-            self._die(hostname)
-
-        self.useFixture(fixtures.MockPatchObject(
-            target, method, autospec=True, side_effect=failing))
-
-    def _periodic_at(self, hostname, point, peer=None, skip=0,
-                     after=False, wait=60):
-        """Run the resource tracker periodic of ``peer`` (default
-        ``hostname``) at the (skip + 1)-th call of ``point`` on
-        ``hostname``, before it runs or, ``after``, once it returned, as
-        its timer could: in another thread, waited for up to ``wait``
-        seconds (0: not waited for, where the call holds the tracker
-        lock the periodic needs).
-        """
-        manager = self.computes[hostname].manager
-        target = manager.rt if point.startswith('tracker.') else (
-            manager.driver)
-        method = point.rpartition('.')[2]
-        real = getattr(target, method)
-        calls = []
-
-        def periodic():
-            thread = threading.Thread(
-                target=self._periodic, args=(peer or hostname,),
-                daemon=True)
-            thread.start()
-            if wait:
-                thread.join(wait)
-
-        def hooked(*args, **kwargs):
-            calls.append(args)
-            if len(calls) == skip + 1 and not after:
-                periodic()
-            result = real(*args, **kwargs)
-            if len(calls) == skip + 1 and after:
-                periodic()
-            return result
-
-        self.useFixture(fixtures.MockPatchObject(
-            target, method, autospec=True, side_effect=hooked))
-
-    def _fired(self, hostname=None, point=None, action=None):
-        """How many of the test's faults fired, of those that match."""
-        return len([fired for fired in self.fired
-                    if hostname in (None, fired[0]) and
-                    point in (None, fired[1]) and
-                    action in (None, fired[2])])
-
-    def _wait_for_fault(self, hostname, point, timeout=30):
-        """Wait until the test's fault at ``point`` on ``hostname``
-        fired.
-        """
-        deadline = time.monotonic() + timeout
-        while not self._fired(hostname, point):
-            if time.monotonic() > deadline:
-                self.fail('no fault fired at %s on %s' % (point, hostname))
-            time.sleep(0.2)
 
     def _watch_rpc(self, method):
         """Record every call of ComputeAPI.``method`` that timed out: a
@@ -270,22 +182,6 @@ class NovaHelpers:
         self.stub_out('nova.compute.rpcapi.ComputeAPI.' + method,
                       watched)
 
-    def _restart_compute(self, hostname):
-        """Start nova-compute on ``hostname`` again on the same
-        hypervisor.  A dead one is not stopped first (its thread never
-        returned: a graceful stop would wait for it); the rest is what
-        restart_compute_service does after its stop().
-        """
-        if hostname not in self.crashed:
-            return self.restart_compute_service(hostname)
-        compute = self.computes.pop(hostname)
-        self.compute_rp_uuids.pop(hostname)
-        del self.crashed[hostname]
-        cell_name = self.host_mappings[hostname].cell_mapping.name
-        self.start_compute(hostname, cell_name=cell_name,
-                           connection=compute.driver._get_connection())
-        return self.computes[hostname]
-
     def _move_state(self, server):
         """Its migrations' statuses, status, task state and host."""
         found = self.admin_api.get_server(server['id'])
@@ -302,19 +198,25 @@ class NovaHelpers:
         RPC timeouts (a move stuck for good).
         """
         over = TERMINAL + ('finished', 'done')
-        deadline = time.monotonic() + timeout
-        last, since = None, time.monotonic()
-        while time.monotonic() < deadline:
+        last = {'state': None, 'since': time.monotonic()}
+
+        def check():
             state = [self._move_state(server) for server, _asked in moves]
-            if state != last:
-                last, since = state, time.monotonic()
-            if all(len(found[0]) >= asked and
-                   all(status in over for status in found[0])
-                   for found, (_server, asked) in zip(state, moves)):
+            if state != last['state']:
+                last.update(state=state, since=time.monotonic())
+            elif (time.monotonic() - last['since'] >=
+                    3 * CONF.rpc_response_timeout):
                 return
-            if time.monotonic() - since >= 3 * CONF.rpc_response_timeout:
-                return
-            time.sleep(0.5)
+            if not all(len(found[0]) >= asked and
+                       all(status in over for status in found[0])
+                       for found, (_server, asked) in zip(state, moves)):
+                self.fail('moves not settled: %s' % state)
+
+        try:
+            self._wait_for_assert(
+                check, max_retries=max(1, int(timeout * 2)))
+        except AssertionError:
+            pass    # not settled in time: the assertions say where
 
     def _decide_resizes(self, moves, decision, timeout=30):
         """Confirm or revert every resize waiting for it, as its user
@@ -332,10 +234,12 @@ class NovaHelpers:
                     'VERIFY_RESIZE'):
                 continue
             self.api.post_server_action(server['id'], {action: None})
-            deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline and not (
-                    self._decision_handled(server, action, last)):
-                time.sleep(0.5)
+            try:
+                self._wait_for_assert(lambda: self.assertTrue(
+                    self._decision_handled(server, action, last)),
+                    max_retries=max(1, int(timeout * 2)))
+            except AssertionError:
+                pass    # not handled in time: the assertions say how
 
     def _decision_handled(self, server, action, last):
         """Whether the server's migrations ended and the newest
@@ -346,7 +250,7 @@ class NovaHelpers:
         if not all(migration['status'] in TERMINAL
                    for migration in self._migrations(server)):
             return False
-        if self.crashed:
+        if self.faults.crashed:
             return True
         newest = [found for found in self.admin_api.get_instance_actions(
             server['id']) if found['action'] == action]
@@ -371,25 +275,14 @@ class NovaHelpers:
         the held call has, and runs once that is released, as in
         nova-compute.  The threads.
         """
-        threads = [threading.Thread(target=self._periodic, args=(hostname,),
-                                    daemon=True)
+        threads = [threading.Thread(target=self.faults.periodic,
+                                    args=(hostname,), daemon=True)
                    for hostname in sorted(self.computes)]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join(3 * CONF.rpc_response_timeout)
         return threads
-
-    def _restart_dead(self, timeout=30):
-        """Start each dead compute again once no caller waits for it any
-        more (the longest RPC timeout passed since it died), as an
-        operator would, and wait until its service is up.
-        """
-        for hostname, died in sorted(self.crashed.items()):
-            time.sleep(max(0, died + CONF.long_rpc_timeout -
-                           time.monotonic()))
-            self._restart_compute(hostname)
-            self._wait_for_service(hostname, 'up', timeout)
 
     def _reset_stuck(self, servers):
         """Reset the state of each server whose task state stayed set,
@@ -482,7 +375,7 @@ class NovaHelpers:
         """
         usage = {}
         for hostname in hostnames:
-            self._periodic(hostname)
+            self.faults.periodic(hostname)
             usage[hostname] = (len(self._pinned_cpus(hostname)),
                                self._placement_pcpus(hostname))
         return {hostname: found for hostname, found in usage.items()
@@ -518,7 +411,7 @@ class NovaHelpers:
         real = driver.live_migration
 
         def periodic_then_migrate(*args, **kwargs):
-            self._periodic(source)
+            self.faults.periodic(source)
             return real(*args, **kwargs)
 
         with mock.patch.object(driver, 'live_migration', autospec=True,
@@ -549,15 +442,21 @@ class NovaHelpers:
         tracked for good makes every later graceful stop of its host
         wait out the whole timeout.
         """
-        deadline = time.monotonic() + grace
-        while True:
-            tracked = {}
+        tracked = {}
+
+        def check():
+            tracked.clear()
             for hostname, compute in self.computes.items():
                 tasks = compute.manager._in_progress_tasks.values()
-                if hostname not in self.crashed and tasks:
+                if hostname not in self.faults.crashed and tasks:
                     tracked[hostname] = sorted(
                         '%s (%s)' % (task['name'], task['instance_uuid'])
                         for task in tasks)
-            if not tracked or time.monotonic() > deadline:
-                return tracked
-            time.sleep(0.5)
+            self.assertEqual({}, tracked)
+
+        try:
+            self._wait_for_assert(
+                check, max_retries=max(1, int(grace * 2)))
+        except AssertionError:
+            pass    # tracked for good
+        return tracked

@@ -55,6 +55,17 @@ def _boot(writer, where, server, host=None, flavor=None, pin_as=None,
                     % (name, host, flavor_id, other))
         return
     name = writer.new_server(server, where)
+    if volume or port:
+        if volume and writer.volume_booted:
+            raise Unsupported(where, 'a second server from a volume: the '
+                              'export boots one from CinderFixture\'s '
+                              'IMAGE_BACKED_VOL')
+        writer.volume_booted = writer.volume_booted or volume
+        writer.use('boot_with')
+        writer.line(call('%s = self._boot_with' % name, [
+            repr(host), flavor_id] + (['volume=True'] if volume else []) +
+            (['port=True'] if port else [])))
+        return
     writer.line('%s = self._create_server(' % name)
     writer.line('    flavor_id=%s, host=%r, networks=\'none\')'
                 % (flavor_id, host))
@@ -194,9 +205,9 @@ def _wait_point(writer, where, host, point, count=1, phase='before',
         writer.line('self.assertTrue(%s.started.wait(%s))' % (held, timeout))
         return
     if count == 1 and writer.faulted.get((host, point)) == phase:
-        # The hit is the fault's: the _fault helper records it as fired.
-        writer.use('wait_for_fault')
-        writer.line('self._wait_for_fault(%r, %r%s)' % (
+        # The hit is the fault's: the fixture records it as fired.
+        writer.use('faults')
+        writer.line('self.faults.wait_for(%r, %r%s)' % (
             host, point, '' if timeout == 30 else ', timeout=%s' % timeout))
         return
     raise Unsupported(where, 'only the first hit of a point a hang holds '
@@ -243,13 +254,13 @@ def _restart(writer, where, host, rules=()):
         raise Unsupported(where, 'rules of a restarted service are in '
                           'force during its start; an exported fault is '
                           'installed on a running service')
-    writer.use('restart_compute')
-    writer.line('self._restart_compute(%r)' % host)
+    writer.use('faults')
+    writer.line('self.faults.restart(%r)' % host)
 
 
 def _periodic(writer, where, host):
-    writer.use('periodic')
-    writer.line('self._periodic(%r)' % host)
+    writer.use('faults')
+    writer.line('self.faults.periodic(%r)' % host)
 
 
 def _add_rule(writer, where, host, rule):
@@ -302,8 +313,8 @@ def _recover(writer, where, timeout=60, resize=None, rules=None):
                     % timeout)
         writer.line(settle)
     if writer.crashes:
-        writer.use('restart_dead')
-        writer.line('self._restart_dead(%s)' % (
+        writer.use('faults')
+        writer.line('self.faults.restart_dead(%s)' % (
             '' if timeout == 30 else 'timeout=%s' % timeout))
         writer.line(settle)
     if resize:

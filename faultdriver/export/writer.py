@@ -38,6 +38,7 @@ class Writer:
         self.flavors = {}           # scenario flavor name -> Python name
         self.watched = []           # RPC methods whose timeouts we watch
         self.crashes = False        # a fault kills a compute
+        self.volume_booted = False  # a server boots from a volume
         self.notes = []             # module docstring paragraphs
 
     # -- text ---------------------------------------------------------------

@@ -38,18 +38,17 @@ def _config(tmp_path):
     return str(path)
 
 
-def _flake8(tmp_path, files):
+def _flake8(tmp_path, files, folder='nova/tests/functional/regressions'):
     """flake8 with Nova's configuration on copies of ``{name: text}``
-    where they land in Nova's tree (several of Nova's checks apply to
-    ``nova/tests/`` only)."""
+    where they land in Nova's tree (``folder``; several of Nova's checks
+    apply to ``nova/tests/`` only)."""
     config = _config(tmp_path)
-    where = tmp_path / 'nova' / 'tests' / 'functional' / 'regressions'
+    where = tmp_path / folder
     where.mkdir(parents=True, exist_ok=True)
     paths = []
     for name, text in files.items():
         (where / name).write_text(text)
-        paths.append(os.path.join('nova', 'tests', 'functional',
-                                  'regressions', name))
+        paths.append(os.path.join(folder, name))
     return subprocess.run(
         [sys.executable, '-m', 'flake8', '--config', config] + paths,
         capture_output=True, text=True, cwd=str(tmp_path))
@@ -77,6 +76,14 @@ def test_shipped_exports_pass_novas_flake8(tmp_path):
     assert found.returncode == 0, found.stdout + found.stderr
 
 
+def test_the_proposed_fixture_passes_novas_flake8(tmp_path):
+    """The fixture the exports' Nova change adds, where it lands."""
+    from faultdriver.export import novafixture
+    folder, name = os.path.split(novafixture.NOVA_PATH)
+    found = _flake8(tmp_path, {name: novafixture.text()}, folder)
+    assert found.returncode == 0, found.stdout + found.stderr
+
+
 def test_an_export_with_a_bug_number_passes_novas_flake8(tmp_path):
     from faultdriver import export
     text = export.export(os.path.join(
@@ -97,8 +104,13 @@ NAMED = {
     'resize-confirm': ('migrate_disk_and_power_off', 'src'),
     'resize-revert': ('finish_revert_migration', 'src'),
     'evacuation': ('spawn', 'dest'),
+    # A server from a volume, with a port (CinderFixture, NeutronFixture).
+    'live-migration-bfv': ('pre_live_migration', 'dest'),
+    'resize-revert-bfv': ('finish_revert_migration', 'src'),
+    'evacuation-bfv': ('spawn', 'dest'),
 }
-EXPORTED_ACTIONS = ('crash', 'raise', 'hang', 'periodic', 'peer-periodic')
+EXPORTED_ACTIONS = ('crash', 'raise', 'hang', 'periodic', 'peer-periodic',
+                    'delay')
 
 
 def _reproducer(tmp_path, workflow, point, host, action):
@@ -144,7 +156,10 @@ def test_the_named_workflows_reproducers_export_clean(tmp_path):
                         alias.name for alias in node.names]
                     assert not any(n.startswith('faultdriver')
                                    for n in names), (workflow, action)
-            assert 'volume' not in text and 'port_binding' not in text
+            # The vacuous (holding) volume and port invariants dropped.
+            assert '_volume_attachments' not in text
+            assert 'port_binding' not in text
+            assert ('volume=True' in text) == workflow.endswith('-bfv')
             texts['test_%s_%s.py' % (workflow.replace('-', '_'),
                                      action)] = text
             # A readable name: no sweep hash.

@@ -141,12 +141,18 @@ def test_the_exported_helpers_wait_as_long_as_the_contract():
     import re
 
     from faultdriver.export import helpers
+    from faultdriver.export import novafixture
     from faultdriver.scenario import backend
     waits = r'def _(?:wait_\w+|settle|decide_resizes)\(.*timeout=(\d+)\)'
     defaults = [int(value) for helper in helpers.HELPERS.values()
                 for value in re.findall(waits, helper.source)]
-    assert len(defaults) == 5
-    assert set(defaults) == {backend.WAIT_TIMEOUT}
+    assert len(defaults) == 4
+    # And the proposed Nova fixture's waits (a fault, a restarted host).
+    fixture = [int(value) for value in re.findall(
+        r'def (?:wait_for|restart_dead)\([^)]*timeout=(\d+)\)',
+        novafixture.text())]
+    assert len(fixture) == 2
+    assert set(defaults + fixture) == {backend.WAIT_TIMEOUT}
 
 
 def test_every_tier_annotates_the_contract_as_it_is_declared():
