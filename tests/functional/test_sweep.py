@@ -222,8 +222,13 @@ def test_reduced_shutdown_sweep_finds_the_step_begun_after_the_wait(
     arrives on the alternative topic and is refused its executor (every
     thread working for the stopping host is): the migration error, the
     server on src, the allocations left swapped (F4's leak)."""
+    # One worker: the two cases one after the other.  The window is a
+    # race of the stop's wait with the conductor's cast; with both cases
+    # at once beside the other mode's suite on two cores, CI once saw the
+    # cast win (s1 ERROR on dest).  Not a fix: the window should be held
+    # open by a rule (an rpc.* point), not by the machine's speed.
     doc = reduced_sweep(tmp_path, 'check_can_live_migrate_source', 'src',
-                        'shutdown')
+                        'shutdown', '--workers', '1')
     assert not any(c['internal_error'] for c in doc['cases'])
     for case in doc['cases']:
         details = {d['kind']: d['actual'] for d in case['details']}
