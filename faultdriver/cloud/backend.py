@@ -191,7 +191,8 @@ class CloudFaults(socket_faults.SocketFaults):
     def restart(self, host: str, rules: typing.Sequence[str] = ()) -> None:
         """Start ``host``'s nova-compute again (killing it if it runs)
         with ``rules`` in a one-shot start-rules file; returns once its
-        FaultDriver says ``rpc_started`` from this start.  A start a
+        FaultDriver says ``rpc_started`` from this start and the API
+        shows its own heartbeat (``wait_own_heartbeat``).  A start a
         fault of these rules ends raises StartFailed."""
         self.is_stopped(host)
         service = self.computes.service(host)
@@ -213,6 +214,7 @@ class CloudFaults(socket_faults.SocketFaults):
                     self.computes.host(host).ssh, 'nova-compute exited '
                     'during its start, no fault fired')
             raise failed
+        self.nova.wait_own_heartbeat(host, START_TIMEOUT)
         self.nova.after_start(host)
 
     def _ready(self, host: str) -> bool:

@@ -149,8 +149,10 @@ class Faults(socket_faults.SocketFaults):
     def restart(self, host: str, rules: typing.Sequence[str] = ()) -> None:
         """Start ``host``'s nova-compute again (killing it if it runs)
         with ``rules``; returns once it started: its control socket
-        answers and its RPC server consumes its queue (Nova starts that
-        after ``init_host`` and the start's resource update).
+        answers, its RPC server consumes its queue (Nova starts that
+        after ``init_host`` and the start's resource update) and the API
+        shows its own heartbeat, not the killed process's (see
+        ``wait_own_heartbeat``).
 
         A start that a fault of these rules ends (the process exits
         first, its journal showing the crash or raise) raises
@@ -186,6 +188,7 @@ class Faults(socket_faults.SocketFaults):
                 procs.check_alive([process], 'nova-compute on %s exited '
                                   'during its start, no fault fired' % host)
             raise failed
+        self.nova.wait_own_heartbeat(host, 90)
 
     def _answers(self, host):
         try:

@@ -164,6 +164,27 @@ class BackendBase(_Contract):
                   lambda: 'nova-compute on %s %s (it is %s)' % (
                       host, state, self.service_state(host)), timeout)
 
+    def wait_own_heartbeat(self, host: str,
+                           timeout: float = backend.WAIT_TIMEOUT) -> None:
+        """After a restart of ``host``'s nova-compute: wait until the API
+        shows a heartbeat newer than the one it shows now.
+
+        The killed process's last heartbeat keeps the service "up" for
+        ``service_down_time``; the new one's first comes only
+        ``INITIAL_REPORTING_DELAY`` (5 s) after it joined its service
+        group.  Between the two the scheduler's ComputeFilter and the
+        conductor's host check take the host for dead: a move or boot
+        in that gap ends NoValidHost (seen in CI: the seed's fix
+        variant on the cloud line).  Called once the new process runs,
+        so any newer heartbeat is its own."""
+        def updated() -> object:
+            return self.admin_api.get_services(
+                'nova-compute', host)[0].get('updated_at')
+        seen = updated()
+        self.wait(lambda: updated() != seen,
+                  'a heartbeat of the new nova-compute on %s (the API '
+                  'still shows %s)' % (host, seen), timeout)
+
     def attach_volume(self, server: records.Server,
                       timeout: float = backend.WAIT_TIMEOUT) -> str:
         """Attach a new data volume to ``server``; returns its id once

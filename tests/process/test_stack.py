@@ -9,6 +9,7 @@ module in eventlet mode, the seed scenario on processes in threading
 mode).
 """
 
+import datetime
 import json
 import os
 import stat
@@ -103,6 +104,21 @@ def test_crash_kills_the_process_after_the_journal_line(stack):
     stack.start_compute('dest')
     stack.api.wait_for_service('nova-compute', 'dest', 'up', timeout=90)
     assert stack.computes['dest'].alive()
+
+
+def test_a_restart_returns_once_the_api_shows_the_new_heartbeat(stack):
+    """The killed process's last heartbeat keeps the service "up" for
+    service_down_time, the new one's first comes 5 s after it joined:
+    a restart that returned before then would leave a gap in which the
+    scheduler takes the host for dead (a move or boot right after it
+    ends NoValidHost).  The heartbeat the API shows once restart returns
+    is the new process's: newer than the moment it was started."""
+    nova = process_nova.ProcessNova(stack)
+    started = datetime.datetime.now(datetime.timezone.utc).replace(
+        tzinfo=None)
+    nova.faults.restart('dest')
+    shown = stack.api.services('nova-compute', 'dest')[0]['updated_at']
+    assert datetime.datetime.fromisoformat(shown) > started
 
 
 @pytest.mark.parametrize('rule, action', [
