@@ -9,6 +9,13 @@ The cloud tier is the process tier's Nova reached as a cloud is (issue
 journal entries and expectations.  What is masked is listed here, each
 with why it may differ; everything else must be equal, so a field a
 later change adds is compared until someone names why it may not be.
+
+Two ``sweep -f json`` documents are compared by their cases instead:
+the same case ids, each with the same verdict, broken invariants and
+outcome (internal error, not reached), and the same invariants broken
+by the clean run.  A case's details, timings and recovery words are its tier's
+(a sweep on a cloud restores it between cases); the verdicts are what
+the issue's done-when asks to be equal.
 """
 
 import json
@@ -116,24 +123,46 @@ def differences(a: JSON, b: JSON, where: str = '') -> typing.List[str]:
     return []
 
 
+def verdicts(doc: JSON) -> JSON:
+    """What two sweeps of one workflow on two tiers must share: per case
+    id, its verdict, broken invariants, internal error and not-reached;
+    what the clean run broke (nothing, mostly)."""
+    clean = doc.get('clean_run') or {}
+    return {'clean_run': sorted(clean.get('broken') or ()),
+            'cases': {case['id']: {
+                'verdict': case.get('verdict'),
+                'broken': sorted(case.get('broken') or ()),
+                'internal_error': bool(case.get('internal_error')),
+                'not_reached': bool(case.get('not_reached'))}
+                for case in doc['cases']}}
+
+
 class BadDocument(Exception):
     pass
 
 
 def load(path: str) -> JSON:
-    """A ``scenario run -f json`` document; BadDocument naming the
-    file and what was expected."""
+    """A ``scenario run -f json`` or ``sweep -f json`` document;
+    BadDocument naming the file and what was expected."""
     try:
         with open(path) as f:
             doc = json.load(f)
     except (OSError, ValueError) as exc:
-        raise BadDocument('%s: expected a scenario run -f json document: '
-                          '%s' % (path, exc)) from None
+        raise BadDocument('%s: expected a scenario run or sweep -f json '
+                          'document: %s' % (path, exc)) from None
+    if isinstance(doc, dict) and isinstance(doc.get('cases'), list) and \
+            'workflow' in doc:
+        return doc
     if not isinstance(doc, dict) or not isinstance(doc.get('variants'),
                                                    dict):
         raise BadDocument('%s: key variants: expected a mapping of '
-                          'variant reports' % path)
+                          'variant reports (a scenario run), or key cases: '
+                          'a list of cases (a sweep)' % path)
     return doc
+
+
+def _is_sweep(doc: JSON) -> bool:
+    return 'cases' in doc and 'variants' not in doc
 
 
 def main(argv: typing.Optional[typing.Sequence[str]] = None) -> int:
@@ -147,13 +176,24 @@ def main(argv: typing.Optional[typing.Sequence[str]] = None) -> int:
     except BadDocument as exc:
         sys.stderr.write('%s\n' % exc)
         return 2
-    found = differences(masked(first), masked(second))
+    if _is_sweep(first) != _is_sweep(second):
+        sys.stderr.write('%s and %s: one is a sweep, the other a scenario '
+                         'run: expected two of a kind\n' % tuple(args))
+        return 2
+    if _is_sweep(first):
+        found = differences(verdicts(first), verdicts(second))
+        how = 'compared: case ids, verdicts, broken invariants, internal ' \
+              'errors, not reached; what the clean run broke'
+    else:
+        found = differences(masked(first), masked(second))
+        how = 'masked: %s; texts: %s' % (
+            ', '.join(sorted(MASKED_KEYS)),
+            ', '.join(r for _p, r, _w in MASKED_TEXTS))
     for line in found:
         sys.stdout.write(line + '\n')
-    sys.stdout.write('%s and %s: %s (masked: %s; texts: %s)\n' % (
+    sys.stdout.write('%s and %s: %s (%s)\n' % (
         args[0], args[1], '%d fields differ' % len(found) if found
-        else 'equal', ', '.join(sorted(MASKED_KEYS)),
-        ', '.join(r for _p, r, _w in MASKED_TEXTS)))
+        else 'equal', how))
     return 1 if found else 0
 
 

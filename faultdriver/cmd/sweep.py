@@ -42,7 +42,9 @@ class Sweep(command.Command):
             cases.DEFAULT_ACTIONS), help='comma-separated, of: %s' % (
             ', '.join(cases.ACTIONS)))
         parser.add_argument('--points', help='only these points '
-                            '(comma-separated; a reduced sweep)')
+                            '(comma-separated; a reduced sweep), each a '
+                            'point or POINT.PHASE (before, after, '
+                            'unlocked): that phase only')
         parser.add_argument('--hosts', help='only these hosts')
         parser.add_argument('--depth', type=int, default=1, choices=(1, 2),
                             help='2: then, after each first fault that '

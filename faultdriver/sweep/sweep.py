@@ -52,12 +52,31 @@ def check_arguments(workflow_name: str,
     workflow: records.Workflow = model.load(workflow_name)
     _known('--hosts', hosts, workflow.hosts,
            'not a host of workflow %s' % workflow.name)
-    _known('--points', points, points_module.catalogue(), 'no such point')
+    _known('--points', [split_point(name)[0] for name in points or ()],
+           points_module.catalogue(), 'no such point')
+    for name in points or ():
+        point, phase = split_point(name)
+        have = trace.phases(points_module.catalogue()[point])
+        if phase is not None and phase not in have:
+            raise exception.ScenarioError(
+                '--points %s: point %s has no phase %s; expected one of %s'
+                % (name, point, phase, ', '.join(have)))
     _known('--recovery-points', recovery_points, points_module.catalogue(),
            'no such point')
     _known('--patches/--ab', patches, patches_module.registered(),
            'no such candidate fix')
     return workflow
+
+
+def split_point(name: str) -> typing.Tuple[str, typing.Optional[str]]:
+    """``--points`` names a point (every phase of it) or ``POINT.PHASE``
+    (that phase only: a reduced sweep of crash and raise at
+    ``pre_live_migration.before`` is two cases, not four)."""
+    point, _dot, phase = name.rpartition('.')
+    if point and phase in rules.PHASES and \
+            name not in points_module.catalogue():
+        return point, phase
+    return name, None
 
 
 def _known(option: str, given: typing.Optional[typing.Iterable[str]],
@@ -194,14 +213,21 @@ def _chosen_cases(workflow: records.Workflow,
     """This shard's cases of the traced ``steps`` narrowed to ``points``
     and ``hosts``."""
     if points:
-        hit = {step.point for step in steps}
-        unknown = sorted(set(points) - hit)
+        wanted = [split_point(name) for name in points]
+
+        def chosen(step: trace.TracedStep,
+                   point: str, phase: typing.Optional[str]) -> bool:
+            return step.point == point and phase in (None, step.phase)
+        unknown = sorted(name for name, (point, phase) in zip(points, wanted)
+                         if not any(chosen(s, point, phase) for s in steps))
         if unknown:
             raise exception.ScenarioError(
                 '--points %s: not hit by workflow %s; its steps: %s' % (
                     ', '.join(unknown), workflow.name,
-                    ', '.join(sorted(hit))))
-        steps = [s for s in steps if s.point in points]
+                    ', '.join(sorted({'%s.%s' % (s.point, s.phase)
+                                      for s in steps}))))
+        steps = [s for s in steps
+                 if any(chosen(s, point, phase) for point, phase in wanted)]
     if hosts:
         steps = [s for s in steps if s.host in hosts]
     every = cases_module.generate(steps, actions, backend, workflow.hosts,

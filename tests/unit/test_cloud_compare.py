@@ -80,3 +80,49 @@ def test_the_command_exits_1_on_a_difference_2_on_a_bad_file(tmp_path,
     bad.write_text('{"variants": []}')
     assert compare.main([str(a), str(bad)]) == 2
     assert '%s: key variants' % bad in capsys.readouterr().err
+
+
+def sweep(cases, clean_broken=None):
+    return {'workflow': 'live-migration', 'backend': 'x',
+            'clean_run': {'verdict': 'expectations not met',
+                          'broken': clean_broken} if clean_broken else None,
+            'cases': [{'id': case, 'verdict': verdict, 'broken': broken,
+                       'internal_error': False, 'not_reached': None,
+                       'seconds': 60.0, 'details': [{'actual': case}]}
+                      for case, verdict, broken in cases]}
+
+
+CASES = [('pre_live_migration.before@dest:crash', 'expectations not met',
+          ['periodics-clean', 'outcome-after-failure']),
+         ('live_migration.before@src:raise', 'ok', [])]
+
+
+def test_two_sweeps_compare_by_their_cases_verdicts(tmp_path, capsys):
+    """Sweeps compare by case: same ids, verdicts and broken invariants
+    (in any order) are equal whatever their timings and details; a case
+    with another verdict, or only in one sweep, is a difference."""
+    same = [(i, v, list(reversed(b))) for i, v, b in CASES]
+    assert compare.differences(compare.verdicts(sweep(CASES)),
+                               compare.verdicts(sweep(same))) == []
+    other = [CASES[0], (CASES[1][0], 'expectations not met',
+                        ['servers-settled'])]
+    paths = [tmp_path / 'a.json', tmp_path / 'b.json']
+    for path, doc in zip(paths, (sweep(CASES), sweep(other))):
+        path.write_text(json.dumps(doc))
+    assert compare.main([str(p) for p in paths]) == 1
+    said = capsys.readouterr().out
+    assert "cases.live_migration.before@src:raise.verdict: " \
+        '"ok" != "expectations not met"' in said
+    assert compare.differences(
+        compare.verdicts(sweep(CASES)),
+        compare.verdicts(sweep(CASES[:1], ['servers-settled']))) == [
+        'cases.live_migration.before@src:raise: only in the first',
+        'clean_run: [] != ["servers-settled"]']
+
+
+def test_a_sweep_is_not_compared_with_a_scenario_run(tmp_path, capsys):
+    paths = [tmp_path / 'a.json', tmp_path / 'b.json']
+    paths[0].write_text(json.dumps(sweep(CASES)))
+    paths[1].write_text(json.dumps(run('cloud', UUID, 1.0, [])))
+    assert compare.main([str(p) for p in paths]) == 2
+    assert 'expected two of a kind' in capsys.readouterr().err

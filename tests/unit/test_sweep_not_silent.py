@@ -346,3 +346,39 @@ def test_a_sweep_with_no_case_is_refused_not_reported_clean():
     assert str(caught.value).startswith(
         'workflow resize-revert: no case: none of the 1 chosen steps takes '
         'a rule of --actions peer-periodic')
+
+
+def test_points_with_a_phase_choose_that_phase_only():
+    """``--points pre_live_migration.before``: the cases of that phase
+    only (a reduced sweep of crash and raise at two steps is four cases,
+    not eight); a phase the point lacks, or one the workflow never hit,
+    is refused naming it."""
+    from faultdriver.scenario import model
+    from faultdriver.sweep import trace
+    steps = [trace.TracedStep('pre_live_migration', 'dest', 'before'),
+             trace.TracedStep('pre_live_migration', 'dest', 'after'),
+             trace.TracedStep('live_migration', 'src', 'before'),
+             trace.TracedStep('live_migration', 'src', 'after')]
+    points = ['pre_live_migration.before', 'live_migration.before']
+    sweep.check_arguments('live-migration', points)
+    chosen = sweep._chosen_cases(
+        model.load('live-migration'), steps, ('crash', 'raise'), points,
+        None, (1, 1), 'embedded', lambda text: None)
+    assert [case.id for case in chosen] == [
+        'live_migration.before@src:crash', 'live_migration.before@src:raise',
+        'pre_live_migration.before@dest:crash',
+        'pre_live_migration.before@dest:raise']
+    with pytest.raises(exception.ScenarioError) as caught:
+        sweep.check_arguments('live-migration', ['live_migration.unlocked'])
+    assert str(caught.value) == (
+        '--points live_migration.unlocked: point live_migration has no '
+        'phase unlocked; expected one of before, after')
+    with pytest.raises(exception.ScenarioError) as caught:
+        sweep._chosen_cases(
+            model.load('live-migration'), steps[2:], ('crash',),
+            ['pre_live_migration.after'], None, (1, 1), 'embedded',
+            lambda text: None)
+    assert str(caught.value).startswith(
+        '--points pre_live_migration.after: not hit by workflow '
+        'live-migration; its steps: live_migration.after, '
+        'live_migration.before')
