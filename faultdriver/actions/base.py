@@ -4,6 +4,7 @@ import re
 import typing
 
 if typing.TYPE_CHECKING:
+    from faultdriver import points
     from faultdriver import rules
     from faultdriver.scenario import tiers
 
@@ -20,6 +21,12 @@ class Action:
     required = 0
     #: The phases a rule may fire it at; None: any the point has.
     phases: typing.Optional[typing.Tuple[str, ...]] = None
+    #: The point kinds (``Point.kind``) it acts at, its :meth:`check`
+    #: refusing the others; None: any.  The sweep places its cases by
+    #: it: an action that acts anywhere goes at the host's own steps.
+    kinds: typing.Optional[typing.Tuple[str, ...]] = None
+    #: How a refusal names the points of :attr:`kinds`.
+    kinds_text = ''
 
     def __init__(self, term):
         self.term = term
@@ -64,9 +71,14 @@ class Action:
         return frozenset()
 
     @classmethod
-    def check(cls, term, point):
-        """Validate a term at configuration time; ValueError if bad."""
+    def check(cls, term: 'rules.Term', point: 'points.Point') -> None:
+        """Validate a term at configuration time; ValueError if bad: its
+        arguments, or a point of a kind it does not act at."""
         cls.bind(term)
+        if cls.kinds is not None and point.kind not in cls.kinds:
+            raise ValueError('acts only at %s; %s is a %s point' % (
+                cls.kinds_text or ' or '.join(cls.kinds) + ' points',
+                point.name, point.kind))
 
     def prepare(self, hit):
         """Run under the engine lock before the hit is announced."""

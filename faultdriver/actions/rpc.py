@@ -35,14 +35,6 @@ class Fate(exception.InjectedFault, Exception):
         self.fate = fate
 
 
-def _rpc_point(cls: typing.Type[base.Action], term: 'rules.Term',
-               point: 'points.Point') -> None:
-    cls.bind(term)
-    if point.kind != 'rpc':
-        raise ValueError('acts only at RPC points (rpc.*); %s is a %s point'
-                         % (point.name, point.kind))
-
-
 def _point_of(rule: 'rules.Rule') -> typing.Optional['points.Point']:
     from faultdriver import points
     found: typing.Optional['points.Point'] = points.catalogue().get(
@@ -50,7 +42,15 @@ def _point_of(rule: 'rules.Rule') -> typing.Optional['points.Point']:
     return found
 
 
-class _Unanswered(base.Action):
+class _AtRpcPoint(base.Action):
+    """Common ground of the RPC actions: they act at ``rpc.*`` points
+    only, where :mod:`faultdriver.rpcmessage` carries out a Fate."""
+
+    kinds = ('rpc',)
+    kinds_text = 'RPC points (rpc.*)'
+
+
+class _Unanswered(_AtRpcPoint):
     """Common ground of the actions that leave a caller unanswered."""
 
     @classmethod
@@ -83,10 +83,6 @@ class Drop(_Unanswered):
     name = DROP
     phases = ('before',)
 
-    @classmethod
-    def check(cls, term: 'rules.Term', point: 'points.Point') -> None:
-        _rpc_point(cls, term, point)
-
 
 class LostReply(_Unanswered):
     """lostreply: the message is handled; its reply never arrives.
@@ -103,13 +99,13 @@ class LostReply(_Unanswered):
 
     @classmethod
     def check(cls, term: 'rules.Term', point: 'points.Point') -> None:
-        _rpc_point(cls, term, point)
+        super().check(term, point)
         if point.rpc == 'cast':
             raise ValueError('%s is a cast: it has no reply to lose (use '
                              'drop)' % point.name)
 
 
-class Twice(base.Action):
+class Twice(_AtRpcPoint):
     """twice: the message is handled twice, as a redelivered one.
 
     At an RPC point only, phase ``before``.  The first handling answers
@@ -121,10 +117,6 @@ class Twice(base.Action):
 
     name = TWICE
     phases = ('before',)
-
-    @classmethod
-    def check(cls, term: 'rules.Term', point: 'points.Point') -> None:
-        _rpc_point(cls, term, point)
 
     def __call__(self, hit: 'engine.Hit') -> typing.NoReturn:
         raise Fate(TWICE)

@@ -19,8 +19,6 @@ from faultdriver import exception
 
 if typing.TYPE_CHECKING:
     from faultdriver import engine
-    from faultdriver import points
-    from faultdriver import rules
 
 
 class ServiceAnswer(exception.InjectedFault, Exception):
@@ -41,13 +39,14 @@ def _status(value: str) -> int:
     return int(value)
 
 
-def _service_point(cls: typing.Type[base.Action], term: 'rules.Term',
-                   point: 'points.Point') -> None:
-    cls.bind(term)
-    if point.kind != 'service':
-        raise ValueError('acts only at service-call points (network.*, '
-                         'volume.*, placement.*); %s is a %s point'
-                         % (point.name, point.kind))
+class _AtServicePoint(base.Action):
+    """Common ground of the service's answers: they act at service-call
+    points only, where :mod:`faultdriver.servicecall` turns them into
+    the HTTP request's outcome."""
+
+    kinds = ('service',)
+    kinds_text = ('service-call points (network.*, volume.*, '
+                  'placement.*)')
 
 
 def _text(hit: 'engine.Hit') -> str:
@@ -55,7 +54,7 @@ def _text(hit: 'engine.Hit') -> str:
         hit.describe(), hit.host, hit.rule_index, hit.hit)
 
 
-class Http(base.Action):
+class Http(_AtServicePoint):
     """http(status): the service answers with a 5xx status.
 
     At a service-call point only.  ``point: http(500)`` answers the
@@ -71,15 +70,11 @@ class Http(base.Action):
     params = (('status', _status),)
     required = 1
 
-    @classmethod
-    def check(cls, term: 'rules.Term', point: 'points.Point') -> None:
-        _service_point(cls, term, point)
-
     def __call__(self, hit: 'engine.Hit') -> typing.NoReturn:
         raise ServiceAnswer(self.args['status'], _text(hit))
 
 
-class ConnFail(base.Action):
+class ConnFail(_AtServicePoint):
     """connfail: the connection to the service fails.
 
     At a service-call point only.  Raises requests' ``ConnectionError``
@@ -91,10 +86,6 @@ class ConnFail(base.Action):
     """
 
     name = 'connfail'
-
-    @classmethod
-    def check(cls, term: 'rules.Term', point: 'points.Point') -> None:
-        _service_point(cls, term, point)
 
     def __call__(self, hit: 'engine.Hit') -> typing.NoReturn:
         import requests

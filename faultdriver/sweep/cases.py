@@ -8,30 +8,30 @@ import hashlib
 import re
 import typing
 
+from faultdriver import actions as actions_module
+from faultdriver import conf
 from faultdriver import points as points_module
 from faultdriver import rules as rules_module
 from faultdriver.scenario import invariants
 from faultdriver.scenario import model
+from faultdriver.scenario import provisions
 from faultdriver.scenario import secondcall
 from faultdriver.scenario import tiers
 from faultdriver.sweep import records
 from faultdriver.sweep import trace
 
-#: Action classes: the rule term each becomes at a point.
+#: Action classes: the rule term each becomes at a point.  A case is
+#: only where the term's action takes it, as it would take a scenario's
+#: rule on the tier (:func:`taken`): the action's point kinds, phases,
+#: check and needs decide, not this module.
 ACTIONS = ('crash', 'raise', 'raise-generic', 'periodic', 'peer-periodic',
            'delay', 'hang', 'shutdown', 'shutdown-hold', 'second-call',
            'http-error', 'connfail', 'drop', 'lostreply', 'twice')
-#: The classes a service answers with: they act at service-call points
-#: (``network.*``, ``volume.*``, ``placement.*``, those the tier can fire)
-#: and only there.
-SERVICE_ACTIONS = ('http-error', 'connfail')
-#: The classes of an incoming message's fate at the receiving
-#: nova-compute (``rpc.*`` points, faultdriver.rpcmessage): lost before
-#: it is handled, its reply lost, handled twice.  Only there.
-RPC_ACTIONS = ('drop', 'lostreply', 'twice')
-#: The point kinds the other classes act at: the host's own steps (the
-#: compute-side faults around a service call or a message are its driver
-#: and tracker steps').
+#: The point kinds the sweep puts an action that acts at any point (its
+#: class names no ``kinds``) at: the host's own steps (the compute-side
+#: faults around a service call or a message are its driver and tracker
+#: steps').  An action that names its kinds (a service's answer at
+#: ``network.*``..., a message's fate at ``rpc.*``) goes only there.
 HOST_KINDS = ('driver', 'tracker')
 DEFAULT_ACTIONS = ('crash', 'raise', 'periodic')
 GENERIC_EXCEPTION = 'InternalError'
@@ -96,12 +96,20 @@ class Case:
         return '%s: %d*off -> %s' % (where, self.skip, chain)
 
     def _term(self, backend: str) -> typing.Optional[str]:
-        point = points_module.catalogue()[self.point]
+        """The case's rule without its skipped hits, if its action takes
+        it on ``backend``."""
+        term = self._written(points_module.catalogue()[self.point],
+                             backend)
+        return term if term is not None and taken(term, backend) else None
+
+    def _written(self, point: points_module.Point,
+                 backend: str) -> typing.Optional[str]:
+        """The rule the action class becomes at the step (None: the
+        sweep puts none there, whatever the action would take)."""
         where = '%s.%s' % (self.point, self.phase)
-        if point.kind not in kinds_of(self.action):
-            return None
-        if self.action in RPC_ACTIONS:
-            return _rpc_term(where, self.action, self.phase, point, backend)
+        if self.action in ('drop', 'lostreply', 'twice'):
+            # The message's fate at the receiving compute, once.
+            return '%s: 1*%s' % (where, self.action)
         if self.action == 'http-error':
             # Once: a transient error, which Nova's retry (where it has
             # one) should absorb.  Before the request: a 500 the service
@@ -116,14 +124,13 @@ class Case:
         if self.action == 'periodic':
             return None if self.in_periodic else '%s: 1*periodic' % where
         if self.action == 'peer-periodic':
-            # Where the hit thread holds no tracker lock: the embedded
-            # Nova's hosts share one lock, so there the other host's
-            # periodic could only run after the step (and the cases are
-            # the same on every tier, so that each replays on another).
-            if self.in_periodic or (point.tracker_lock and
-                                    self.phase != rules_module.UNLOCKED):
-                return None
-            return '%s: 1*periodic(host=%s)' % (where, self.peer)
+            # Only where it needs nothing of the tier (where the hit
+            # thread holds no tracker lock: the embedded Nova's hosts
+            # share one, so there the other host's periodic could only
+            # run after the step), on every tier: the cases are the same
+            # on each, so that each replays on another.
+            term = '%s: 1*periodic(host=%s)' % (where, self.peer)
+            return None if self.in_periodic or needs(term) else term
         if self.action == 'hang':
             # Held until recover released it after the periodics ran.
             return '%s: 1*hang' % where
@@ -152,38 +159,43 @@ class Case:
             return '%s: 1*raise(%s)' % (where, point.raises[0]) \
                 if point.raises else None
         if self.action == 'raise-generic':
-            # Only where it differs from 'raise' and the point can raise it.
+            # Only where it differs from 'raise' (and, as any raise,
+            # where the point can raise it).
             return '%s: 1*raise(%s)' % (where, GENERIC_EXCEPTION) \
-                if GENERIC_EXCEPTION in point.raises[1:] else None
+                if point.raises[:1] != (GENERIC_EXCEPTION,) else None
         raise ValueError('unknown action class %r' % self.action)
 
 
-def kinds_of(action: str) -> typing.Tuple[str, ...]:
-    """The point kinds action class ``action`` acts at."""
-    if action in SERVICE_ACTIONS:
-        return ('service',)
-    if action in RPC_ACTIONS:
-        return ('rpc',)
-    return HOST_KINDS
+def taken(text: str, backend: str) -> bool:
+    """Whether the actions of rule ``text`` take it on tier ``backend``,
+    as a scenario's rule there would be taken: each at a point of a kind
+    it acts at (the host's own steps for one that acts anywhere:
+    :data:`HOST_KINDS`), in a phase it acts at, its ``check`` passing
+    (as nova.conf validates a rule), and what it needs provided by
+    the tier (``needs``, as the scenario's load asks it).  A term whose
+    action is not registered is the sweep's own error: ValueError."""
+    rule = rules_module.parse(text)
+    point = points_module.catalogue()[rule.point]
+    actions = actions_module.load_all()
+    for term in rule.terms:
+        if term.action not in actions:
+            raise ValueError('sweep rule %r: no action %r is registered '
+                             '(%s)' % (text, term.action,
+                                       ', '.join(sorted(actions))))
+        if point.kind not in (actions[term.action].kinds or HOST_KINDS):
+            return False
+    try:
+        conf.RuleType(points_module.catalogue(), actions)(text)
+    except rules_module.RuleError:
+        return False
+    return not tiers.get(backend).lacks(needs(text))
 
 
-def _rpc_term(where: str, action: str, phase: str,
-              point: points_module.Point,
-              backend: str) -> typing.Optional[str]:
-    """The rule of an RPC class at an ``rpc.*`` point, or None where
-    the action cannot be: ``drop`` and ``twice`` act before the method
-    runs; ``lostreply`` only where a call waits for a reply; ``drop``
-    and ``lostreply`` of a call made with ``call_monitor_timeout`` only
-    on a tier whose transport sends heartbeats (else the scenario is
-    refused: the caller would wait its whole ``long_rpc_timeout``)."""
-    if action in ('drop', 'twice') and phase != 'before':
-        return None
-    if action == 'lostreply' and point.rpc != 'call':
-        return None
-    if action != 'twice' and point.monitored and tiers.get(backend).lacks(
-            {tiers.Provision.CALL_HEARTBEATS}):
-        return None
-    return '%s: 1*%s' % (where, action)
+def needs(text: str) -> provisions.Provisions:
+    """What rule ``text`` needs of a tier: its point's and its actions'
+    declarations, as a scenario's load collects them."""
+    return frozenset().union(
+        *(needed for _, needed in provisions.rule_needs(text)))
 
 
 def scenario_name(prefix: str, case_id: str) -> str:
