@@ -215,11 +215,11 @@ def _chosen_cases(workflow: records.Workflow,
     if points:
         wanted = [split_point(name) for name in points]
 
-        def chosen(step: trace.TracedStep,
+        def matches(step: trace.TracedStep,
                    point: str, phase: typing.Optional[str]) -> bool:
             return step.point == point and phase in (None, step.phase)
         unknown = sorted(name for name, (point, phase) in zip(points, wanted)
-                         if not any(chosen(s, point, phase) for s in steps))
+                         if not any(matches(s, point, phase) for s in steps))
         if unknown:
             raise exception.ScenarioError(
                 '--points %s: not hit by workflow %s; its steps: %s' % (
@@ -227,7 +227,7 @@ def _chosen_cases(workflow: records.Workflow,
                     ', '.join(sorted({'%s.%s' % (s.point, s.phase)
                                       for s in steps}))))
         steps = [s for s in steps
-                 if any(chosen(s, point, phase) for point, phase in wanted)]
+                 if any(matches(s, point, phase) for point, phase in wanted)]
     if hosts:
         steps = [s for s in steps if s.host in hosts]
     every = cases_module.generate(steps, actions, backend, workflow.hosts,
