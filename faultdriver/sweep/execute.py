@@ -16,6 +16,7 @@ import yaml
 from faultdriver import exception
 from faultdriver.scenario import launch
 from faultdriver.scenario import model
+from faultdriver.scenario import provisions
 from faultdriver.scenario import secondcall
 from faultdriver.scenario import tiers
 from faultdriver.sweep import cases as cases_module
@@ -83,11 +84,37 @@ def load_results(folder: str, repair: bool = False,
 
 
 def write_scenario(folder: str, data: records.ScenarioData) -> str:
+    """``data`` as a scenario file in ``folder`` (its ``name``.yaml),
+    declaring the tiers it can run on (:func:`with_backends`)."""
+    data = with_backends(data)
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, data['name'] + '.yaml')
     with open(path, 'w', encoding='utf-8') as out:
         yaml.safe_dump(data, out, sort_keys=False)
     return path
+
+
+def with_backends(data: records.ScenarioData) -> records.ScenarioData:
+    """``data`` with ``backends`` naming the tiers that provide all its
+    parts need, where some tier does not: a trace on the process tier
+    puts log rules at the network.* and volume.* points its Nova's
+    clients fire, a case a service fault there, and a scenario without
+    ``backends`` is checked against every local tier, the embedded one
+    too, which lacks those (the file is refused as a user's would be).
+    A workflow's own ``backends`` are narrowed, never widened."""
+    wanted = provisions.needed(model.Scenario('<sweep>', data))
+    able = tiers.providing(wanted)
+    if 'backends' in data:
+        narrowed = [name for name in data['backends'] if name in able]
+        if narrowed == list(data['backends']):
+            return data
+    elif set(tiers.LOCAL) <= set(able):
+        return data
+    else:
+        narrowed = list(able)
+    data = dict(data)
+    data['backends'] = narrowed
+    return data
 
 
 def run_scenario(path: str, variant: str, mode: str, backend: str,

@@ -921,3 +921,21 @@ def test_rpc_classes_act_at_rpc_points_only():
         assert rule(plain, 'before', action) is None
     for action in ('drop', 'lostreply', 'twice'):
         assert rule('live_migration', 'before', action) is None
+
+
+@pytest.mark.parametrize('backend, declared', [
+    ('process', ['process', 'libvirt', 'cloud']),
+    ('cloud', ['process', 'libvirt', 'cloud']),
+    ('embedded', None)])
+def test_a_written_trace_loads_and_names_the_tiers_that_can_run_it(
+        tmp_path, backend, declared):
+    """A trace on a tier whose Nova clients send Neutron and Cinder
+    requests logs at those points; without ``backends`` the file was
+    checked against the embedded tier too and refused, so no sweep on
+    processes or a cloud ran past its trace.  Written, it names the
+    tiers that can run it and loads."""
+    from faultdriver.sweep import execute
+    data = trace.trace_scenario(model.load('live-migration'),
+                                backend=backend)
+    path = execute.write_scenario(str(tmp_path), data)
+    assert model.load(path).data.get('backends') == declared
