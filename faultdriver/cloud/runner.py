@@ -169,7 +169,8 @@ def run(path: str, variant: str, mode: str,
         except Exception:
             report.internal_error = traceback.format_exc()
         try:
-            nova.end()
+            for line in nova.end():
+                play.progress(variant, line)
         except Exception:
             # What the steps showed stands; the cloud is not clean.
             report.internal_error = '%sputting cloud %s back failed (run ' \

@@ -119,3 +119,25 @@ def exercise(nova):
     assert nova.tracked_tasks('a') == []
     assert 'Final resource view' in nova.log_text()
     nova.delete_server(server)
+    leaked_allocations_are_deleted_only_for_the_run(nova, server['id'])
+
+
+def leaked_allocations_are_deleted_only_for_the_run(nova, server_id):
+    """What placement holds for the run's consumers once its servers are
+    gone (a leak a case found) is deleted at the run's end, so a sweep's
+    next case on the same cloud starts clean; another consumer's
+    allocation stays."""
+    foreign = '0c2d4f6e-8a1b-4c3d-9e5f-a7b9c1d3e5f7'
+    provider = nova._provider('b')
+    for consumer in (server_id, foreign):
+        nova.cloud.request('PUT', '/allocations/%s' % consumer, {
+            'allocations': {provider: {'resources': {'MEMORY_MB': 64}}},
+            'project_id': 'p', 'user_id': 'u', 'consumer_generation': None},
+            service='placement', translate=False)
+    assert set(nova.provider_allocations('b')) == {server_id, foreign}
+    said = nova._drop_leaked({server_id})
+    assert set(nova.provider_allocations('b')) == {foreign}
+    assert said == ['deleted 64 MEMORY_MB left in placement on b for %s '
+                    'after the run deleted its servers' % server_id]
+    nova.cloud.request('DELETE', '/allocations/%s' % foreign,
+                       service='placement')
