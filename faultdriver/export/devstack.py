@@ -454,6 +454,12 @@ def _step_wait_second_call(steps, where, **args):
                       'form')
 
 
+def _step_wait_tasks(steps, where, timeout=30):
+    raise Unsupported(where, 'a wait until no compute tracks a task (a '
+                      'sweep trace\'s step) has no openstack CLI form '
+                      '(`fdctl NODE tasks` lists a node\'s)')
+
+
 def _step_crash(steps, where, host):
     steps.add('# a crash stays down until a later step starts it: if your '
               '%s unit' % UNIT,

@@ -4,10 +4,15 @@ every point, read back from the journal.
 The points come from the run, never from a hand list, so a step a newer
 Nova adds is swept too; the catalogue's facts only narrow them to the
 workflow's move (its ``operations``) and drop what happens after the
-workflow hands over to ``recover``.  Only points the tier can fire are
-traced (``Tier.fires``, from what it provides): on the embedded Nova,
-no ``network.*`` or ``volume.*`` service-call point (Nova's fixtures
-make no request there), every one on processes.
+workflow hands over to ``recover``.  The clean run hands over only once
+the move's threads are done (a ``wait-tasks`` step before ``recover``,
+:mod:`faultdriver.scenario.tasksteps`): a migration is saved
+``completed`` before its source's thread ends (the source's
+``live_migration`` 'after' hit comes later), so without it that hit
+was traced in some runs and not in others.  Only points the tier can
+fire are traced (``Tier.fires``, from what it provides): on the
+embedded Nova, no ``network.*`` or ``volume.*`` service-call point
+(Nova's fixtures make no request there), every one on processes.
 """
 
 import copy
@@ -16,6 +21,7 @@ import typing
 from faultdriver import points as points_module
 from faultdriver import rules as rules_module
 from faultdriver.scenario import model
+from faultdriver.scenario import tasksteps
 from faultdriver.scenario import tiers
 from faultdriver.sweep import records
 
@@ -47,11 +53,18 @@ def trace_scenario(workflow: records.Workflow,
     its own but the invariants (the clean run must keep them), run on
     the Nova under test (``nova_changes``, the variant keys
     :func:`faultdriver.novaundertest.variant_keys` gives: its steps may
-    differ), on tier ``backend``."""
+    differ), on tier ``backend``; a ``wait-tasks`` step before its
+    ``recover`` (the trace's end waits for the move's threads)."""
     data = copy.deepcopy(workflow.data)
     rules = dict(data.get('rules', {}))
     rules['*'] = list(rules.get('*', ())) + trace_rules(backend)
     data['rules'] = rules
+    steps = list(data.get('steps', ()))
+    recover = next((i for i, step in enumerate(steps) if 'recover' in step),
+                   None)
+    if recover is not None:
+        steps.insert(recover, {tasksteps.NAME: {}})
+    data['steps'] = steps
     data['name'] = 'trace-' + workflow.name
     data['variants'] = {'trace': {'description': 'clean run, traced'}}
     data['variants']['trace'].update(nova_changes or {})

@@ -17,6 +17,7 @@ import sys
 
 import yaml
 
+from faultdriver import scenarios as bundled
 from tests import golden
 from tests import novatree
 
@@ -215,20 +216,60 @@ def test_reduced_shutdown_sweep_ends_moves_as_clean(tmp_path):
     assert after['origin'] == {'s1': 'src', 's2': 'dest'}
 
 
+#: Rules of src that hold F16's window open whatever the machine's load
+#: (see the test below).
+F16_WINDOW = ['cleanup_host: 1*delay(5)', 'rpc.live_migration: 1*delay(10)']
+
+
+def f16_workflow(folder):
+    """The bundled live-migration workflow with :data:`F16_WINDOW` on src,
+    as a workflow file in ``folder``."""
+    with open(os.path.join(os.path.dirname(bundled.__file__),
+                           'live-migration.yaml')) as saved:
+        data = yaml.safe_load(saved)
+    data['name'] = 'live-migration-f16-window'
+    rules = dict(data.get('rules') or {})
+    rules['src'] = list(rules.get('src', ())) + F16_WINDOW
+    data['rules'] = rules
+    path = os.path.join(str(folder), 'live-migration-f16-window.yaml')
+    with open(path, 'w') as out:
+        yaml.safe_dump(data, out)
+    return path
+
+
 def test_reduced_shutdown_sweep_finds_the_step_begun_after_the_wait(
         tmp_path):
-    """F16 with nothing widened: src stops while it answers its pre-check;
-    the manager's wait ends with it, the conductor's live_migration cast
-    arrives on the alternative topic and is refused its executor (every
-    thread working for the stopping host is): the migration error, the
-    server on src, the allocations left swapped (F4's leak)."""
-    # One worker: the two cases one after the other.  The window is a
-    # race of the stop's wait with the conductor's cast; with both cases
-    # at once beside the other mode's suite on two cores, CI once saw the
-    # cast win (s1 ERROR on dest).  Not a fix: the window should be held
-    # open by a rule (an rpc.* point), not by the machine's speed.
-    doc = reduced_sweep(tmp_path, 'check_can_live_migrate_source', 'src',
-                        'shutdown', '--workers', '1')
+    """F16: src stops while it answers its pre-check; the manager's wait
+    ends with it, the conductor's live_migration cast arrives on the
+    alternative topic and is refused its executor (every thread working
+    for the stopping host is): the migration error, the server on src,
+    the allocations left swapped (F4's leak).
+
+    The window is held by rules, not left to the machine's speed.  On
+    the embedded Nova the stop is quick, and F16's outcome needs the
+    cast handled after src's executors shut (its drain) and before
+    src's alternative topic stops, right after: a race the stop thread
+    and the cast's path (the pre-check's reply, dest, the conductor)
+    run from the pre-check's end.  CI once saw the cast win (the
+    migration started and failed half-way: s1 ERROR on dest); a cast
+    later than the topic's stop would be handled by the restarted src.
+    No rule can fire on src once its ``cleanup_host`` closed the fault
+    engine (before the drain), so two delays order it:
+    ``cleanup_host`` holds the stop 5 s (the cast arrives meanwhile and
+    the engine still fires), the cast waits 10 s in src's dispatch of
+    it (the alternative topic's stop waits for a message being
+    dispatched): the stop drains at 5 s, the cast is handled at 10 s.
+    A machine would have to stall 5 s for another outcome (on real
+    libvirt ``cleanup_host`` itself holds the stop, F14).  The clean
+    run has the rules too: its migration starts 10 s later."""
+    workflow = f16_workflow(tmp_path)
+    done = faultdriver('sweep', workflow, '--points',
+                       'check_can_live_migrate_source', '--hosts', 'src',
+                       '--actions', 'shutdown', '--results',
+                       str(tmp_path / 'results'), '-f', 'json')
+    assert done.returncode == 0, done.stderr[-3000:]
+    doc = json.loads(done.stdout)
+    assert {c['phase'] for c in doc['cases']} == {'before', 'after'}
     assert not any(c['internal_error'] for c in doc['cases'])
     for case in doc['cases']:
         details = {d['kind']: d['actual'] for d in case['details']}
@@ -237,9 +278,12 @@ def test_reduced_shutdown_sweep_finds_the_step_begun_after_the_wait(
             case['id']
         assert 'src holds 20 DISK_GB, 2048 MEMORY_MB, 2 PCPU for ' \
             'migration s1#1 (error)' in details['allocations-consistent']
-        log = (tmp_path / 'logs' / (
+        log = (tmp_path / 'results' / 'logs' / (
             'case-check-can-live-migrate-source-%s-src-shutdown.compute.log'
             % case['phase'])).read_text()
+        # The cast was held in src's dispatch of it (the window held).
+        assert 'FAULTDRIVER-INJECT point=rpc.live_migration.before ' \
+            'host=src' in log
         assert 'new task started after shutdown initiated: ' \
             'live_migration' in log
         assert 'task failed: live_migration' in log
