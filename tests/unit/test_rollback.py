@@ -341,7 +341,8 @@ def test_the_export_asserts_what_the_check_takes():
         scenario=model.load('shelve-unshelve'),
         server_dict=lambda: "{'s1': s1, 's2': s2}")
     form = ended._export_settled(writer, shelve_fault('spawn', 'raise'))
-    assert form.actual == ("sorted(set(self._unsettled_servers({'s1': s1, "
-                           "'s2': s2})) - {'s1 SHELVED_OFFLOADED/None'})")
+    assert form.actual == ("self._unsettled_servers_but({'s1': s1, "
+                           "'s2': s2}, ['s1 SHELVED_OFFLOADED/None'])")
+    assert form.uses == ('unsettled_servers_but',)
     plain = ended._export_settled(writer, shelve_fault('snapshot', 'crash'))
     assert plain.actual == "self._unsettled_servers({'s1': s1, 's2': s2})"

@@ -61,17 +61,19 @@ def _export_terminal(writer: base.Writer) -> base.NovaForm:
 def _export_settled(writer: base.Writer,
                     failure: typing.Optional[typing.Mapping[str, typing.Any]]
                     = None) -> base.NovaForm:
-    """The servers not settled; with ``failure``, less the status its
+    """The servers not settled; with ``failure``, but the status its
     rollback row promises each operated server (what the check takes),
     as the helper words it (``s1 SHELVED_OFFLOADED/None``)."""
-    found = '%s(%s)' % ('self._unsettled_servers', writer.server_dict())
-    taken = sorted('%s %s/None' % (alias, status) for alias, status in (
+    servers = writer.server_dict()
+    designed = sorted('%s %s/None' % (alias, status) for alias, status in (
         (alias, rollback.designed_status(failure, alias))
         for alias in operated(writer.scenario)) if status)
-    if taken:
-        found = 'sorted(set(%s) - {%s})' % (found, ', '.join(map(repr,
-                                                                 taken)))
-    return base.NovaForm(('unsettled_servers',), found, '[]')
+    if designed:
+        return base.NovaForm(('unsettled_servers_but',),
+                             'self._unsettled_servers_but(%s, %r)' % (
+                                 servers, designed), '[]')
+    return base.NovaForm(('unsettled_servers',),
+                         'self._unsettled_servers(%s)' % servers, '[]')
 
 
 def operated(scenario: typing.Any) -> typing.List[str]:
@@ -106,7 +108,8 @@ SERVERS_SETTLED = base.Invariant(
             "failed unshelve's SHELVED_OFFLOADED); a task state left set "
             'still breaks it.',
     args={'failure': {
-        'description': 'The case\'s fault (written by the sweep).',
+        'description': "The case's fault, written by the sweep: "
+                       "`outcome-after-failure`'s keys but `outcome`.",
         'type': 'object', 'additionalProperties': False,
         'properties': failing.FAULT,
         'required': list(failing.FAULT_REQUIRED)}})

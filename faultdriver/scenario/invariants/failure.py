@@ -35,5 +35,5 @@ OUTCOME_AFTER_FAILURE = base.Invariant(
             'on its `origin` host) or errored by design, no task state, '
             "its newest migration in the row's statuses.  A fault without "
             'a row is reported as one Nova promises nothing for.',
-    args=dict(FAULT, outcome={'$ref': '#/$defs/moves-ended'}),
+    args=dict({'outcome': {'$ref': '#/$defs/moves-ended'}}, **FAULT),
     required=FAULT_REQUIRED)
