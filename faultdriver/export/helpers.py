@@ -72,6 +72,8 @@ HELPERS = {
     'unfinished_migrations': _helper('_unfinished_migrations',
                                      needs=('migrations',)),
     'unsettled_servers': _helper('_unsettled_servers'),
+    'unsettled_servers_but': _helper('_unsettled_servers_but',
+                                     needs=('unsettled_servers',)),
     'shared_pcpus': _helper('_shared_pcpus', needs=('pinning',)),
     'misplaced_allocations': _helper('_misplaced_allocations',
                                      needs=('migrations',)),

@@ -317,6 +317,14 @@ class NovaHelpers:
                     name, found['status'], found['OS-EXT-STS:task_state']))
         return unsettled
 
+    def _unsettled_servers_but(self, servers, designed):
+        """``_unsettled_servers`` but those ``designed`` names as Nova's
+        rollback of the test's fault leaves them (a failed unshelve's
+        ``'s1 SHELVED_OFFLOADED/None'``).
+        """
+        return [entry for entry in self._unsettled_servers(servers)
+                if entry not in designed]
+
     def _shared_pcpus(self, servers):
         """The pCPUs of a host pinned to two of ``servers``."""
         owners = {}

@@ -14,6 +14,13 @@ phases, action[, exception]), each naming the Nova function that
 decides it) is that reading of Nova 34.0.0; a case without a row is one
 where Nova promises nothing the table can check, and the invariant says
 so rather than guess.
+
+A failed unshelve is rolled back to no host at all: Nova's
+``_unshelve_instance`` gives the claim's allocation back and leaves the
+server ``SHELVED_OFFLOADED`` (end ``shelved-offloaded``), a status
+``servers-settled`` does not take by itself.  It takes it where the
+case's fault has that row (:func:`designed_status`), and only there: a
+task state left set (F23's ``shelving``) still breaks it.
 """
 
 import dataclasses
@@ -28,11 +35,14 @@ from faultdriver.scenario import runstate
 
 TABLE = 'data/rollback.yaml'
 #: What a row promises (see the table's header).
-ENDS = ('rollback', 'error')
-#: The fault's host, relative to the move.
-HOSTS = ('source', 'dest')
-#: The move operations of the bundled workflows (``operation:``).
-OPERATIONS = ('live-migration', 'migration', 'resize', 'evacuation')
+ENDS = ('rollback', 'error', 'shelved-offloaded')
+#: The fault's host, relative to the move (``any``: either; an
+#: unshelve's host is the scheduler's pick, unrelated to the source).
+HOSTS = ('source', 'dest', 'any')
+#: The operations of the bundled workflows (``operation:``) the table
+#: has rows for: the moves, and shelve (shelve, offload, unshelve).
+OPERATIONS = ('live-migration', 'migration', 'resize', 'evacuation',
+              'shelve')
 #: The sweep's action classes the invariant runs for, and the table's
 #: action each is (``raise-generic`` raises too, another exception).
 ACTIONS = {'raise': 'raise', 'raise-generic': 'raise', 'crash': 'crash'}
@@ -42,6 +52,11 @@ ROLLED_BACK_STATUS = 'ACTIVE'
 #: The statuses an errored-by-design server may be in (ERROR, or ACTIVE
 #: where a retry or a later repair got it back).
 ERRORED_STATUS = ('ERROR', 'ACTIVE')
+#: The status a failed unshelve's rollback leaves, with no host.
+OFFLOADED_STATUS = 'SHELVED_OFFLOADED'
+#: Per end, the status it leaves that ``servers-settled`` does not take
+#: by itself (statuses.SETTLED_SERVER): taken where the case's row says.
+UNSETTLED_BY_DESIGN = {'shelved-offloaded': OFFLOADED_STATUS}
 
 Checked = typing.Tuple[bool, str, typing.Any]
 
@@ -67,7 +82,7 @@ class Promise:
     def covers(self, operation: str, point: str, host: str, phase: str,
                action: str, exception: typing.Optional[str]) -> bool:
         return (operation in self.operations and point == self.point and
-                host == self.host and phase in self.phases and
+                self.host in (host, 'any') and phase in self.phases and
                 action == self.action and
                 self.exception in (None, exception))
 
@@ -156,7 +171,8 @@ def _ended(state: runstate.RunState, alias: str
 def judge(row: Promise, got: typing.Mapping[str, typing.Any],
           origin: typing.Optional[str]) -> typing.Optional[str]:
     """What in ``got`` (:func:`_ended`) breaks ``row``'s promise (None:
-    kept); it names the Nova code path."""
+    kept); it names the Nova code path.  A row with no migration
+    statuses promises the server has none (a shelve makes none)."""
     newest = got['migrations'][-1] if got['migrations'] else None
     wrong = []
     if row.ends == 'rollback':
@@ -164,19 +180,52 @@ def judge(row: Promise, got: typing.Mapping[str, typing.Any],
             wrong.append('status %s' % got['status'])
         if got['host'] != origin:
             wrong.append('on %s, not its source %s' % (got['host'], origin))
+    elif row.ends == 'shelved-offloaded':
+        if got['status'] != OFFLOADED_STATUS:
+            wrong.append('status %s' % got['status'])
+        if got['host'] is not None:
+            wrong.append('on %s, not on no host' % got['host'])
     elif got['status'] not in ERRORED_STATUS:
         wrong.append('status %s' % got['status'])
     if got['task_state']:
         wrong.append('task state %s' % got['task_state'])
-    if newest not in row.migration:
-        wrong.append('migration %s' % newest)
+    if newest not in (row.migration or (None,)):
+        wrong.append('migration %s' % (newest or 'none'))
     if not wrong:
         return None
-    wanted = ('rolled back: %s on %s, no task state' % (
-        ROLLED_BACK_STATUS, origin) if row.ends == 'rollback' else
-        'errored by design: %s, no task state' % '/'.join(ERRORED_STATUS))
+    wanted = {
+        'rollback': 'rolled back: %s on %s, no task state' % (
+            ROLLED_BACK_STATUS, origin),
+        'shelved-offloaded': 'rolled back: %s on no host, no task '
+                             'state' % OFFLOADED_STATUS,
+        'error': 'errored by design: %s, no task state' % '/'.join(
+            ERRORED_STATUS)}[row.ends]
     return '%s where Nova promises %s, migration %s (%s)' % (
-        ', '.join(wrong), wanted, '/'.join(row.migration), row.nova)
+        ', '.join(wrong), wanted, '/'.join(row.migration) or 'none',
+        row.nova)
+
+
+def _role(host: str, origin: typing.Optional[str]) -> str:
+    """The fault's host as the table keys it: the server's source (the
+    host it was booted on) or its destination (any other)."""
+    return 'source' if host == origin else 'dest'
+
+
+def designed_status(failure: typing.Optional[typing.Mapping[str, typing.Any]],
+                    alias: str) -> typing.Optional[str]:
+    """The status outside ``statuses.SETTLED_SERVER`` Nova's rollback
+    leaves ``alias`` in after the case's fault (``failure``: the
+    ``outcome-after-failure`` arguments but the clean outcome), or None:
+    no fault, no row, or a row whose end is a settled status.  What
+    ``servers-settled`` takes for the server an operation was asked of,
+    and nothing else."""
+    if not failure:
+        return None
+    row = promise(failure['operation'], failure['point'],
+                  _role(failure['host'], failure['origin'].get(alias)),
+                  failure['phase'], failure['action'],
+                  failure.get('exception'))
+    return UNSETTLED_BY_DESIGN.get(row.ends) if row else None
 
 
 def after_failure(steps: typing.Any, state: runstate.RunState,
@@ -194,12 +243,14 @@ def after_failure(steps: typing.Any, state: runstate.RunState,
     (its move's source).  A task state ``recover`` reset (the
     operator's ``reset-state``, ``steps.task_states_reset``) counts as
     left: it is what Nova left.  The actual says, per server, which, or
-    what broke the row, naming the Nova function that defines it."""
+    what broke the row, naming the Nova function that defines it.  A
+    server an operation that is no move was asked of (a shelve:
+    ``steps.operated``) is judged too, moved or not."""
     reset = steps.task_states_reset
     found, wrong = {}, {}
     for alias, clean in sorted((outcome or {}).items()):
-        if not clean.get('migrations'):
-            continue                    # not moved in the clean run
+        if not clean.get('migrations') and alias not in steps.operated:
+            continue                    # neither moved nor operated
         got = _ended(state, alias)
         if alias in reset:
             # What Nova left, not recover's reset-state of it.
@@ -209,7 +260,7 @@ def after_failure(steps: typing.Any, state: runstate.RunState,
             found[alias] = 'as in the clean run'
             continue
         source = origin.get(alias)
-        role = 'source' if host == source else 'dest'
+        role = _role(host, source)
         row = promise(operation, point, role, phase, action, exception)
         if row is None:
             found[alias] = 'no row in the rollback table for %s %s.%s at ' \
@@ -221,7 +272,7 @@ def after_failure(steps: typing.Any, state: runstate.RunState,
             wrong[alias] = broken
         else:
             found[alias] = '%s as Nova promises (%s)' % (
-                'rolled back' if row.ends == 'rollback' else
-                'errored by design', row.nova)
+                'errored by design' if row.ends == 'error' else
+                'rolled back', row.nova)
     return (not wrong, 'a move that failed ends as in the clean run or as '
             'Nova\'s rollback table promises', wrong or found)

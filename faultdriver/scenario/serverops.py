@@ -69,7 +69,7 @@ def _export_post(writer: Writer, where: str, server: str, body: str,
     if len(head) + len(body) + 9 <= 79:
         writer.line(head + body + ')')
     else:
-        writer.line(head)
+        writer.line(head.rstrip())
         writer.line('%s    %s)' % (indent, body))
     if may_be_refused:
         writer.line('except client.OpenStackApiException as exc:')

@@ -361,6 +361,13 @@ def case_scenario(workflow: records.Workflow, case: Case,
     # The cloud's invariants (the registry's swept ones), as scenario
     # expectations.
     data['expectations'] = [{kind: {}} for kind in invariants.swept()]
+    if case.action in FAILING:
+        # What Nova's rollback of the fault promises, servers-settled
+        # takes (a failed unshelve's SHELVED_OFFLOADED), and only that.
+        for expectation in data['expectations']:
+            if 'servers-settled' in expectation:
+                expectation['servers-settled'] = {
+                    'failure': failure_args(data, case, backend)}
     if clean is not None and case.action in TIMING_ONLY:
         args: records.ScenarioData = {'outcome': clean}
         if clean_accounting:

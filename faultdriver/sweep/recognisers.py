@@ -15,6 +15,10 @@ other recogniser rejects them.
 label, ``second-call(delete)``): F20, F21; service-call classes by
 their class: F22 (``connfail``).
 
+F23 is recognised where the sweep sees it: the shelve workflow's
+``recover`` resets the task state it leaves, so ``outcome-after-failure``
+(which judges what Nova left) shows it, not ``servers-settled``.
+
 Not here: F2, F3, F7 (real libvirt only), F12-F14 (no sweep case shows
 them), F18 (no sweep reaches its window; doc/findings.rst, F18 "Sweeps");
 and the groups doc/findings.rst names without a number (bug 1836369, the
@@ -33,6 +37,8 @@ FAILS = ('crash', 'raise')
 LIVE = ('live-migration',)
 COLD = ('migration', 'resize')
 EVACUATION = ('evacuation',)
+#: The shelve workflow's operations (shelve, offload, unshelve).
+SHELVE = ('shelve',)
 #: A service's connection failing once (``connfail`` cases).
 CONNFAIL = ('connfail',)
 #: The user's delete while a step is held (``second-call`` cases).
@@ -266,6 +272,15 @@ RECOGNISERS = (
          Sign('allocations-consistent', r'src holds [^\']* for migration '
               r's1#\d+ \(reverted\)')),
         (Where(COLD, ('placement.move_allocations',), 'src', CONNFAIL),)),
+    Recogniser(
+        'F23', 'a compute crash during a shelve\'s snapshot leaves its '
+        'task state set for good',
+        # A shelve's task states: shelving, shelving_image_pending_upload,
+        # shelving_image_uploading (what recover's reset-state found, or,
+        # without it, what servers-settled sees).
+        (Sign('outcome-after-failure', r'task state shelving'),
+         Sign('servers-settled', r'/shelving')),
+        (Where(SHELVE, ('snapshot',), 'src', CRASH),)),
     Recogniser(
         'F19', 'a move that ends without dest being told leaves dest '
         'tracking it',

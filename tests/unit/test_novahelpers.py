@@ -114,6 +114,11 @@ def test_unfinished_migrations_and_unsettled_servers():
     assert [m['id'] for m in test._migrations(servers['s1'])] == [1, 2]
     assert test._unfinished_migrations(servers) == ['s2#3 running']
     assert test._unsettled_servers(servers) == ['s2 MIGRATING/migrating']
+    # What Nova's rollback of the fault promises is taken, nothing else.
+    assert test._unsettled_servers_but(
+        servers, ['s2 MIGRATING/migrating']) == []
+    assert test._unsettled_servers_but(
+        servers, ['s2 SHELVED_OFFLOADED/None']) == ['s2 MIGRATING/migrating']
 
 
 def test_wait_for_nth_migration_returns_it_or_fails_at_once_on_error():

@@ -1,6 +1,8 @@
 """The failed-move outcome invariant (``outcome-after-failure``) and its
 rollback table (faultdriver/data/rollback.yaml): a move that failed must
-end as Nova's own rollback for the step promises.
+end as Nova's own rollback for the step promises.  The shelve rows, and
+``servers-settled`` taking the one status a row promises outside its
+own (a failed unshelve's SHELVED_OFFLOADED) and nothing else.
 
 Table-driven against recorded run states (tests/runstates.py): a
 rollback where the table says rollback passes; ERROR where Nova
@@ -35,7 +37,8 @@ def check(point, host, action, s1, phase='before', exception=None,
                            'task_state': task_state},
                     's2': {'host': 'dest'}},
         'migrations': [{'server': 's1', 'status': migration}]})
-    steps = types.SimpleNamespace(task_states_reset=reset or {})
+    steps = types.SimpleNamespace(task_states_reset=reset or {},
+                                  operated=set())
     return expect.KINDS['outcome-after-failure'](
         steps, state, operation=operation, point=point, host=host,
         phase=phase, action=action, origin=ORIGIN, outcome=CLEAN,
@@ -139,8 +142,9 @@ def test_a_phase_outside_the_row_has_no_promise():
 
 @pytest.mark.parametrize('row, error', [
     ({'point': 'pre_live_migrate'}, "'pre_live_migrate' is not a point"),
-    ({'host': 'src'}, "host: 'src' is not one of dest, source"),
-    ({'ends': 'fine'}, "ends: 'fine' is not one of error, rollback"),
+    ({'host': 'src'}, "host: 'src' is not one of any, dest, source"),
+    ({'ends': 'fine'}, "ends: 'fine' is not one of error, rollback, "
+     "shelved-offloaded"),
     ({'phases': ['during']}, "phases: 'during' is not one of"),
     ({'nova': 'somewhere'}, "'somewhere' is not file:function"),
     ({'colour': 'red'}, "unknown keys ['colour']"),
@@ -193,3 +197,152 @@ def test_raise_and_crash_cases_get_the_invariant_with_their_fault():
                                  action), clean=CLEAN)
         assert not [e for e in other['expectations']
                     if 'outcome-after-failure' in e], action
+
+
+# -- shelve: the rows, and servers-settled taking what they promise ---------
+
+SHELVE_CLEAN = {'s1': {'status': 'ACTIVE', 'host': 'src', 'migrations': []},
+                's2': {'status': 'ACTIVE', 'host': 'dest', 'migrations': []}}
+
+
+def shelve_state(s1, s2=('ACTIVE', 'dest', None)):
+    """The shelve workflow's end: ``s1``, ``s2`` = (status, host, task
+    state); a shelve makes no migration."""
+    return runstates.state({'servers': {
+        alias: {'status': status, 'host': host, 'task_state': task_state}
+        for alias, (status, host, task_state) in (('s1', s1), ('s2', s2))}})
+
+
+def shelve_fault(point, action, host='src', phase='before'):
+    """The case's fault as sweep.cases.failure_args writes it."""
+    fault = {'operation': 'shelve', 'point': point, 'host': host,
+             'phase': phase, 'action': action, 'origin': ORIGIN}
+    if action == 'raise':
+        fault['exception'] = 'HypervisorUnavailable'
+    return fault
+
+
+def shelve_steps(reset=None, operated=('s1',)):
+    return types.SimpleNamespace(task_states_reset=reset or {},
+                                 operated=set(operated))
+
+
+def settled(s1, fault, s2=('ACTIVE', 'dest', None), operated=('s1',)):
+    return expect.KINDS['servers-settled'](
+        shelve_steps(operated=operated), shelve_state(s1, s2),
+        **({'failure': fault} if fault else {}))
+
+
+OFFLOADED = ('SHELVED_OFFLOADED', None, None)
+
+
+@pytest.mark.parametrize('host', ['src', 'dest'])
+def test_a_failed_unshelve_rolled_back_to_offloaded_settles(host):
+    """_unshelve_instance: any exception of the claim or spawn leaves
+    the server SHELVED_OFFLOADED, no host, no task state (Nova's design,
+    wherever the scheduler put it)."""
+    met, text, actual = settled(OFFLOADED, shelve_fault('spawn', 'raise',
+                                                        host))
+    assert met, actual
+    assert 's1 SHELVED_OFFLOADED as Nova\'s rollback of spawn.before' \
+        in actual
+    met, _text, found = expect.KINDS['outcome-after-failure'](
+        shelve_steps(), shelve_state(OFFLOADED), outcome=SHELVE_CLEAN,
+        **shelve_fault('spawn', 'raise', host))
+    assert met and found == {
+        's1': 'rolled back as Nova promises (compute/manager.py:'
+              'ComputeManager._unshelve_instance)'}
+
+
+@pytest.mark.parametrize('s1, fault, s2, operated, shown', [
+    # No fault: SHELVED_OFFLOADED is no settled status by itself.
+    (OFFLOADED, None, ('ACTIVE', 'dest', None), ('s1',),
+     's1 SHELVED_OFFLOADED/None'),
+    # A task state left set: the unshelve stuck, not rolled back.
+    (('SHELVED_OFFLOADED', None, 'spawning'), 'spawn-raise',
+     ('ACTIVE', 'dest', None), ('s1',), 's1 SHELVED_OFFLOADED/spawning'),
+    # F23: a shelve's task state left set (no recover reset here).
+    (('ACTIVE', 'src', 'shelving'), 'snapshot-crash',
+     ('ACTIVE', 'dest', None), ('s1',), 's1 ACTIVE/shelving'),
+    # A fault whose row promises no such status (a crash at the spawn:
+    # ERROR), or no row at all (get_info).
+    (OFFLOADED, 'spawn-crash', ('ACTIVE', 'dest', None), ('s1',),
+     's1 SHELVED_OFFLOADED/None'),
+    (OFFLOADED, 'get_info-raise', ('ACTIVE', 'dest', None), ('s1',),
+     's1 SHELVED_OFFLOADED/None'),
+    # Another status than the row's.
+    (('SHELVED', 'src', None), 'spawn-raise', ('ACTIVE', 'dest', None),
+     ('s1',), 's1 SHELVED/None'),
+    # A server no operation was asked of.
+    (('ACTIVE', 'src', None), 'spawn-raise', OFFLOADED, ('s1',),
+     's2 SHELVED_OFFLOADED/None'),
+    (OFFLOADED, 'spawn-raise', ('ACTIVE', 'dest', None), (),
+     's1 SHELVED_OFFLOADED/None'),
+])
+def test_servers_settled_takes_nothing_else(s1, fault, s2, operated,
+                                            shown):
+    if fault:
+        point, action = fault.rsplit('-', 1)
+        fault = shelve_fault(point, action)
+    met, _text, actual = settled(s1, fault, s2, operated)
+    assert not met and actual == [shown]
+
+
+def test_f23_breaks_the_snapshot_crash_row_though_recover_reset_it():
+    """The sweep's recover resets the 'shelving' F23 leaves; the row
+    (_init_instance clears a snapshot's task states, not a shelve's)
+    judges what Nova left."""
+    reset = shelve_steps(reset={'s1': 'shelving'})
+    met, _text, actual = expect.KINDS['outcome-after-failure'](
+        reset, shelve_state(('ACTIVE', 'src', None)), outcome=SHELVE_CLEAN,
+        **shelve_fault('snapshot', 'crash'))
+    assert not met
+    assert actual['s1'] == (
+        'task state shelving (recover reset it) where Nova promises rolled '
+        'back: ACTIVE on src, no task state, migration none '
+        '(compute/manager.py:ComputeManager._init_instance)')
+    # Not reset, rolled back as the row says: kept, as in the clean run.
+    met, _text, actual = expect.KINDS['outcome-after-failure'](
+        shelve_steps(), shelve_state(('ACTIVE', 'src', None)),
+        outcome=SHELVE_CLEAN, **shelve_fault('snapshot', 'crash'))
+    assert met and actual == {'s1': 'as in the clean run'}
+
+
+def test_an_unoperated_unmoved_server_is_not_judged():
+    met, _text, actual = expect.KINDS['outcome-after-failure'](
+        shelve_steps(operated=()), shelve_state(OFFLOADED),
+        outcome=SHELVE_CLEAN, **shelve_fault('spawn', 'crash'))
+    assert met and actual == {}
+
+
+def test_failing_cases_give_servers_settled_their_fault():
+    workflow = model.load('shelve-unshelve')
+    raised = cases.case_scenario(
+        workflow, cases.Case('spawn', 'src', 'after', 'raise', skip=1),
+        clean=SHELVE_CLEAN)
+    model.validate(raised, 'case.yaml')     # schema.yaml takes it
+    [settled_args] = [e['servers-settled'] for e in raised['expectations']
+                      if 'servers-settled' in e]
+    [failure_args] = [e['outcome-after-failure']
+                      for e in raised['expectations']
+                      if 'outcome-after-failure' in e]
+    del failure_args['outcome']
+    assert settled_args == {'failure': failure_args}
+    assert failure_args['operation'] == 'shelve'
+    timing = cases.case_scenario(
+        workflow, cases.Case('spawn', 'src', 'after', 'periodic', skip=1),
+        clean=SHELVE_CLEAN)
+    assert {'servers-settled': {}} in timing['expectations']
+
+
+def test_the_export_asserts_what_the_check_takes():
+    from faultdriver.scenario.invariants import ended
+    writer = types.SimpleNamespace(
+        scenario=model.load('shelve-unshelve'),
+        server_dict=lambda: "{'s1': s1, 's2': s2}")
+    form = ended._export_settled(writer, shelve_fault('spawn', 'raise'))
+    assert form.actual == ("self._unsettled_servers_but({'s1': s1, "
+                           "'s2': s2}, ['s1 SHELVED_OFFLOADED/None'])")
+    assert form.uses == ('unsettled_servers_but',)
+    plain = ended._export_settled(writer, shelve_fault('snapshot', 'crash'))
+    assert plain.actual == "self._unsettled_servers({'s1': s1, 's2': s2})"

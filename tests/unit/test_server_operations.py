@@ -166,7 +166,8 @@ def test_the_exporter_writes_the_request_and_the_wait(tmp_path):
     assert "self.api.post_server_action(s1['id'], {'shelve': None})" in text
     assert "self.admin_api.post_server_action(s1['id'], " \
         "{'shelveOffload': None})" in text
-    assert "self.api.post_server_action(s1['id'], \n" \
+    # Split after the comma, no trailing space (pycodestyle W291).
+    assert "self.api.post_server_action(s1['id'],\n" \
         "            {'rebuild': {'imageRef': s1['image']['id']}})" in text
     assert "{'reboot': {'type': 'HARD'}}" in text
     assert text.count("{'OS-EXT-STS:task_state': None}") == 4

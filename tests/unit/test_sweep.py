@@ -361,7 +361,14 @@ def test_a_case_scenario_is_a_valid_scenario_with_the_invariants():
         'stale_migration_context'])
     model.validate(data, 'case.yaml')
     assert data['rules']['dest'][-1] == 'pre_live_migration.before: 1*crash'
-    assert data['expectations'] == [{kind: {}} for kind in invariants.swept()]
+    # The fault's case: servers-settled takes what its rollback row
+    # promises (tests/unit/test_rollback.py).
+    fault = {'operation': 'live-migration', 'point': 'pre_live_migration',
+             'host': 'dest', 'phase': 'before', 'action': 'crash',
+             'origin': {'s1': 'src', 's2': 'dest'}}
+    assert data['expectations'] == [
+        {kind: {'failure': fault} if kind == 'servers-settled' else {}}
+        for kind in invariants.swept()]
     assert data['variants']['case']['patches'] == ['stale_migration_context']
     assert data['steps'][-1] == {'recover': {}}
 
@@ -389,9 +396,14 @@ def test_findings_group_by_invariant_and_step(tmp_path):
         replay = model.load(finding['scenario'])
         assert replay.variants['stock']['expect'] == 'bug'
         # The case's outcome: what it broke broken, the rest holding.
+        fault = {'operation': 'live-migration',
+                 'point': 'pre_live_migration', 'host': 'dest',
+                 'phase': 'before', 'action': 'crash',
+                 'origin': {'s1': 'src', 's2': 'dest'}}
         assert [e.to_json() for e in replay.expectations('stock')] == [
             {'migrations-terminal': {}},
-            {'servers-settled': {'broken': True}}, {'pcpus-not-shared': {}},
+            {'servers-settled': {'failure': fault, 'broken': True}},
+            {'pcpus-not-shared': {}},
             {'allocations-consistent': {}},
             {'volume-attachments': {}}, {'port-bindings': {}},
             {'tasks-ended': {}}, {'accounting-matches-placement': {}},

@@ -174,6 +174,21 @@ RECORDED = [
     ('F20', 'live-migration', 'capabilities_as_traits', 'dest', 'after',
      'second-call(delete)', 'tasks-ended',
      {'dest': ['live_migration_at_dest (fd29aa68)']}),
+    # F23: src's crash in the shelve's snapshot; the sweep's recover
+    # reset the task state (reduced shelve-unshelve sweep, 2026-12-07),
+    # the scenario without it shows servers-settled broken.
+    ('F23', 'shelve', 'snapshot', 'src', 'before', 'crash',
+     'outcome-after-failure',
+     {'s1': 'task state shelving (recover reset it) where Nova promises '
+      'rolled back: ACTIVE on src, no task state, migration none '
+      '(compute/manager.py:ComputeManager._init_instance)'}),
+    ('F23', 'shelve', 'snapshot', 'src', 'after', 'crash',
+     'outcome-after-failure',
+     {'s1': 'task state shelving_image_uploading (recover reset it) where '
+      'Nova promises rolled back: ACTIVE on src, no task state, migration '
+      'none (compute/manager.py:ComputeManager._init_instance)'}),
+    ('F23', 'shelve', 'snapshot', 'src', 'before', 'crash',
+     'servers-settled', ['s1 ACTIVE/shelving']),
     # F21: the user's delete while the confirm is held.
     ('F21', 'resize', 'confirm_migration', 'src', 'after',
      'second-call(delete)', 'second-call',
@@ -221,6 +236,15 @@ UNRECOGNISED = [
     # F5's step, the accounting the other way round.
     ('live-migration', 'post_live_migration_at_destination', 'dest',
      'before', 'raise', 'accounting-matches-placement', DEST_LEAK),
+    # A shelve's task state where F23 is not recorded: the shelve's
+    # power_off, and a raise at its snapshot.
+    ('shelve', 'power_off', 'src', 'before', 'crash', 'servers-settled',
+     ['s1 ACTIVE/shelving']),
+    ('shelve', 'snapshot', 'src', 'before', 'raise',
+     'outcome-after-failure', {'s1': 'task state shelving'}),
+    # An unshelve left spawning (no finding records it).
+    ('shelve', 'spawn', 'src', 'before', 'crash', 'servers-settled',
+     ['s1 SHELVED_OFFLOADED/spawning']),
     # A periodic at F5's step (timing only).
     ('live-migration', 'post_live_migration_at_destination', 'dest',
      'before', 'periodic', 'accounting-matches-placement', SRC_LEAK),

@@ -5,6 +5,21 @@ own rollback for that step promises (the check and its table:
 from faultdriver.scenario.invariants import base
 from faultdriver.scenario import rollback
 
+#: The case's fault as the rollback table is keyed, and where each
+#: server was booted (sweep.cases.failure_args writes them): the
+#: arguments of ``outcome-after-failure`` but its clean outcome, and
+#: ``servers-settled``'s ``failure``.
+FAULT = {'operation': {'type': ['string', 'null'], 'maxLength': 40},
+         'point': {'type': 'string', 'maxLength': 100},
+         'host': {'type': 'string', 'maxLength': 255},
+         'phase': {'enum': ['before', 'after', 'unlocked']},
+         'action': {'enum': ['crash', 'raise', 'raise-generic']},
+         'exception': {'type': 'string', 'maxLength': 100},
+         'origin': {'type': 'object', 'maxProperties': 64,
+                    'additionalProperties': {'type': 'string',
+                                             'maxLength': 255}}}
+FAULT_REQUIRED = ('operation', 'point', 'host', 'phase', 'action', 'origin')
+
 OUTCOME_AFTER_FAILURE = base.Invariant(
     'outcome-after-failure',
     'a move a fault made fail should end as Nova\'s rollback for that '
@@ -20,14 +35,5 @@ OUTCOME_AFTER_FAILURE = base.Invariant(
             'on its `origin` host) or errored by design, no task state, '
             "its newest migration in the row's statuses.  A fault without "
             'a row is reported as one Nova promises nothing for.',
-    args={'outcome': {'$ref': '#/$defs/moves-ended'},
-          'operation': {'type': ['string', 'null'], 'maxLength': 40},
-          'point': {'type': 'string', 'maxLength': 100},
-          'host': {'type': 'string', 'maxLength': 255},
-          'phase': {'enum': ['before', 'after', 'unlocked']},
-          'action': {'enum': ['crash', 'raise', 'raise-generic']},
-          'exception': {'type': 'string', 'maxLength': 100},
-          'origin': {'type': 'object', 'maxProperties': 64,
-                     'additionalProperties': {'type': 'string',
-                                              'maxLength': 255}}},
-    required=('operation', 'point', 'host', 'phase', 'action', 'origin'))
+    args=dict({'outcome': {'$ref': '#/$defs/moves-ended'}}, **FAULT),
+    required=FAULT_REQUIRED)

@@ -105,7 +105,8 @@ def rollback():
              rst.escape(row.host), rst.escape(', '.join(row.phases)),
              rst.escape(row.action) + (
                  ' ' + rst.literal(row.exception) if row.exception else ''),
-             rst.escape(row.ends), rst.escape(', '.join(row.migration)),
+             rst.escape(row.ends),
+             rst.escape(', '.join(row.migration) or 'none'),
              '%s: %s' % (rst.literal(row.nova), rst.escape(row.why))]
             for row in rollback_module.table()]
     return rst.list_table(['Operations', 'Point', 'Host', 'Phases',
