@@ -132,7 +132,8 @@ def leaked_allocations_are_deleted_only_for_the_run(nova, server_id):
     for consumer in (server_id, foreign):
         nova.cloud.request('PUT', '/allocations/%s' % consumer, {
             'allocations': {provider: {'resources': {'MEMORY_MB': 64}}},
-            'project_id': 'p', 'user_id': 'u', 'consumer_generation': None},
+            'project_id': 'p', 'user_id': 'u', 'consumer_generation': None,
+            'consumer_type': 'INSTANCE'},
             service='placement', translate=False)
     assert set(nova.provider_allocations('b')) == {server_id, foreign}
     said = nova._drop_leaked({server_id})
