@@ -138,6 +138,16 @@ def _format_value(value):
     return '"%s"' % value.replace('\\', '\\\\').replace('"', '\\"')
 
 
+def split_phase(dotted: str) -> typing.Tuple[str, typing.Optional[str]]:
+    """``(point, phase)`` of ``POINT.PHASE``, ``(point, None)`` of a
+    point named without its phase: the one reading of a dotted name, for
+    a rule's target and the sweep's ``--points`` alike."""
+    point, _, last = dotted.rpartition('.')
+    if last in PHASES and point:
+        return point, last
+    return dotted, None
+
+
 class _Parser:
     """A small recursive-descent parser that knows where it is."""
 
@@ -211,12 +221,8 @@ class _Parser:
                     filters=filters)
 
     def target(self):
-        dotted = self.match(_NAME, 'a point name')
-        point, _, last = dotted.rpartition('.')
-        if last in PHASES and point:
-            phase = last
-        else:
-            point, phase = dotted, 'before'
+        point, phase = split_phase(self.match(_NAME, 'a point name'))
+        phase = phase or 'before'
         role = None
         if self.accept('@'):
             self.skip_space()

@@ -52,10 +52,13 @@ def check_arguments(workflow_name: str,
     workflow: records.Workflow = model.load(workflow_name)
     _known('--hosts', hosts, workflow.hosts,
            'not a host of workflow %s' % workflow.name)
-    _known('--points', [split_point(name)[0] for name in points or ()],
+    # A point (every phase of it) or POINT.PHASE (that phase only: a
+    # reduced sweep of crash and raise at pre_live_migration.before is
+    # two cases, not four), read as a rule's target is.
+    _known('--points', [rules.split_phase(name)[0] for name in points or ()],
            points_module.catalogue(), 'no such point')
     for name in points or ():
-        point, phase = split_point(name)
+        point, phase = rules.split_phase(name)
         have = trace.phases(points_module.catalogue()[point])
         if phase is not None and phase not in have:
             raise exception.ScenarioError(
@@ -66,17 +69,6 @@ def check_arguments(workflow_name: str,
     _known('--patches/--ab', patches, patches_module.registered(),
            'no such candidate fix')
     return workflow
-
-
-def split_point(name: str) -> typing.Tuple[str, typing.Optional[str]]:
-    """``--points`` names a point (every phase of it) or ``POINT.PHASE``
-    (that phase only: a reduced sweep of crash and raise at
-    ``pre_live_migration.before`` is two cases, not four)."""
-    point, _dot, phase = name.rpartition('.')
-    if point and phase in rules.PHASES and \
-            name not in points_module.catalogue():
-        return point, phase
-    return name, None
 
 
 def _known(option: str, given: typing.Optional[typing.Iterable[str]],
@@ -213,7 +205,7 @@ def _chosen_cases(workflow: records.Workflow,
     """This shard's cases of the traced ``steps`` narrowed to ``points``
     and ``hosts``."""
     if points:
-        wanted = [split_point(name) for name in points]
+        wanted = [rules.split_phase(name) for name in points]
 
         def matches(step: trace.TracedStep,
                    point: str, phase: typing.Optional[str]) -> bool:
