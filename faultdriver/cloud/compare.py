@@ -150,8 +150,8 @@ def load(path: str) -> JSON:
     except (OSError, ValueError) as exc:
         raise BadDocument('%s: expected a scenario run or sweep -f json '
                           'document: %s' % (path, exc)) from None
-    if isinstance(doc, dict) and isinstance(doc.get('cases'), list) and \
-            'workflow' in doc:
+    if isinstance(doc, dict) and _is_sweep(doc) and \
+            isinstance(doc['cases'], list):
         return doc
     if not isinstance(doc, dict) or not isinstance(doc.get('variants'),
                                                    dict):
@@ -162,7 +162,8 @@ def load(path: str) -> JSON:
 
 
 def _is_sweep(doc: JSON) -> bool:
-    return 'cases' in doc and 'variants' not in doc
+    """A ``sweep -f json`` document (a scenario run's has ``variants``)."""
+    return 'cases' in doc and 'workflow' in doc
 
 
 def main(argv: typing.Optional[typing.Sequence[str]] = None) -> int:
