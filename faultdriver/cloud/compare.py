@@ -182,7 +182,15 @@ def main(argv: typing.Optional[typing.Sequence[str]] = None) -> int:
                          'run: expected two of a kind\n' % tuple(args))
         return 2
     if _is_sweep(first):
-        found = differences(verdicts(first), verdicts(second))
+        # Equal verdicts of cases that never ran are no equality.
+        found = ['%s: case %s did not run (%s)' % (path, case['id'],
+                                                 'internal error' if
+                                                 case.get('internal_error')
+                                                 else 'not reached')
+                 for path, doc in zip(args, (first, second))
+                 for case in doc['cases']
+                 if case.get('internal_error') or case.get('not_reached')]
+        found += differences(verdicts(first), verdicts(second))
         how = 'compared: case ids, verdicts, broken invariants, internal ' \
               'errors, not reached; what the clean run broke'
     else:

@@ -126,3 +126,17 @@ def test_a_sweep_is_not_compared_with_a_scenario_run(tmp_path, capsys):
     paths[1].write_text(json.dumps(run('cloud', UUID, 1.0, [])))
     assert compare.main([str(p) for p in paths]) == 2
     assert 'expected two of a kind' in capsys.readouterr().err
+
+
+def test_sweeps_whose_cases_did_not_run_are_not_equal(tmp_path, capsys):
+    """Two sweeps whose case errored on both tiers have equal verdicts;
+    a case that did not run is never an equality."""
+    doc = sweep(CASES[:1])
+    doc['cases'][0].update(verdict='internal error', internal_error=True)
+    paths = [tmp_path / 'a.json', tmp_path / 'b.json']
+    for path in paths:
+        path.write_text(json.dumps(doc))
+    assert compare.main([str(p) for p in paths]) == 1
+    said = capsys.readouterr().out
+    assert '%s: case %s did not run (internal error)' % (
+        paths[0], CASES[0][0]) in said
