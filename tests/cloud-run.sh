@@ -8,8 +8,12 @@
 # lines (tests/tier-runs.sh process ...): the stack mostly waits.
 #
 #   tests/cloud-run.sh [--grant-traverse] [--reduced-sweep]
-#                      [SCENARIO-RUN-ARGS...]
+#                      [--process-run FILE] [SCENARIO-RUN-ARGS...]
 #
+# --process-run FILE: the seed's run document on the process tier comes
+# from another line (tests/tier-runs.sh process --seed-json FILE, the
+# same command): wait for it (at most 20 minutes) instead of running it
+# here again.
 # --reduced-sweep: one case of the 4-case sweep on each tier (CI's time).
 # --grant-traverse (CI's disposable machine only): where the runner user
 # cannot reach this environment's interpreter (a venv under .tox, made
@@ -23,10 +27,12 @@ fd=$(command -v faultdriver)
 user=${FAULTDRIVER_CLOUD_USER:-faultdriver-ci}
 grant=
 reduced=
+process_run=
 while [ $# -gt 0 ]; do
     case "$1" in
     --grant-traverse) grant=1 ;;
     --reduced-sweep) reduced=1 ;;
+    --process-run) process_run=$2; shift ;;
     *) break ;;
     esac
     shift
@@ -155,10 +161,23 @@ fi
 # each with why.
 step ">$out/cloud.json" "$fd" scenario run stale-error-migration-context \
     "${cloud[@]}" --mode threading -f json "$@"
-echo "== $fd scenario run stale-error-migration-context --backend process"
-"$fd" scenario run stale-error-migration-context --backend process \
-    --mode threading -f json > "$out/process.json" ||
-    failed "(exit $?) the seed on the process tier"
+if [ -z "$process_run" ]; then
+    echo "== $fd scenario run stale-error-migration-context --backend process"
+    "$fd" scenario run stale-error-migration-context --backend process \
+        --mode threading -f json > "$out/process.json" ||
+        failed "(exit $?) the seed on the process tier"
+else
+    # Renamed into place when that run ended (its verdict is that
+    # line's to report): a missing file is a run that did not happen.
+    echo "== the seed's run on the process tier: $process_run (another line)"
+    waited=0
+    until [ -e "$process_run" ] || [ "$waited" -ge 1200 ]; do
+        sleep 1
+        waited=$((waited + 1))
+    done
+    cp "$process_run" "$out/process.json" ||
+        failed "no run document $process_run after ${waited}s"
+fi
 [ -z "${FAULTDRIVER_CLOUD_KEEP:-}" ] ||
     cp "$out/cloud.json" "$out/process.json" "$FAULTDRIVER_CLOUD_KEEP"
 echo "== the two runs, masked, field by field"

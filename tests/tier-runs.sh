@@ -8,7 +8,12 @@
 # own processes (faultdriver/process/stack.py).  Each line's output is
 # printed when both are done.  Exit status: the first non-zero.
 #
-#   tests/tier-runs.sh process|libvirt [COMMAND...]
+#   tests/tier-runs.sh process|libvirt [--seed-json FILE] [COMMAND...]
+#
+# --seed-json FILE (process): the scenarios line's seed run also writes
+# its run document to FILE (through FILE.part, renamed when the run
+# ended, passed or not), which the cloud line compares its own run with
+# (tests/cloud-run.sh --process-run FILE) instead of running it again.
 #
 # Each COMMAND runs as a line of its own beside the tier's (CI runs the
 # recall benchmark's embedded sweep beside the libvirt tier's lines,
@@ -36,7 +41,23 @@ in_turn() {
 }
 tier=${1:-}
 [ $# -gt 0 ] && shift
+seed_json=
+if [ "${1:-}" = --seed-json ]; then
+    seed_json=$2
+    shift 2
+    rm -f "$seed_json" "$seed_json.part"
+fi
 beside=("$@")
+# The seed's process-tier run; with --seed-json, its run document to
+# that file (the progress lines, on stderr, stay in the line's log).
+seed_run() {
+    local run="faultdriver scenario run stale-error-migration-context --backend process --mode threading"
+    if [ -z "$seed_json" ]; then
+        echo "$run"
+    else
+        echo "$run -f json > '$seed_json.part'; rc=\$?; mv '$seed_json.part' '$seed_json'; (exit \$rc)"
+    fi
+}
 case "$tier" in
 process)
     # The sweep confirm test (a sweep, then its finding replayed on
@@ -45,18 +66,14 @@ process)
     # standing stack (one per machine; tox -e cloud).
     tests=("env OS_NOVA_DISABLE_EVENTLET_PATCHING=False python -m pytest -q -p no:cacheprovider --durations=5 tests/process --ignore=tests/process/test_sweep_confirm.py --ignore=tests/process/test_keystone.py --ignore=tests/process/test_stack_up.py"
            # F16: a graceful stop (a real SIGTERM) during a move's
-           # pre-check (here: the tests' line is the shorter, ~300 s vs
-           # ~440 s).
+           # pre-check.
            "faultdriver scenario run graceful-stop-between-move-steps --backend process --mode threading"
            # F19 with no crash: an abort whose rollback skips dest leaves
            # dest's task; its real graceful stop (SIGTERM) times out on it.
-           "faultdriver scenario run abort-leaves-dest-task-tracked --backend process"
-           # A service-side failure: the Neutron stand-in answers the
-           # conductor's port binding 500 (its pseudo-host's rule).
-           "faultdriver scenario run neutron-fails-conductors-binding --backend process --mode threading")
+           "faultdriver scenario run abort-leaves-dest-task-tracked --backend process")
     scenarios=(
         # The seed, stock vs fix, a real crash, threading mode.
-        "faultdriver scenario run stale-error-migration-context --backend process --mode threading"
+        "$(seed_run)"
         # F6's stock variant: a crash in a resource update with the timer
         # periodic off (the functional tests run both variants embedded).
         "faultdriver scenario run source-crash-in-post-live-migration-update --backend process --variant stock"
@@ -69,7 +86,10 @@ process)
         "faultdriver scenario run source-periodic-during-revert --backend process --mode eventlet"
         "env OS_NOVA_DISABLE_EVENTLET_PATCHING=False python -m pytest -q -p no:cacheprovider tests/process/test_sweep_confirm.py"
         # Keystone in the stack (401 without a token): evens the lines.
-        "env OS_NOVA_DISABLE_EVENTLET_PATCHING=False python -m pytest -q -p no:cacheprovider tests/process/test_keystone.py")
+        "env OS_NOVA_DISABLE_EVENTLET_PATCHING=False python -m pytest -q -p no:cacheprovider tests/process/test_keystone.py"
+        # A service-side failure: the Neutron stand-in answers the
+        # conductor's port binding 500 (its pseudo-host's rule).
+        "faultdriver scenario run neutron-fails-conductors-binding --backend process --mode threading")
     ;;
 libvirt)
     # Two lines, as the process tier's (tests/libvirt/test_tier.py counts
