@@ -25,6 +25,7 @@ from faultdriver.cloud import api as api_module
 from faultdriver.cloud import checks
 from faultdriver.cloud import computes as computes_module
 from faultdriver.cloud import errors
+from faultdriver.cloud import leftovers
 from faultdriver.control import client as control_client
 from faultdriver.control import protocol
 from faultdriver import exception
@@ -428,39 +429,15 @@ class CloudNova(backend_base.BackendBase):
         return cleaned
 
     def _consumers(self) -> typing.Set[str]:
-        """The placement consumers of this run: its servers and their
-        migrations (read before the servers are deleted, as the API
-        lists a deleted server's migrations no more)."""
-        found = set(self.servers)
-        for server_id in self.servers:
-            try:
-                found.update(m['uuid'] for m in self.migrations(
-                    {'id': server_id}) if m.get('uuid'))
-            except api_module.APIError:
-                pass
-        return found
+        """The placement consumers of this run (:mod:`leftovers`)."""
+        return leftovers.consumers(self.cloud, self.servers)
 
     def _drop_leaked(self, ours: typing.Set[str]) -> typing.List[str]:
-        """Allocations on the profile's hosts that placement still holds
-        for this run's consumers once its servers are deleted: a bug the
-        run's expectations have already judged (a case that leaked them
-        broke allocations-consistent), which would otherwise break the
-        next run's on this cloud, as no new stack wipes placement
-        between a sweep's cases here.  Deleted, each said."""
-        said = []
-        for alias in self.hosts:
-            for consumer, resources in sorted(
-                    self.provider_allocations(alias).items()):
-                if consumer not in ours:
-                    continue
-                self.cloud.request('DELETE', '/allocations/%s' % consumer,
-                                   service='placement', ok=(204, 404))
-                said.append('deleted %s left in placement on %s for %s '
-                            'after the run deleted its servers' % (
-                                ', '.join('%s %s' % (n, r) for r, n in
-                                          sorted(resources.items())),
-                                alias, consumer))
-        return said
+        """What placement still holds on the run's hosts for its
+        consumers once its servers are deleted (:mod:`leftovers`),
+        deleted, each said by the host's alias."""
+        nodes = {self.aliases.nodename(alias): alias for alias in self.hosts}
+        return leftovers.drop(self.cloud, nodes, ours, nodes.__getitem__)
 
     # -- servers ------------------------------------------------------------
 

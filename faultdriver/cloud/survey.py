@@ -19,6 +19,7 @@ from faultdriver.cloud import checks
 from faultdriver.cloud import computes as computes_module
 from faultdriver.cloud import errors
 from faultdriver.cloud import helper as helper_module
+from faultdriver.cloud import leftovers
 from faultdriver.cloud import profile as profile_module
 from faultdriver.cloud import transport
 from faultdriver.control import protocol
@@ -132,10 +133,14 @@ def _answering(computes: computes_module.Computes, alias: str,
 
 
 def delete_created(profile: profile_module.Profile,
-                   logs: typing.Sequence[audit_module.AuditLog]
-                   ) -> typing.List[str]:
+                   logs: typing.Sequence[audit_module.AuditLog],
+                   cloud: typing.Any = None) -> typing.List[str]:
     """Delete the servers and flavors the logs' runs created and did
-    not delete (found by the run's names)."""
+    not delete (found by the run's names), then what placement still
+    holds for those servers and their migrations on the profile's hosts
+    (:mod:`leftovers`: a leak the killed run never got to clean).
+    ``cloud``: the APIs (default: through the profile's clouds.yaml
+    entry, connected only when a log has something to delete)."""
     from faultdriver.cloud import api as api_module
     from faultdriver.cloud import backend
     said: typing.List[str] = []
@@ -143,12 +148,14 @@ def delete_created(profile: profile_module.Profile,
                if change['undo'][:1] == [backend.API_UNDO]]
     if not created:
         return said
-    cloud = api_module.connect(profile)
+    cloud = cloud or api_module.connect(profile)
+    ours: typing.Set[str] = set()
     for log, change in created:
         _undo, kind, name = change['undo']
         if kind == 'server':
             found = cloud.get('/servers?all_tenants=1&name=^%s$' % name,
                               translate=False)['servers']
+            ours |= leftovers.consumers(cloud, [s['id'] for s in found])
             for server in found:
                 cloud.request('DELETE', '/servers/%s' % server['id'],
                               ok=(204, 404))
@@ -167,6 +174,9 @@ def delete_created(profile: profile_module.Profile,
         log.mark_restored(change['seq'])
         if found:
             said.append('%s: deleted %s %s' % (change['host'], kind, name))
+    for host in profile.hosts.values() if ours else ():
+        said += ['%s: %s' % (host.ssh, line)
+                 for line in leftovers.drop(cloud, [host.nodename], ours)]
     return said
 
 

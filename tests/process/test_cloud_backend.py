@@ -21,10 +21,12 @@ from keystoneauth1 import session
 import pytest
 
 from faultdriver.cloud import api
+from faultdriver.cloud import audit
 from faultdriver.cloud import backend
 from faultdriver.cloud import checks
 from faultdriver.cloud import computes as computes_module
 from faultdriver.cloud import profile as profile_module
+from faultdriver.cloud import survey
 from faultdriver.process import client as process_client
 from faultdriver.process import standins
 from faultdriver.scenario import conformance
@@ -118,8 +120,49 @@ def exercise(nova):
     assert set(nova.provider_allocations('b')) == {server['id']}
     assert nova.tracked_tasks('a') == []
     assert 'Final resource view' in nova.log_text()
-    nova.delete_server(server)
+    restore_deletes_a_killed_runs_server_and_its_leak(nova, server, done)
     leaked_allocations_are_deleted_only_for_the_run(nova, server['id'])
+
+
+def plant(nova, host, consumer):
+    """An allocation of 64 MB on ``host``'s provider held by
+    ``consumer`` (what a leak looks like to placement)."""
+    nova.cloud.request('PUT', '/allocations/%s' % consumer, {
+        'allocations': {nova._provider(host): {
+            'resources': {'MEMORY_MB': 64}}},
+        'project_id': 'p', 'user_id': 'u', 'consumer_generation': None,
+        'consumer_type': 'INSTANCE'}, service='placement', translate=False)
+
+
+#: A consumer no run of faultdriver's made (another user's).
+FOREIGN = '0c2d4f6e-8a1b-4c3d-9e5f-a7b9c1d3e5f7'
+
+
+def restore_deletes_a_killed_runs_server_and_its_leak(nova, server,
+                                                      migration):
+    """``cloud restore`` after a runner killed mid-run: the server its
+    audit log names is deleted, then what placement still holds for that
+    server's migration on the profile's hosts (a leak: Nova deletes only
+    the server's own allocations with it); another consumer's stays."""
+    directory = tempfile.mkdtemp(prefix='fdaudit', dir='/tmp')
+    try:
+        log = audit.AuditLog(os.path.join(directory, 'killed.jsonl'))
+        [name] = [s['name'] for s in nova.cloud.get(
+            '/servers/detail?all_tenants=1')['servers']
+            if s['id'] == server['id']]
+        log.record('fd-a', 'server:' + name, 'create server ' + name,
+                   (backend.API_UNDO, 'server', name))
+        plant(nova, 'b', migration['uuid'])
+        plant(nova, 'b', FOREIGN)
+        said = survey.delete_created(nova.profile, [log], nova.cloud)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+    assert said == [
+        'fd-a: deleted server ' + name,
+        'fd-a: deleted 64 MEMORY_MB left in placement on dest for %s '
+        'after its server was deleted' % migration['uuid']]
+    assert not nova.server_exists(server)
+    assert set(nova.provider_allocations('b')) == {FOREIGN}
 
 
 def leaked_allocations_are_deleted_only_for_the_run(nova, server_id):
@@ -127,18 +170,11 @@ def leaked_allocations_are_deleted_only_for_the_run(nova, server_id):
     gone (a leak a case found) is deleted at the run's end, so a sweep's
     next case on the same cloud starts clean; another consumer's
     allocation stays."""
-    foreign = '0c2d4f6e-8a1b-4c3d-9e5f-a7b9c1d3e5f7'
-    provider = nova._provider('b')
-    for consumer in (server_id, foreign):
-        nova.cloud.request('PUT', '/allocations/%s' % consumer, {
-            'allocations': {provider: {'resources': {'MEMORY_MB': 64}}},
-            'project_id': 'p', 'user_id': 'u', 'consumer_generation': None,
-            'consumer_type': 'INSTANCE'},
-            service='placement', translate=False)
-    assert set(nova.provider_allocations('b')) == {server_id, foreign}
+    plant(nova, 'b', server_id)
+    assert set(nova.provider_allocations('b')) == {server_id, FOREIGN}
     said = nova._drop_leaked({server_id})
-    assert set(nova.provider_allocations('b')) == {foreign}
+    assert set(nova.provider_allocations('b')) == {FOREIGN}
     assert said == ['deleted 64 MEMORY_MB left in placement on b for %s '
-                    'after the run deleted its servers' % server_id]
-    nova.cloud.request('DELETE', '/allocations/%s' % foreign,
+                    'after its server was deleted' % server_id]
+    nova.cloud.request('DELETE', '/allocations/%s' % FOREIGN,
                        service='placement')
