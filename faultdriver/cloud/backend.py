@@ -253,6 +253,10 @@ class _CloudComputeAPI:
 
     def __init__(self, api: api_module.CloudAPI) -> None:
         self.cloud = api
+        #: The servers deleted through here and their migrations, read
+        #: just before each delete (the API lists a deleted server's
+        #: migrations no more): still the run's placement consumers.
+        self.deleted_consumers: typing.Set[str] = set()
 
     def get_server(self, server_id: str) -> records.Server:
         server: records.Server = self.cloud.get(
@@ -264,6 +268,8 @@ class _CloudComputeAPI:
         return self.cloud.post('/servers/%s/action' % server_id, data)
 
     def delete_server(self, server_id: str) -> object:
+        self.deleted_consumers |= leftovers.consumers(self.cloud,
+                                                      [server_id])
         return self.cloud.request('DELETE', '/servers/%s' % server_id)
 
     def delete_migration(self, server_id: str, migration_id: int) -> object:
@@ -333,6 +339,8 @@ class CloudNova(backend_base.BackendBase):
         self.servers: typing.List[str] = []
         self._log_from: typing.Dict[str, object] = {}
         self._image: typing.Optional[str] = None
+        #: What :meth:`begin` found on the hosts (leftovers.present).
+        self._present_at_start: typing.Set[leftovers.Present] = set()
 
     # -- the run's beginning and end ------------------------------------------
 
@@ -359,9 +367,26 @@ class CloudNova(backend_base.BackendBase):
         """Where journals and logs end now, and each host's timer as the
         scenario wants it."""
         self.faults.begin()
+        self._present_at_start = leftovers.present(self.cloud,
+                                                   self._host_names())
         for alias in self.hosts:
             self._log_from[alias] = self._log_end(alias)
             self.after_start(alias)
+
+    def _host_names(self) -> typing.Dict[str, typing.Tuple[str, str]]:
+        return {alias: (self.aliases.host(alias),
+                        self.aliases.nodename(alias))
+                for alias in self.hosts}
+
+    def foreign_activity(self) -> typing.List[str]:
+        """Servers and allocations on the run's hosts that are neither
+        the run's own (its servers, their migrations) nor there when it
+        began: someone else used the hosts meanwhile, and the run's
+        invariants counted it (the run is "cloud dirty").  Read before
+        :meth:`end` deletes the run's servers."""
+        return leftovers.foreign(
+            leftovers.present(self.cloud, self._host_names()),
+            self._present_at_start, self._consumers())
 
     def after_start(self, host: str) -> None:
         """A host (re)started: its timer's periodic as the scenario
@@ -429,8 +454,10 @@ class CloudNova(backend_base.BackendBase):
         return cleaned
 
     def _consumers(self) -> typing.Set[str]:
-        """The placement consumers of this run (:mod:`leftovers`)."""
-        return leftovers.consumers(self.cloud, self.servers)
+        """The placement consumers of this run (:mod:`leftovers`), its
+        servers deleted before the end included."""
+        return (leftovers.consumers(self.cloud, self.servers) |
+                self.api.deleted_consumers)
 
     def _drop_leaked(self, ours: typing.Set[str]) -> typing.List[str]:
         """What placement still holds on the run's hosts for its

@@ -1,4 +1,4 @@
-"""What placement still holds for a run's servers once they are deleted.
+"""What a run leaves on a cloud, and what others put there meanwhile.
 
 A case that leaked an allocation (a Nova bug its invariants judged)
 leaves it on a cloud: no new stack wipes placement between a sweep's
@@ -7,6 +7,11 @@ restore``.  Both end the same way, here: read the run's consumers (its
 servers and their migrations, while the API still lists them), delete
 the servers, then delete what placement holds for exactly those
 consumers on the profile's hosts -- never another consumer's.
+
+The same reading tells a run whether anyone else used its hosts while
+it ran (:func:`present`): a server booted there, or an allocation made
+there, by someone else changes what the run's invariants count, so such
+a run is "cloud dirty" -- never a finding.
 """
 
 import typing
@@ -61,3 +66,41 @@ def drop(cloud: typing.Any, nodenames: Nodenames,
                                               'resources'].items())),
                                 name_of(nodename), consumer))
     return said
+
+
+#: One thing on a host: ``(kind, id, alias)``, kind ``server`` or
+#: ``allocation`` (its id the consumer's).
+Present = typing.Tuple[str, str, str]
+
+
+def present(cloud: typing.Any, hosts: typing.Mapping[str, typing.Tuple[
+        str, str]]) -> typing.Set[Present]:
+    """What is on the hosts now: every server (any project's) and every
+    placement consumer with an allocation on their providers.
+    ``hosts``: ``{alias: (service host, nodename)}``."""
+    found = set()
+    for alias, (host, nodename) in sorted(hosts.items()):
+        for server in cloud.get('/servers/detail?all_tenants=1&host=%s'
+                                % host, translate=False)['servers']:
+            found.add(('server', server['id'], alias))
+        providers = cloud.get('/resource_providers?name=%s' % nodename,
+                              service='placement',
+                              translate=False)['resource_providers']
+        for provider in providers:
+            held = cloud.get('/resource_providers/%s/allocations'
+                             % provider['uuid'], service='placement',
+                             translate=False)['allocations']
+            found.update(('allocation', consumer, alias)
+                         for consumer in held)
+    return found
+
+
+def foreign(now: typing.Set[Present], before: typing.Set[Present],
+            ours: typing.Collection[str]) -> typing.List[str]:
+    """What ``present`` found now that was not there ``before`` and is
+    none of ``ours`` (the run's servers and migrations), a description
+    each ("server ID on src", "allocation of ID on dest")."""
+    return ['%s %s on %s' % (kind if kind == 'server' else 'allocation of',
+                             ident, alias)
+            for kind, ident, alias in sorted(now - before)
+            if ident not in ours]

@@ -166,6 +166,11 @@ def run(path: str, variant: str, mode: str,
             nova.begin()
             start(nova, scenario, variant)
             play.play(nova, scenario, variant, report)
+            others = nova.foreign_activity()
+            if others:
+                # Not the run's doing: never a finding, never ok.
+                report.internal_error = CLOUD_DIRTY % (
+                    profile.cloud, '; '.join(others))
         except Exception:
             report.internal_error = traceback.format_exc()
         try:
@@ -179,6 +184,13 @@ def run(path: str, variant: str, mode: str,
                     else '', profile.cloud, traceback.format_exc())
     report.ended()
     return report
+
+
+#: A run during which someone else used its hosts.
+CLOUD_DIRTY = ('cloud dirty: cloud %s: while the run ran, others used its '
+               'hosts (%s); what its invariants counted is not the run\'s '
+               'alone, so it is no finding: run it again on hosts nobody '
+               'else uses')
 
 
 #: vCPUs of a pinned server booted without a flavor, at most (the

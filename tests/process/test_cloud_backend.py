@@ -120,6 +120,8 @@ def exercise(nova):
     assert set(nova.provider_allocations('b')) == {server['id']}
     assert nova.tracked_tasks('a') == []
     assert 'Final resource view' in nova.log_text()
+    assert nova.foreign_activity() == []
+    others_on_the_hosts_make_the_run_cloud_dirty(nova)
     restore_deletes_a_killed_runs_server_and_its_leak(nova, server, done)
     leaked_allocations_are_deleted_only_for_the_run(nova, server['id'])
 
@@ -127,15 +129,33 @@ def exercise(nova):
 def plant(nova, host, consumer):
     """An allocation of 64 MB on ``host``'s provider held by
     ``consumer`` (what a leak looks like to placement)."""
+    held = nova.cloud.get('/allocations/%s' % consumer, service='placement',
+                          translate=False)
     nova.cloud.request('PUT', '/allocations/%s' % consumer, {
         'allocations': {nova._provider(host): {
             'resources': {'MEMORY_MB': 64}}},
-        'project_id': 'p', 'user_id': 'u', 'consumer_generation': None,
+        'project_id': 'p', 'user_id': 'u',
+        'consumer_generation': held.get('consumer_generation'),
         'consumer_type': 'INSTANCE'}, service='placement', translate=False)
 
 
 #: A consumer no run of faultdriver's made (another user's).
 FOREIGN = '0c2d4f6e-8a1b-4c3d-9e5f-a7b9c1d3e5f7'
+
+
+def others_on_the_hosts_make_the_run_cloud_dirty(nova):
+    """A server someone else boots on a run's host, and an allocation
+    someone else makes there, while the run runs: named as foreign
+    activity (the runner's "cloud dirty"), the run's own server and
+    migration never."""
+    other = nova.boot('a')
+    nova.servers.remove(other['id'])     # booted, as far as the run knows,
+    plant(nova, 'b', FOREIGN)            # by someone else
+    assert set(nova.foreign_activity()) == {
+        'server %s on a' % other['id'], 'allocation of %s on a' % other['id'],
+        'allocation of %s on b' % FOREIGN}
+    nova.cloud.request('DELETE', '/servers/%s' % other['id'])
+    nova.wait(lambda: not nova.server_exists(other), 'other deleted', 60)
 
 
 def restore_deletes_a_killed_runs_server_and_its_leak(nova, server,
