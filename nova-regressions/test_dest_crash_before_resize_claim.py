@@ -45,12 +45,6 @@ class TestDestCrashBeforeResizeClaim(
     accounting-matches-placement broken.
 
     Variant stock: the case as swept
-
-    The assertions marked FIXME show the bug; faultdriver export --fixed writes
-    the form that asserts the correct state.
-
-    A compute crashes through nova.tests.fixtures.compute_fault, proposed with
-    this test.
     """
 
     ADMIN_API = True
@@ -90,13 +84,10 @@ class TestDestCrashBeforeResizeClaim(
     def test_dest_crash_before_resize_claim(self):
         s1 = self._create_server(
             flavor_id=self.flavor_id, host='src', networks='none')
-
         s2 = self._create_server(
             flavor_id=self.flavor_id, host='dest', networks='none')
-
         self.api.post_server_action(s1['id'], {
             'resize': {'flavorRef': self.flavors['small']}})
-
         self._settle([(s1, 1), (s2, 0)])
 
         # What an operator does after the fault.
@@ -128,9 +119,7 @@ class TestDestCrashBeforeResizeClaim(
         ).body['migrations'], key=lambda migration: migration['id'])
 
     def _pinned_cpus(self, hostname):
-        """The pCPUs the compute node of ``hostname`` records as
-        pinned.
-        """
+        """The pCPUs the compute node of ``hostname`` has pinned."""
         node = objects.ComputeNode.get_by_nodename(self.ctxt, hostname)
         numa = objects.NUMATopology.obj_from_db_obj(node.numa_topology)
         return sorted(cpu for cell in numa.cells
@@ -150,11 +139,8 @@ class TestDestCrashBeforeResizeClaim(
                 found['OS-EXT-SRV-ATTR:host'])
 
     def _settle(self, moves, timeout=30):
-        """Wait, at most ``timeout`` seconds and without failing, until
-        every move asked of the servers (``moves``: [(server, moves
-        asked)]) has a migration that ended or waits for someone (a
-        confirm, the evacuated host), or until nothing changed for three
-        RPC timeouts (a move stuck for good).
+        """Wait (never failing) until each move asked ([(server, moves)])
+        ended or waits for someone, or nothing changed for 3 RPC timeouts.
         """
         over = TERMINAL + ('finished', 'done')
         last = {'state': None, 'since': time.monotonic()}
@@ -178,11 +164,8 @@ class TestDestCrashBeforeResizeClaim(
             pass    # not settled in time: the assertions say where
 
     def _decide_resizes(self, moves, decision, timeout=30):
-        """Confirm or revert every resize waiting for it, as its user
-        would, and wait (bounded) until the computes handled it: its
-        migration ended and its last compute event finished, or one
-        failed (a confirm saves the migration confirmed before it is
-        done; a failure after that sets it error later).
+        """Confirm or revert each resize waiting for it; wait (bounded,
+        never failing) until the computes handled it.
         """
         action, last = {
             'confirm': ('confirmResize', 'compute_confirm_resize'),
@@ -201,10 +184,8 @@ class TestDestCrashBeforeResizeClaim(
                 pass    # not handled in time: the assertions say how
 
     def _decision_handled(self, server, action, last):
-        """Whether the server's migrations ended and the newest
-        ``action`` has its ``last`` event finished, or one failed; a
-        dead compute's event never finishes: then the migrations
-        alone.
+        """Its migrations ended and ``action``'s ``last`` event (or one
+        that failed) finished; a dead compute's never finishes.
         """
         if not all(migration['status'] in TERMINAL
                    for migration in self._migrations(server)):
@@ -222,9 +203,7 @@ class TestDestCrashBeforeResizeClaim(
             for event in events)
 
     def _reset_stuck(self, servers):
-        """Reset the state of each server whose task state stayed set,
-        as an operator would (``os-resetState``).
-        """
+        """Reset each server whose task state stayed set, as admins do."""
         for server in servers:
             found = self.admin_api.get_server(server['id'])
             if found['OS-EXT-STS:task_state']:
@@ -233,9 +212,7 @@ class TestDestCrashBeforeResizeClaim(
                     server['id'], {'os-resetState': {'state': state}})
 
     def _unfinished_migrations(self, servers):
-        """The migrations of ``servers`` ({name: server}) that are not
-        in a terminal status.
-        """
+        """The migrations of ``servers`` ({name: server}) not ended."""
         return ['%s#%s %s' % (name, migration['id'], migration['status'])
                 for name, server in sorted(servers.items())
                 for migration in self._migrations(server)
@@ -283,8 +260,8 @@ class TestDestCrashBeforeResizeClaim(
         return misplaced
 
     def _unaccounted(self, hostnames):
-        """The hosts whose pinned pCPUs, after a periodic, are not the
-        PCPUs placement allocated there: {host: (pinned, PCPU)}.
+        """{host: (pinned, placement PCPU)} where, after a periodic,
+        they differ.
         """
         usage = {}
         for hostname in hostnames:

@@ -45,48 +45,77 @@ def write(writer, common, own):
     items = asserted_items(writer, common, own)
     asserted = {e.kind for e, _ in items
                 if invariants.get(e.kind) is not None}
-    for index, (expectation, of_bug) in enumerate(ordered(items), 1):
-        kind, args = expectation.kind, dict(expectation.args)
-        where = 'expectation `%s` %s' % (kind, _short(args))
-        why = export.lacking(provisions.expectation_needs(expectation))
-        if why:
-            raise Unsupported(where, why)
-        invariant = invariants.get(kind)
-        broken = invariant is not None and args.pop('broken', False)
-        if invariant is not None:
-            result = _invariant_form(writer, where, invariant, args)
-        else:
-            method = globals().get('_' + kind.replace('-', '_'))
-            if method is None:
-                raise Unsupported(where, 'no Nova test means for it')
-            result = method(writer, where, **{k.replace('-', '_'): v
-                                              for k, v in args.items()})
-        of_bug = of_bug or broken
+    if not writer.fixed:
+        items = _exact_first(items)
+    if items:
         writer.line()
-        _emit(writer, result.setup)
-        if invariant is not None:
-            _invariant(writer, invariant, result, broken)
-        elif not of_bug:
-            if writer.fixed and _contradicts(kind, args, asserted):
-                writer.comment(
-                    'NOTE(faultdriver): the stock form asserts %s here, '
-                    'the state the bug leaves; the invariants below say '
-                    'what is correct.' % _short_kind(kind, args))
-                continue
-            _emit(writer, result.lines)
-        elif writer.fixed:
-            if result.fixed is None:
-                writer.comment(
-                    'NOTE(faultdriver): the stock form asserts %s here, '
-                    'the state the bug leaves; the correct state has no '
-                    'single value.' % _short_kind(kind, args))
-            else:
-                _emit(writer, result.fixed)
+    for expectation, of_bug in ordered(items):
+        start = len(writer.lines)
+        _write_one(writer, expectation, of_bug, asserted)
+        writer.paragraph(start)
+
+
+def _write_one(writer, expectation, of_bug, asserted):
+    """The lines of one expectation (see :func:`write`)."""
+    kind, args = expectation.kind, dict(expectation.args)
+    where = 'expectation `%s` %s' % (kind, _short(args))
+    why = export.lacking(provisions.expectation_needs(expectation))
+    if why:
+        raise Unsupported(where, why)
+    invariant = invariants.get(kind)
+    broken = invariant is not None and args.pop('broken', False)
+    if invariant is not None:
+        result = _invariant_form(writer, where, invariant, args)
+    else:
+        method = globals().get('_' + kind.replace('-', '_'))
+        if method is None:
+            raise Unsupported(where, 'no Nova test means for it')
+        result = method(writer, where, **{k.replace('-', '_'): v
+                                          for k, v in args.items()})
+    of_bug = of_bug or broken
+    _emit(writer, result.setup)
+    if invariant is not None:
+        _invariant(writer, invariant, result, broken)
+    elif not of_bug:
+        if writer.fixed and _contradicts(kind, args, asserted):
+            writer.comment(
+                'NOTE(faultdriver): the stock form asserts %s here, '
+                'the state the bug leaves; the invariants below say '
+                'what is correct.' % _short_kind(kind, args))
+            return
+        _emit(writer, result.lines)
+    elif writer.fixed:
+        if result.fixed is None:
+            writer.comment(
+                'NOTE(faultdriver): the stock form asserts %s here, '
+                'the state the bug leaves; the correct state has no '
+                'single value.' % _short_kind(kind, args))
         else:
-            writer.comment('FIXME(faultdriver): this is the bug%s: %s' % (
-                _bug_ref(writer), result.correct or
-                'the correct state differs.'))
-            _emit(writer, result.lines)
+            _emit(writer, result.fixed)
+    else:
+        writer.comment('FIXME(faultdriver): this is the bug%s: %s' % (
+            _bug_ref(writer), result.correct or
+            'the correct state differs.'))
+        _emit(writer, result.lines)
+
+
+def _exact_first(items):
+    """``items`` for the stock form, a broken ``migrations-terminal``
+    (its assertion: some migration did not end) left out where a
+    ``migrations`` expectation states the status the bug leaves a
+    migration in: that one shows the bug exactly, and is marked as the
+    bug's.  The fixed form keeps the invariant: it states what is
+    correct there."""
+    def stuck(expectation):
+        return expectation.kind == 'migrations' and any(
+            status not in statuses.TERMINAL
+            for status in expectation.args['statuses'])
+
+    if not any(stuck(e) for e, _ in items):
+        return items
+    return [(e, of_bug or stuck(e)) for e, of_bug in items
+            if not (e.kind == 'migrations-terminal' and
+                    e.args.get('broken'))]
 
 
 def asserted_items(writer, common, own):

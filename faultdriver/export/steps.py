@@ -24,9 +24,10 @@ def write(writer, index, step):
         if registered is None else registered.export
     if method is None:
         raise Unsupported(where, 'no Nova test means for this step')
-    writer.line()
+    start = len(writer.lines)
     method(writer, where, **{k.replace('-', '_'): v
                              for k, v in args.items()})
+    writer.paragraph(start)
     writer.last_step = kind
 
 

@@ -66,8 +66,9 @@ expectations:
     assert setup.index('compute_fault.ComputeFaultFixture(self)') < \
         setup.index('self.start_compute(')
     assert 'def _die' not in text and 'ComputeDied' not in text
-    assert 'A compute crashes through nova.tests.fixtures.compute_fault' \
-        in flat(text)
+    # The commit message says what the fixture is; the test's
+    # docstring speaks of Nova only.
+    assert 'faultdriver export' not in text
     assert "self._wait_for_nth_migration(s1, 1, 'error')" in text
     assert "hostname='dest', point='pre_live_migration', action='crash'" \
         in text
@@ -182,8 +183,11 @@ expectations:
   - servers-settled: {}
 ''')
     stock = export.export(path)
-    assert '# FIXME(faultdriver): this is the bug (F99): every migration' \
+    # The migration's exact status shows the bug (and is marked so);
+    # "some migration did not end" says less, left out of this form.
+    assert '# FIXME(faultdriver): this is the bug (F99): the migrations' \
         in stock
+    assert '_unfinished_migrations' not in stock
     assert "self.assertNotEqual({}, self._unaccounted(['src', 'dest']))" \
         in stock
     # Only what shows the bug: the invariant that holds is not asserted.
@@ -198,6 +202,29 @@ expectations:
     # The running migration is the bug's state, not the scenario's.
     assert "['running']," not in fixed
     assert 'NOTE(faultdriver): the stock form asserts migrations' in fixed
+
+
+def test_an_exact_migration_status_of_the_bug_replaces_the_vague_one(
+        tmp_path):
+    path = tmp_path / 't.yaml'
+    path.write_text((HEAD + STEPS + '  - recover: {}\n').replace(
+        '  stock: {description: stock, expect: bug}\n', '''\
+  stock:
+    expect: bug
+    expectations:
+      - migrations: {server: s1, statuses: [running]}
+      - migrations-terminal: {broken: true}
+'''))
+    stock = export.export(str(path))
+    # The status the bug leaves shows it; "some migration did not end"
+    # says less and is left out of the stock form.
+    assert "# FIXME(faultdriver): this is the bug (F99): the migrations" \
+        in stock
+    assert "['running']," in stock
+    assert '_unfinished_migrations' not in stock
+    # The fixed form states what is correct with it.
+    fixed = export.export(str(path), fixed=True)
+    assert 'self.assertEqual([], self._unfinished_migrations(' in fixed
 
 
 def test_an_abort_deletes_the_migration_and_waits_for_the_source(tmp_path):
