@@ -57,8 +57,7 @@ class TestDestCrashInResizeClaim(
     ADMIN_API = True
     microversion = 'latest'
     ADDITIONAL_FILTERS = ['NUMATopologyFilter']
-    # Casts stay casts: a compute that dies must not turn them into
-    # calls its caller waits for.
+    # Casts stay casts, as in a cloud: nothing waits for one.
     CAST_AS_CALL = False
 
     def setUp(self):
@@ -182,14 +181,6 @@ class TestDestCrashInResizeClaim(
         return self._get_provider_usages(
             self.compute_rp_uuids[hostname]).get('PCPU', 0)
 
-    def _move_state(self, server):
-        """Its migrations' statuses, status, task state and host."""
-        found = self.admin_api.get_server(server['id'])
-        return ([migration['status']
-                 for migration in self._migrations(server)],
-                found['status'], found['OS-EXT-STS:task_state'],
-                found['OS-EXT-SRV-ATTR:host'])
-
     def _settle(self, moves, timeout=30):
         """Wait (never failing) until each move asked ([(server, moves)])
         ended or waits for someone, or nothing changed for 3 RPC timeouts.
@@ -198,7 +189,12 @@ class TestDestCrashInResizeClaim(
         last = {'state': None, 'since': time.monotonic()}
 
         def check():
-            state = [self._move_state(server) for server, _asked in moves]
+            state = []
+            for server, _asked in moves:
+                found = self.admin_api.get_server(server['id'])
+                state.append(([m['status'] for m in self._migrations(server)],
+                              found['status'], found['OS-EXT-STS:task_state'],
+                              found['OS-EXT-SRV-ATTR:host']))
             if state != last['state']:
                 last.update(state=state, since=time.monotonic())
             elif (time.monotonic() - last['since'] >=

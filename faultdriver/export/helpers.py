@@ -59,8 +59,7 @@ HELPERS = {
     'failed_periodics': _helper('_failed_periodics', needs=('faults',)),
     'watch_rpc': _helper('_watch_rpc', imports=(
         'threading', 'oslo_messaging', 'nova.compute.rpcapi')),
-    'move_state': _helper('_move_state', needs=('migrations',)),
-    'settle': _helper('_settle', needs=('move_state',),
+    'settle': _helper('_settle', needs=('migrations',),
                       imports=('time', 'nova.conf')),
     'decide_resizes': _helper('_decide_resizes', '_decision_handled',
                               needs=('migrations', 'faults')),
