@@ -89,14 +89,16 @@ class TestDestCrashInEvacuation(
         service = self.admin_api.get_services(
             host='src', binary='nova-compute')[0]
         self.admin_api.put_service_force_down(service['id'], True)
-        self._wait_for_service('src', 'down')
+        self._wait_for_service_parameter(
+            'src', 'nova-compute', {'state': 'down'}, max_retries=60)
         self.admin_api.post_server_action(s1['id'], {'evacuate': {}})
         self._settle([(s1, 1), (s2, 0)])
         self.faults.restart('src')
         service = self.admin_api.get_services(
             host='src', binary='nova-compute')[0]
         self.admin_api.put_service_force_down(service['id'], False)
-        self._wait_for_service('src', 'up')
+        self._wait_for_service_parameter(
+            'src', 'nova-compute', {'state': 'up'}, max_retries=60)
 
         # What an operator does after the fault.
         self._settle([(s1, 1), (s2, 0)], timeout=60)
@@ -158,12 +160,6 @@ class TestDestCrashInEvacuation(
             self.fail('migration %d of %s is not %s: %s'
                       % (index, server['id'], status, found['status']))
         return found
-
-    def _wait_for_service(self, hostname, state, timeout=30):
-        """Wait until the compute service of ``hostname`` is ``state``."""
-        self._wait_for_service_parameter(
-            hostname, 'nova-compute', {'state': state},
-            max_retries=int(timeout * 2))
 
     def _pinned_cpus(self, hostname):
         """The pCPUs the compute node of ``hostname`` has pinned."""

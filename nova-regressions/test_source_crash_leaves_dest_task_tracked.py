@@ -69,7 +69,8 @@ class TestSourceCrashLeavesDestTaskTracked(
             'os-migrateLive': {'host': 'dest', 'block_migration': 'auto'}})
         self.faults.wait_for('src', 'live_migration')
         self.faults.restart('src')
-        self._wait_for_service('src', 'up')
+        self._wait_for_service_parameter(
+            'src', 'nova-compute', {'state': 'up'}, max_retries=60)
         self._wait_for_nth_migration(s1, 1, 'error')
         s1 = self._wait_for_server_parameter(
             s1, {
@@ -122,12 +123,6 @@ class TestSourceCrashLeavesDestTaskTracked(
             self.fail('migration %d of %s is not %s: %s'
                       % (index, server['id'], status, found['status']))
         return found
-
-    def _wait_for_service(self, hostname, state, timeout=30):
-        """Wait until the compute service of ``hostname`` is ``state``."""
-        self._wait_for_service_parameter(
-            hostname, 'nova-compute', {'state': state},
-            max_retries=int(timeout * 2))
 
     def _tracked_tasks(self, grace):
         """The tasks each running nova-compute still tracks for its

@@ -47,7 +47,6 @@ HELPERS = {
     'migrations': _helper('_migrations'),
     'wait_for_nth_migration': _helper(
         '_wait_for_nth_migration', needs=('migrations',)),
-    'wait_for_service': _helper('_wait_for_service'),
     'pinning': _helper('_pinning',
                        imports=('nova.exception', 'nova.objects')),
     'boot_pinned_as': _helper('_boot_pinned_as', needs=('pinning',)),

@@ -74,12 +74,6 @@ class NovaHelpers:
                       % (index, server['id'], status, found['status']))
         return found
 
-    def _wait_for_service(self, hostname, state, timeout=30):
-        """Wait until the compute service of ``hostname`` is ``state``."""
-        self._wait_for_service_parameter(
-            hostname, 'nova-compute', {'state': state},
-            max_retries=int(timeout * 2))
-
     def _pinning(self, server):
         """The pCPUs the server's NUMA topology pins it to."""
         try:
