@@ -124,7 +124,9 @@ class TestDestCrashInEvacuation(
 
         # FIXME(faultdriver): this is the bug (F10): after a periodic, the
         # pCPUs each host pins should be the PCPUs placement allocated there.
-        self.assertNotEqual({}, self._unaccounted(['src', 'dest']))
+        self.assertEqual(
+            {'src': (2, 0), 'dest': (2, 4)},
+            self._unaccounted(['src', 'dest']))
 
         # FIXME(faultdriver): this is the bug (F10): every ACTIVE server should
         # live-migrate away and back.

@@ -122,7 +122,7 @@ class TestDestCrashInFinishResize(
 
         # FIXME(faultdriver): this is the bug (F8): after a periodic, the pCPUs
         # each host pins should be the PCPUs placement allocated there.
-        self.assertNotEqual({}, self._unaccounted(['src', 'dest']))
+        self.assertEqual({'src': (0, 2)}, self._unaccounted(['src', 'dest']))
 
         # Invariant: every ACTIVE server should live-migrate away and back.
         self.assertEqual([], self._moves_again({'s1': s1}))

@@ -128,7 +128,7 @@ class TestDestCrashInResizeClaim(
 
         # FIXME(faultdriver): this is the bug (F9): after a periodic, the pCPUs
         # each host pins should be the PCPUs placement allocated there.
-        self.assertNotEqual({}, self._unaccounted(['src', 'dest']))
+        self.assertEqual({'dest': (2, 3)}, self._unaccounted(['src', 'dest']))
 
         # Invariant: every ACTIVE server should live-migrate away and back.
         self.assertEqual([], self._moves_again({'s1': s1}))

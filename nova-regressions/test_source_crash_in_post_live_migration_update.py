@@ -114,12 +114,13 @@ class TestSourceCrashInPostLiveMigrationUpdate(
         self.assertEqual(
             ['running'],
             [migration['status'] for migration in self._migrations(s1)])
+
         self.assertEqual(0, len(self._pinned_cpus('src')))
         self.assertEqual(2, self._placement_pcpus('src'))
 
         # FIXME(faultdriver): this is the bug (F6): after a periodic, the pCPUs
         # each host pins should be the PCPUs placement allocated there.
-        self.assertNotEqual({}, self._unaccounted(['src', 'dest']))
+        self.assertEqual({'src': (0, 2)}, self._unaccounted(['src', 'dest']))
 
         # Invariant: every ACTIVE server should live-migrate away and back.
         self.assertEqual([], self._moves_again({'s1': s1}))

@@ -51,10 +51,15 @@ def write(writer, common, own):
                               if not _faultdrivers_absent(e, of_bug)])
     if items:
         writer.line()
+    commented = False
     for expectation, of_bug in ordered(items):
         start = len(writer.lines)
         _write_one(writer, expectation, of_bug, asserted)
-        writer.paragraph(start)
+        # A plain assertion after a commented one is not under its
+        # comment: a paragraph of its own.
+        writer.paragraph(start, always=commented)
+        commented = any(line.lstrip().startswith('#')
+                        for line in writer.lines[start:])
 
 
 def _write_one(writer, expectation, of_bug, asserted):
