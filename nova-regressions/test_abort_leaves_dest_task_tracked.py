@@ -38,16 +38,12 @@ class TestAbortLeavesDestTaskTracked(
 
     Variant stock: Nova 34 as it is: dest tracks the aborted live migration's
     task for good.
-
-    The assertions marked FIXME show the bug; faultdriver export --fixed writes
-    the form that asserts the correct state.
     """
 
     ADMIN_API = True
     microversion = 'latest'
     ADDITIONAL_FILTERS = ['NUMATopologyFilter']
-    # Casts stay casts: a compute that dies must not turn them into
-    # calls its caller waits for.
+    # Casts stay casts, as in a cloud: nothing waits for one.
     CAST_AS_CALL = False
 
     def setUp(self):
@@ -71,14 +67,10 @@ class TestAbortLeavesDestTaskTracked(
         held = self.useFixture(nova_fixtures.InterceptMethodFixture(
             self.computes['dest'].manager.driver, 'pre_live_migration',
             timeout=60))
-
         self.api.post_server_action(s1['id'], {
             'os-migrateLive': {'host': 'dest', 'block_migration': 'auto'}})
-
         self.assertTrue(held.started.wait(30))
-
         self._wait_for_nth_migration(s1, 1, 'preparing')
-
         self.admin_api.delete_migration(
             s1['id'], self._migrations(s1)[0]['id'])
         # The API casts the abort to the source: wait until it was handled
@@ -86,11 +78,8 @@ class TestAbortLeavesDestTaskTracked(
         self._wait_for_instance_action_event(
             s1, 'live_migration_cancel', 'compute_live_migration_abort',
             'Success')
-
         held.proceed.set()
-
         self._wait_for_nth_migration(s1, 1, 'cancelled')
-
         s1 = self._wait_for_server_parameter(
             s1, {
                 'status': 'ACTIVE',
@@ -98,13 +87,11 @@ class TestAbortLeavesDestTaskTracked(
                 'OS-EXT-STS:task_state': None,
             },
             max_retries=60)
-
         self.faults.periodic('dest')
 
         self.assertEqual(
             ['cancelled'],
             [migration['status'] for migration in self._migrations(s1)])
-
         s1 = self.admin_api.get_server(s1['id'])
         self.assertEqual('ACTIVE', s1['status'])
         self.assertEqual('src', s1['OS-EXT-SRV-ATTR:host'])
@@ -115,10 +102,7 @@ class TestAbortLeavesDestTaskTracked(
         self.assertNotEqual({}, self._tracked_tasks(5))
 
     def _migrate_stub(self, domain, destination, params, flags):
-        """Complete a live migration in fakelibvirt in either direction
-        (LibvirtMigrationMixin's stub knows one): the guest appears on
-        the host the migration URI names and the source's job ends.
-        """
+        """Complete a live migration in fakelibvirt, either way."""
         hostname = urllib.parse.urlparse(destination).hostname
         self.computes[hostname].driver._host.get_connection().createXML(
             params['destination_xml'],
@@ -132,9 +116,7 @@ class TestAbortLeavesDestTaskTracked(
         ).body['migrations'], key=lambda migration: migration['id'])
 
     def _wait_for_nth_migration(self, server, index, status, timeout=30):
-        """Wait until the server's index-th migration (1: the oldest) is
-        in ``status``; fail at once if it ends error or failed instead.
-        """
+        """Wait for its index-th migration (from 1) to be ``status``."""
         def check():
             found = (self._migrations(server) + [None] * index)[index - 1]
             if found is None or found['status'] not in (

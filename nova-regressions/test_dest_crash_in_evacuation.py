@@ -51,19 +51,12 @@ class TestDestCrashInEvacuation(
 
     Variant stock: Nova 34 as it is: the restarted source destroys the only
     guest of a server whose evacuation never got past the destination's spawn.
-
-    The assertions marked FIXME show the bug; faultdriver export --fixed writes
-    the form that asserts the correct state.
-
-    A compute crashes through nova.tests.fixtures.compute_fault, proposed with
-    this test.
     """
 
     ADMIN_API = True
     microversion = 'latest'
     ADDITIONAL_FILTERS = ['NUMATopologyFilter']
-    # Casts stay casts: a compute that dies must not turn them into
-    # calls its caller waits for.
+    # Casts stay casts, as in a cloud: nothing waits for one.
     CAST_AS_CALL = False
 
     def setUp(self):
@@ -90,29 +83,22 @@ class TestDestCrashInEvacuation(
     def test_dest_crash_in_evacuation(self):
         s1 = self._create_server(
             flavor_id=self.flavor_id, host='src', networks='none')
-
         s2 = self._create_server(
             flavor_id=self.flavor_id, host='dest', networks='none')
-
         self.computes['src'].stop()
-
         service = self.admin_api.get_services(
             host='src', binary='nova-compute')[0]
         self.admin_api.put_service_force_down(service['id'], True)
-
-        self._wait_for_service('src', 'down')
-
+        self._wait_for_service_parameter(
+            'src', 'nova-compute', {'state': 'down'}, max_retries=60)
         self.admin_api.post_server_action(s1['id'], {'evacuate': {}})
-
         self._settle([(s1, 1), (s2, 0)])
-
         self.faults.restart('src')
-
         service = self.admin_api.get_services(
             host='src', binary='nova-compute')[0]
         self.admin_api.put_service_force_down(service['id'], False)
-
-        self._wait_for_service('src', 'up')
+        self._wait_for_service_parameter(
+            'src', 'nova-compute', {'state': 'up'}, max_retries=60)
 
         # What an operator does after the fault.
         self._settle([(s1, 1), (s2, 0)], timeout=60)
@@ -125,7 +111,6 @@ class TestDestCrashInEvacuation(
         self.assertEqual(
             1,
             self.faults.count(hostname='dest', point='spawn', action='crash'))
-
         s1 = self.admin_api.get_server(s1['id'])
         # FIXME(faultdriver): this is the bug (F10): the correct state differs.
         self.assertEqual('ACTIVE', s1['status'])
@@ -139,17 +124,16 @@ class TestDestCrashInEvacuation(
 
         # FIXME(faultdriver): this is the bug (F10): after a periodic, the
         # pCPUs each host pins should be the PCPUs placement allocated there.
-        self.assertNotEqual({}, self._unaccounted(['src', 'dest']))
+        self.assertEqual(
+            {'src': (2, 0), 'dest': (2, 4)},
+            self._unaccounted(['src', 'dest']))
 
         # FIXME(faultdriver): this is the bug (F10): every ACTIVE server should
         # live-migrate away and back.
         self.assertNotEqual([], self._moves_again({'s1': s1}))
 
     def _migrate_stub(self, domain, destination, params, flags):
-        """Complete a live migration in fakelibvirt in either direction
-        (LibvirtMigrationMixin's stub knows one): the guest appears on
-        the host the migration URI names and the source's job ends.
-        """
+        """Complete a live migration in fakelibvirt, either way."""
         hostname = urllib.parse.urlparse(destination).hostname
         self.computes[hostname].driver._host.get_connection().createXML(
             params['destination_xml'],
@@ -163,9 +147,7 @@ class TestDestCrashInEvacuation(
         ).body['migrations'], key=lambda migration: migration['id'])
 
     def _wait_for_nth_migration(self, server, index, status, timeout=30):
-        """Wait until the server's index-th migration (1: the oldest) is
-        in ``status``; fail at once if it ends error or failed instead.
-        """
+        """Wait for its index-th migration (from 1) to be ``status``."""
         def check():
             found = (self._migrations(server) + [None] * index)[index - 1]
             if found is None or found['status'] not in (
@@ -181,18 +163,8 @@ class TestDestCrashInEvacuation(
                       % (index, server['id'], status, found['status']))
         return found
 
-    def _wait_for_service(self, hostname, state, timeout=30):
-        """Wait until the compute service of ``hostname`` is up or
-        down.
-        """
-        self._wait_for_service_parameter(
-            hostname, 'nova-compute', {'state': state},
-            max_retries=int(timeout * 2))
-
     def _pinned_cpus(self, hostname):
-        """The pCPUs the compute node of ``hostname`` records as
-        pinned.
-        """
+        """The pCPUs the compute node of ``hostname`` has pinned."""
         node = objects.ComputeNode.get_by_nodename(self.ctxt, hostname)
         numa = objects.NUMATopology.obj_from_db_obj(node.numa_topology)
         return sorted(cpu for cell in numa.cells
@@ -203,26 +175,20 @@ class TestDestCrashInEvacuation(
         return self._get_provider_usages(
             self.compute_rp_uuids[hostname]).get('PCPU', 0)
 
-    def _move_state(self, server):
-        """Its migrations' statuses, status, task state and host."""
-        found = self.admin_api.get_server(server['id'])
-        return ([migration['status']
-                 for migration in self._migrations(server)],
-                found['status'], found['OS-EXT-STS:task_state'],
-                found['OS-EXT-SRV-ATTR:host'])
-
     def _settle(self, moves, timeout=30):
-        """Wait, at most ``timeout`` seconds and without failing, until
-        every move asked of the servers (``moves``: [(server, moves
-        asked)]) has a migration that ended or waits for someone (a
-        confirm, the evacuated host), or until nothing changed for three
-        RPC timeouts (a move stuck for good).
+        """Wait (never failing) until each move asked ([(server, moves)])
+        ended or waits for someone, or nothing changed for 3 RPC timeouts.
         """
         over = TERMINAL + ('finished', 'done')
         last = {'state': None, 'since': time.monotonic()}
 
         def check():
-            state = [self._move_state(server) for server, _asked in moves]
+            state = []
+            for server, _asked in moves:
+                found = self.admin_api.get_server(server['id'])
+                state.append(([m['status'] for m in self._migrations(server)],
+                              found['status'], found['OS-EXT-STS:task_state'],
+                              found['OS-EXT-SRV-ATTR:host']))
             if state != last['state']:
                 last.update(state=state, since=time.monotonic())
             elif (time.monotonic() - last['since'] >=
@@ -240,9 +206,7 @@ class TestDestCrashInEvacuation(
             pass    # not settled in time: the assertions say where
 
     def _reset_stuck(self, servers):
-        """Reset the state of each server whose task state stayed set,
-        as an operator would (``os-resetState``).
-        """
+        """Reset each server whose task state stayed set, as admins do."""
         for server in servers:
             found = self.admin_api.get_server(server['id'])
             if found['OS-EXT-STS:task_state']:
@@ -251,8 +215,8 @@ class TestDestCrashInEvacuation(
                     server['id'], {'os-resetState': {'state': state}})
 
     def _unaccounted(self, hostnames):
-        """The hosts whose pinned pCPUs, after a periodic, are not the
-        PCPUs placement allocated there: {host: (pinned, PCPU)}.
+        """{host: (pinned, placement PCPU)} where, after a periodic,
+        they differ.
         """
         usage = {}
         for hostname in hostnames:
@@ -263,10 +227,8 @@ class TestDestCrashInEvacuation(
                 if found[0] != found[1]}
 
     def _moves_again(self, servers, timeout=60):
-        """Live-migrate every ACTIVE one of ``servers`` ({name: server})
-        away (the scheduler picks the host) and back, each move's source
-        running its periodic while the move is under way; the moves that
-        failed.
+        """The moves that failed of live-migrating each ACTIVE server
+        away and back, the source running its periodic during each.
         """
         failed = []
         for name, server in sorted(servers.items()):

@@ -42,18 +42,12 @@ class TestLiveMigrationRaiseAtSource(
     charges dest for pCPUs nothing pins there. The sweep finding's reproducer
     (faultdriver sweep live-migration --points live_migration --hosts src
     --actions raise); invariant accounting-matches-placement broken.
-
-    Variant stock: the case as swept
-
-    The assertions marked FIXME show the bug; faultdriver export --fixed writes
-    the form that asserts the correct state.
     """
 
     ADMIN_API = True
     microversion = 'latest'
     ADDITIONAL_FILTERS = ['NUMATopologyFilter']
-    # Casts stay casts: a compute that dies must not turn them into
-    # calls its caller waits for.
+    # Casts stay casts, as in a cloud: nothing waits for one.
     CAST_AS_CALL = False
 
     def setUp(self):
@@ -87,13 +81,10 @@ class TestLiveMigrationRaiseAtSource(
     def test_live_migration_raise_at_source(self):
         s1 = self._create_server(
             flavor_id=self.flavor_id, host='src', networks='none')
-
         s2 = self._create_server(
             flavor_id=self.flavor_id, host='dest', networks='none')
-
         self.api.post_server_action(s1['id'], {
             'os-migrateLive': {'host': 'dest', 'block_migration': 'auto'}})
-
         self._settle([(s1, 1), (s2, 0)])
 
         # What an operator does after the fault.
@@ -106,10 +97,7 @@ class TestLiveMigrationRaiseAtSource(
         self.assertNotEqual({}, self._unaccounted(['src', 'dest']))
 
     def _migrate_stub(self, domain, destination, params, flags):
-        """Complete a live migration in fakelibvirt in either direction
-        (LibvirtMigrationMixin's stub knows one): the guest appears on
-        the host the migration URI names and the source's job ends.
-        """
+        """Complete a live migration in fakelibvirt, either way."""
         hostname = urllib.parse.urlparse(destination).hostname
         self.computes[hostname].driver._host.get_connection().createXML(
             params['destination_xml'],
@@ -123,9 +111,7 @@ class TestLiveMigrationRaiseAtSource(
         ).body['migrations'], key=lambda migration: migration['id'])
 
     def _pinned_cpus(self, hostname):
-        """The pCPUs the compute node of ``hostname`` records as
-        pinned.
-        """
+        """The pCPUs the compute node of ``hostname`` has pinned."""
         node = objects.ComputeNode.get_by_nodename(self.ctxt, hostname)
         numa = objects.NUMATopology.obj_from_db_obj(node.numa_topology)
         return sorted(cpu for cell in numa.cells
@@ -136,26 +122,20 @@ class TestLiveMigrationRaiseAtSource(
         return self._get_provider_usages(
             self.compute_rp_uuids[hostname]).get('PCPU', 0)
 
-    def _move_state(self, server):
-        """Its migrations' statuses, status, task state and host."""
-        found = self.admin_api.get_server(server['id'])
-        return ([migration['status']
-                 for migration in self._migrations(server)],
-                found['status'], found['OS-EXT-STS:task_state'],
-                found['OS-EXT-SRV-ATTR:host'])
-
     def _settle(self, moves, timeout=30):
-        """Wait, at most ``timeout`` seconds and without failing, until
-        every move asked of the servers (``moves``: [(server, moves
-        asked)]) has a migration that ended or waits for someone (a
-        confirm, the evacuated host), or until nothing changed for three
-        RPC timeouts (a move stuck for good).
+        """Wait (never failing) until each move asked ([(server, moves)])
+        ended or waits for someone, or nothing changed for 3 RPC timeouts.
         """
         over = TERMINAL + ('finished', 'done')
         last = {'state': None, 'since': time.monotonic()}
 
         def check():
-            state = [self._move_state(server) for server, _asked in moves]
+            state = []
+            for server, _asked in moves:
+                found = self.admin_api.get_server(server['id'])
+                state.append(([m['status'] for m in self._migrations(server)],
+                              found['status'], found['OS-EXT-STS:task_state'],
+                              found['OS-EXT-SRV-ATTR:host']))
             if state != last['state']:
                 last.update(state=state, since=time.monotonic())
             elif (time.monotonic() - last['since'] >=
@@ -173,9 +153,7 @@ class TestLiveMigrationRaiseAtSource(
             pass    # not settled in time: the assertions say where
 
     def _reset_stuck(self, servers):
-        """Reset the state of each server whose task state stayed set,
-        as an operator would (``os-resetState``).
-        """
+        """Reset each server whose task state stayed set, as admins do."""
         for server in servers:
             found = self.admin_api.get_server(server['id'])
             if found['OS-EXT-STS:task_state']:
@@ -184,8 +162,8 @@ class TestLiveMigrationRaiseAtSource(
                     server['id'], {'os-resetState': {'state': state}})
 
     def _unaccounted(self, hostnames):
-        """The hosts whose pinned pCPUs, after a periodic, are not the
-        PCPUs placement allocated there: {host: (pinned, PCPU)}.
+        """{host: (pinned, placement PCPU)} where, after a periodic,
+        they differ.
         """
         usage = {}
         for hostname in hostnames:

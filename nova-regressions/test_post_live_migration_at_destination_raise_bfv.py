@@ -40,22 +40,15 @@ class TestPostLiveMigrationAtDestinationRaiseBfv(
     post_live_migration_at_destination.before: 1*raise(MigrationError) on
     dest). The source records the server on dest but skips deleting the
     migration's allocation on src: after recovery src is charged for pCPUs
-    nothing pins there. The sweep finding's reproducer (faultdriver sweep
-    live-migration-bfv --points post_live_migration_at_destination --hosts dest
-    --actions raise): the server boots from a volume and has a port; invariant
-    accounting-matches-placement broken.
-
-    Variant stock: the case as swept
-
-    The assertions marked FIXME show the bug; faultdriver export --fixed writes
-    the form that asserts the correct state.
+    nothing pins there. Found by faultdriver sweep live-migration-bfv (--points
+    post_live_migration_at_destination --actions raise): the server boots from
+    a volume and has a port.
     """
 
     ADMIN_API = True
     microversion = 'latest'
     ADDITIONAL_FILTERS = ['NUMATopologyFilter']
-    # Casts stay casts: a compute that dies must not turn them into
-    # calls its caller waits for.
+    # Casts stay casts, as in a cloud: nothing waits for one.
     CAST_AS_CALL = False
 
     def setUp(self):
@@ -89,13 +82,10 @@ class TestPostLiveMigrationAtDestinationRaiseBfv(
 
     def test_post_live_migration_at_destination_raise_bfv(self):
         s1 = self._boot_with('src', self.flavor_id, volume=True, port=True)
-
         s2 = self._create_server(
             flavor_id=self.flavor_id, host='dest', networks='none')
-
         self.api.post_server_action(s1['id'], {
             'os-migrateLive': {'host': 'dest', 'block_migration': 'auto'}})
-
         self._settle([(s1, 1), (s2, 0)])
 
         # What an operator does after the fault.
@@ -105,13 +95,10 @@ class TestPostLiveMigrationAtDestinationRaiseBfv(
 
         # FIXME(faultdriver): this is the bug (F5): after a periodic, the pCPUs
         # each host pins should be the PCPUs placement allocated there.
-        self.assertNotEqual({}, self._unaccounted(['src', 'dest']))
+        self.assertEqual({'src': (0, 2)}, self._unaccounted(['src', 'dest']))
 
     def _migrate_stub(self, domain, destination, params, flags):
-        """Complete a live migration in fakelibvirt in either direction
-        (LibvirtMigrationMixin's stub knows one): the guest appears on
-        the host the migration URI names and the source's job ends.
-        """
+        """Complete a live migration in fakelibvirt, either way."""
         hostname = urllib.parse.urlparse(destination).hostname
         self.computes[hostname].driver._host.get_connection().createXML(
             params['destination_xml'],
@@ -125,12 +112,8 @@ class TestPostLiveMigrationAtDestinationRaiseBfv(
         ).body['migrations'], key=lambda migration: migration['id'])
 
     def _boot_with(self, hostname, flavor_id, volume=False, port=False):
-        """Boot a server on ``hostname``: from a volume (Nova's
-        CinderFixture), its flavor copied without local disks as clouds
-        give volume-backed servers (fakelibvirt never creates an
-        ephemeral disk's file, which a volume-backed server's live
-        migration check reads); ``port``: on NeutronFixture's network_1,
-        which gives it one port.
+        """Boot on ``hostname`` from a volume (a flavor with no local
+        disk: fakelibvirt has no disk file) and/or with a port.
         """
         if volume:
             flavor = self.admin_api.api_get(
@@ -153,9 +136,7 @@ class TestPostLiveMigrationAtDestinationRaiseBfv(
             self.admin_api.post_server({'server': body}), 'ACTIVE')
 
     def _pinned_cpus(self, hostname):
-        """The pCPUs the compute node of ``hostname`` records as
-        pinned.
-        """
+        """The pCPUs the compute node of ``hostname`` has pinned."""
         node = objects.ComputeNode.get_by_nodename(self.ctxt, hostname)
         numa = objects.NUMATopology.obj_from_db_obj(node.numa_topology)
         return sorted(cpu for cell in numa.cells
@@ -166,26 +147,20 @@ class TestPostLiveMigrationAtDestinationRaiseBfv(
         return self._get_provider_usages(
             self.compute_rp_uuids[hostname]).get('PCPU', 0)
 
-    def _move_state(self, server):
-        """Its migrations' statuses, status, task state and host."""
-        found = self.admin_api.get_server(server['id'])
-        return ([migration['status']
-                 for migration in self._migrations(server)],
-                found['status'], found['OS-EXT-STS:task_state'],
-                found['OS-EXT-SRV-ATTR:host'])
-
     def _settle(self, moves, timeout=30):
-        """Wait, at most ``timeout`` seconds and without failing, until
-        every move asked of the servers (``moves``: [(server, moves
-        asked)]) has a migration that ended or waits for someone (a
-        confirm, the evacuated host), or until nothing changed for three
-        RPC timeouts (a move stuck for good).
+        """Wait (never failing) until each move asked ([(server, moves)])
+        ended or waits for someone, or nothing changed for 3 RPC timeouts.
         """
         over = TERMINAL + ('finished', 'done')
         last = {'state': None, 'since': time.monotonic()}
 
         def check():
-            state = [self._move_state(server) for server, _asked in moves]
+            state = []
+            for server, _asked in moves:
+                found = self.admin_api.get_server(server['id'])
+                state.append(([m['status'] for m in self._migrations(server)],
+                              found['status'], found['OS-EXT-STS:task_state'],
+                              found['OS-EXT-SRV-ATTR:host']))
             if state != last['state']:
                 last.update(state=state, since=time.monotonic())
             elif (time.monotonic() - last['since'] >=
@@ -203,9 +178,7 @@ class TestPostLiveMigrationAtDestinationRaiseBfv(
             pass    # not settled in time: the assertions say where
 
     def _reset_stuck(self, servers):
-        """Reset the state of each server whose task state stayed set,
-        as an operator would (``os-resetState``).
-        """
+        """Reset each server whose task state stayed set, as admins do."""
         for server in servers:
             found = self.admin_api.get_server(server['id'])
             if found['OS-EXT-STS:task_state']:
@@ -214,8 +187,8 @@ class TestPostLiveMigrationAtDestinationRaiseBfv(
                     server['id'], {'os-resetState': {'state': state}})
 
     def _unaccounted(self, hostnames):
-        """The hosts whose pinned pCPUs, after a periodic, are not the
-        PCPUs placement allocated there: {host: (pinned, PCPU)}.
+        """{host: (pinned, placement PCPU)} where, after a periodic,
+        they differ.
         """
         usage = {}
         for hostname in hostnames:

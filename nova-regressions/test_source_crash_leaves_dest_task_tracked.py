@@ -34,19 +34,12 @@ class TestSourceCrashLeavesDestTaskTracked(
 
     Variant stock: Nova 34 as it is: dest tracks the live migration's task for
     good.
-
-    The assertions marked FIXME show the bug; faultdriver export --fixed writes
-    the form that asserts the correct state.
-
-    A compute crashes through nova.tests.fixtures.compute_fault, proposed with
-    this test.
     """
 
     ADMIN_API = True
     microversion = 'latest'
     ADDITIONAL_FILTERS = ['NUMATopologyFilter']
-    # Casts stay casts: a compute that dies must not turn them into
-    # calls its caller waits for.
+    # Casts stay casts, as in a cloud: nothing waits for one.
     CAST_AS_CALL = False
 
     def setUp(self):
@@ -72,18 +65,13 @@ class TestSourceCrashLeavesDestTaskTracked(
     def test_source_crash_leaves_dest_task_tracked(self):
         s1 = self._create_server(
             flavor_id=self.flavor_id, host='src', networks='none')
-
         self.api.post_server_action(s1['id'], {
             'os-migrateLive': {'host': 'dest', 'block_migration': 'auto'}})
-
         self.faults.wait_for('src', 'live_migration')
-
         self.faults.restart('src')
-
-        self._wait_for_service('src', 'up')
-
+        self._wait_for_service_parameter(
+            'src', 'nova-compute', {'state': 'up'}, max_retries=60)
         self._wait_for_nth_migration(s1, 1, 'error')
-
         s1 = self._wait_for_server_parameter(
             s1, {
                 'status': 'ACTIVE',
@@ -91,13 +79,11 @@ class TestSourceCrashLeavesDestTaskTracked(
                 'OS-EXT-STS:task_state': None,
             },
             max_retries=60)
-
         self.faults.periodic('dest')
 
         self.assertEqual(
             ['error'],
             [migration['status'] for migration in self._migrations(s1)])
-
         s1 = self.admin_api.get_server(s1['id'])
         self.assertEqual('ACTIVE', s1['status'])
         self.assertEqual('src', s1['OS-EXT-SRV-ATTR:host'])
@@ -108,10 +94,7 @@ class TestSourceCrashLeavesDestTaskTracked(
         self.assertNotEqual({}, self._tracked_tasks(5))
 
     def _migrate_stub(self, domain, destination, params, flags):
-        """Complete a live migration in fakelibvirt in either direction
-        (LibvirtMigrationMixin's stub knows one): the guest appears on
-        the host the migration URI names and the source's job ends.
-        """
+        """Complete a live migration in fakelibvirt, either way."""
         hostname = urllib.parse.urlparse(destination).hostname
         self.computes[hostname].driver._host.get_connection().createXML(
             params['destination_xml'],
@@ -125,9 +108,7 @@ class TestSourceCrashLeavesDestTaskTracked(
         ).body['migrations'], key=lambda migration: migration['id'])
 
     def _wait_for_nth_migration(self, server, index, status, timeout=30):
-        """Wait until the server's index-th migration (1: the oldest) is
-        in ``status``; fail at once if it ends error or failed instead.
-        """
+        """Wait for its index-th migration (from 1) to be ``status``."""
         def check():
             found = (self._migrations(server) + [None] * index)[index - 1]
             if found is None or found['status'] not in (
@@ -142,14 +123,6 @@ class TestSourceCrashLeavesDestTaskTracked(
             self.fail('migration %d of %s is not %s: %s'
                       % (index, server['id'], status, found['status']))
         return found
-
-    def _wait_for_service(self, hostname, state, timeout=30):
-        """Wait until the compute service of ``hostname`` is up or
-        down.
-        """
-        self._wait_for_service_parameter(
-            hostname, 'nova-compute', {'state': state},
-            max_retries=int(timeout * 2))
 
     def _tracked_tasks(self, grace):
         """The tasks each running nova-compute still tracks for its

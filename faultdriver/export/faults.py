@@ -27,10 +27,6 @@ STARTUP_HITS = {
     'get_available_resource': 1,
     'tracker.update_available_resource': 1,
 }
-#: How an exported crash is written, for the module docstring.
-CRASH_NOTE = (
-    'A compute crashes through nova.tests.fixtures.compute_fault, proposed '
-    'with this test.')
 
 
 def parse(text, where):

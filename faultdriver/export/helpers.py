@@ -47,7 +47,6 @@ HELPERS = {
     'migrations': _helper('_migrations'),
     'wait_for_nth_migration': _helper(
         '_wait_for_nth_migration', needs=('migrations',)),
-    'wait_for_service': _helper('_wait_for_service'),
     'pinning': _helper('_pinning',
                        imports=('nova.exception', 'nova.objects')),
     'boot_pinned_as': _helper('_boot_pinned_as', needs=('pinning',)),
@@ -59,8 +58,7 @@ HELPERS = {
     'failed_periodics': _helper('_failed_periodics', needs=('faults',)),
     'watch_rpc': _helper('_watch_rpc', imports=(
         'threading', 'oslo_messaging', 'nova.compute.rpcapi')),
-    'move_state': _helper('_move_state', needs=('migrations',)),
-    'settle': _helper('_settle', needs=('move_state',),
+    'settle': _helper('_settle', needs=('migrations',),
                       imports=('time', 'nova.conf')),
     'decide_resizes': _helper('_decide_resizes', '_decision_handled',
                               needs=('migrations', 'faults')),

@@ -44,10 +44,7 @@ class NovaHelpers:
     """The helpers, as methods of the exported test class."""
 
     def _migrate_stub(self, domain, destination, params, flags):
-        """Complete a live migration in fakelibvirt in either direction
-        (LibvirtMigrationMixin's stub knows one): the guest appears on
-        the host the migration URI names and the source's job ends.
-        """
+        """Complete a live migration in fakelibvirt, either way."""
         hostname = urllib.parse.urlparse(destination).hostname
         self.computes[hostname].driver._host.get_connection().createXML(
             params['destination_xml'],
@@ -61,9 +58,7 @@ class NovaHelpers:
         ).body['migrations'], key=lambda migration: migration['id'])
 
     def _wait_for_nth_migration(self, server, index, status, timeout=30):
-        """Wait until the server's index-th migration (1: the oldest) is
-        in ``status``; fail at once if it ends error or failed instead.
-        """
+        """Wait for its index-th migration (from 1) to be ``status``."""
         def check():
             found = (self._migrations(server) + [None] * index)[index - 1]
             if found is None or found['status'] not in (
@@ -79,14 +74,6 @@ class NovaHelpers:
                       % (index, server['id'], status, found['status']))
         return found
 
-    def _wait_for_service(self, hostname, state, timeout=30):
-        """Wait until the compute service of ``hostname`` is up or
-        down.
-        """
-        self._wait_for_service_parameter(
-            hostname, 'nova-compute', {'state': state},
-            max_retries=int(timeout * 2))
-
     def _pinning(self, server):
         """The pCPUs the server's NUMA topology pins it to."""
         try:
@@ -100,10 +87,7 @@ class NovaHelpers:
                       for cpu in cell.cpu_pinning.values())
 
     def _boot_pinned_as(self, hostname, flavor_id, other):
-        """Boot a server on ``hostname`` pinned to the pCPU numbers of
-        ``other``, booting again (at most three times) until one gets
-        them; the servers that did not are deleted.
-        """
+        """Boot on ``hostname`` (up to 4 tries) pinned as ``other``."""
         wanted = self._pinning(other)
         misses = []
         server = self._create_server(
@@ -119,12 +103,8 @@ class NovaHelpers:
         return server
 
     def _boot_with(self, hostname, flavor_id, volume=False, port=False):
-        """Boot a server on ``hostname``: from a volume (Nova's
-        CinderFixture), its flavor copied without local disks as clouds
-        give volume-backed servers (fakelibvirt never creates an
-        ephemeral disk's file, which a volume-backed server's live
-        migration check reads); ``port``: on NeutronFixture's network_1,
-        which gives it one port.
+        """Boot on ``hostname`` from a volume (a flavor with no local
+        disk: fakelibvirt has no disk file) and/or with a port.
         """
         if volume:
             flavor = self.admin_api.api_get(
@@ -147,9 +127,7 @@ class NovaHelpers:
             self.admin_api.post_server({'server': body}), 'ACTIVE')
 
     def _pinned_cpus(self, hostname):
-        """The pCPUs the compute node of ``hostname`` records as
-        pinned.
-        """
+        """The pCPUs the compute node of ``hostname`` has pinned."""
         node = objects.ComputeNode.get_by_nodename(self.ctxt, hostname)
         numa = objects.NUMATopology.obj_from_db_obj(node.numa_topology)
         return sorted(cpu for cell in numa.cells
@@ -166,9 +144,7 @@ class NovaHelpers:
                     if host == hostname and failed])
 
     def _watch_rpc(self, method):
-        """Record every call of ComputeAPI.``method`` that timed out: a
-        caller that gave up on a dead compute.
-        """
+        """Set ``self.gave_up[method]`` when a call of it times out."""
         real = getattr(compute_rpcapi.ComputeAPI, method)
         gave_up = self.gave_up[method] = threading.Event()
 
@@ -182,26 +158,20 @@ class NovaHelpers:
         self.stub_out('nova.compute.rpcapi.ComputeAPI.' + method,
                       watched)
 
-    def _move_state(self, server):
-        """Its migrations' statuses, status, task state and host."""
-        found = self.admin_api.get_server(server['id'])
-        return ([migration['status']
-                 for migration in self._migrations(server)],
-                found['status'], found['OS-EXT-STS:task_state'],
-                found['OS-EXT-SRV-ATTR:host'])
-
     def _settle(self, moves, timeout=30):
-        """Wait, at most ``timeout`` seconds and without failing, until
-        every move asked of the servers (``moves``: [(server, moves
-        asked)]) has a migration that ended or waits for someone (a
-        confirm, the evacuated host), or until nothing changed for three
-        RPC timeouts (a move stuck for good).
+        """Wait (never failing) until each move asked ([(server, moves)])
+        ended or waits for someone, or nothing changed for 3 RPC timeouts.
         """
         over = TERMINAL + ('finished', 'done')
         last = {'state': None, 'since': time.monotonic()}
 
         def check():
-            state = [self._move_state(server) for server, _asked in moves]
+            state = []
+            for server, _asked in moves:
+                found = self.admin_api.get_server(server['id'])
+                state.append(([m['status'] for m in self._migrations(server)],
+                              found['status'], found['OS-EXT-STS:task_state'],
+                              found['OS-EXT-SRV-ATTR:host']))
             if state != last['state']:
                 last.update(state=state, since=time.monotonic())
             elif (time.monotonic() - last['since'] >=
@@ -219,11 +189,8 @@ class NovaHelpers:
             pass    # not settled in time: the assertions say where
 
     def _decide_resizes(self, moves, decision, timeout=30):
-        """Confirm or revert every resize waiting for it, as its user
-        would, and wait (bounded) until the computes handled it: its
-        migration ended and its last compute event finished, or one
-        failed (a confirm saves the migration confirmed before it is
-        done; a failure after that sets it error later).
+        """Confirm or revert each resize waiting for it; wait (bounded,
+        never failing) until the computes handled it.
         """
         action, last = {
             'confirm': ('confirmResize', 'compute_confirm_resize'),
@@ -242,10 +209,8 @@ class NovaHelpers:
                 pass    # not handled in time: the assertions say how
 
     def _decision_handled(self, server, action, last):
-        """Whether the server's migrations ended and the newest
-        ``action`` has its ``last`` event finished, or one failed; a
-        dead compute's event never finishes: then the migrations
-        alone.
+        """Its migrations ended and ``action``'s ``last`` event (or one
+        that failed) finished; a dead compute's never finishes.
         """
         if not all(migration['status'] in TERMINAL
                    for migration in self._migrations(server)):
@@ -285,9 +250,7 @@ class NovaHelpers:
         return threads
 
     def _reset_stuck(self, servers):
-        """Reset the state of each server whose task state stayed set,
-        as an operator would (``os-resetState``).
-        """
+        """Reset each server whose task state stayed set, as admins do."""
         for server in servers:
             found = self.admin_api.get_server(server['id'])
             if found['OS-EXT-STS:task_state']:
@@ -296,9 +259,7 @@ class NovaHelpers:
                     server['id'], {'os-resetState': {'state': state}})
 
     def _unfinished_migrations(self, servers):
-        """The migrations of ``servers`` ({name: server}) that are not
-        in a terminal status.
-        """
+        """The migrations of ``servers`` ({name: server}) not ended."""
         return ['%s#%s %s' % (name, migration['id'], migration['status'])
                 for name, server in sorted(servers.items())
                 for migration in self._migrations(server)
@@ -378,8 +339,8 @@ class NovaHelpers:
         return misplaced
 
     def _unaccounted(self, hostnames):
-        """The hosts whose pinned pCPUs, after a periodic, are not the
-        PCPUs placement allocated there: {host: (pinned, PCPU)}.
+        """{host: (pinned, placement PCPU)} where, after a periodic,
+        they differ.
         """
         usage = {}
         for hostname in hostnames:
@@ -390,10 +351,8 @@ class NovaHelpers:
                 if found[0] != found[1]}
 
     def _moves_again(self, servers, timeout=60):
-        """Live-migrate every ACTIVE one of ``servers`` ({name: server})
-        away (the scheduler picks the host) and back, each move's source
-        running its periodic while the move is under way; the moves that
-        failed.
+        """The moves that failed of live-migrating each ACTIVE server
+        away and back, the source running its periodic during each.
         """
         failed = []
         for name, server in sorted(servers.items()):
@@ -435,9 +394,7 @@ class NovaHelpers:
                 max_retries=int(timeout * 2))
 
     def _failed_periodics_since(self, mark):
-        """Per host, how many periodics failed since ``mark``
-        (_periodic_errors_logged), hosts with none left out.
-        """
+        """{host: periodics failed since ``mark``} (where some did)."""
         now = self._periodic_errors_logged()
         return {hostname: now[hostname] - mark.get(hostname, 0)
                 for hostname in now

@@ -24,9 +24,10 @@ def write(writer, index, step):
         if registered is None else registered.export
     if method is None:
         raise Unsupported(where, 'no Nova test means for this step')
-    writer.line()
+    start = len(writer.lines)
     method(writer, where, **{k.replace('-', '_'): v
                              for k, v in args.items()})
+    writer.paragraph(start)
     writer.last_step = kind
 
 
@@ -193,9 +194,10 @@ def _wait_server(writer, where, server,
 
 
 def _wait_service(writer, where, host, state, timeout=backend.WAIT_TIMEOUT):
-    writer.use('wait_for_service')
-    writer.line('self._wait_for_service(%r, %r%s)' % (
-        host, state, '' if timeout == 30 else ', timeout=%s' % timeout))
+    # Nova's wait, as the copied helper was (0.5 s a retry).
+    writer.line(call('self._wait_for_service_parameter', [
+        repr(host), "'nova-compute'", '{\'state\': %r}' % state,
+        'max_retries=%d' % int(timeout * 2)]))
 
 
 def _wait_point(writer, where, host, point, count=1, phase='before',

@@ -50,6 +50,15 @@ class Writer:
         self.lines.extend(BODY + part if part else ''
                           for part in (text.split('\n') if text else ['']))
 
+    def paragraph(self, start, always=False):
+        """End the lines written since ``start`` off from those before
+        with a blank line when they open with a comment (a new
+        paragraph) or ``always``; plain statements run on, as in Nova's
+        tests."""
+        if 0 < start < len(self.lines) and self.lines[start - 1] and (
+                always or self.lines[start].lstrip().startswith('#')):
+            self.lines.insert(start, '')
+
     def comment(self, text, lines=None):
         """``text`` as # comment lines of the body, wrapped."""
         target = self.lines if lines is None else lines

@@ -66,8 +66,9 @@ expectations:
     assert setup.index('compute_fault.ComputeFaultFixture(self)') < \
         setup.index('self.start_compute(')
     assert 'def _die' not in text and 'ComputeDied' not in text
-    assert 'A compute crashes through nova.tests.fixtures.compute_fault' \
-        in flat(text)
+    # The commit message says what the fixture is; the test's
+    # docstring speaks of Nova only.
+    assert 'faultdriver export' not in text
     assert "self._wait_for_nth_migration(s1, 1, 'error')" in text
     assert "hostname='dest', point='pre_live_migration', action='crash'" \
         in text
@@ -182,8 +183,11 @@ expectations:
   - servers-settled: {}
 ''')
     stock = export.export(path)
-    assert '# FIXME(faultdriver): this is the bug (F99): every migration' \
+    # The migration's exact status shows the bug (and is marked so);
+    # "some migration did not end" says less, left out of this form.
+    assert '# FIXME(faultdriver): this is the bug (F99): the migrations' \
         in stock
+    assert '_unfinished_migrations' not in stock
     assert "self.assertNotEqual({}, self._unaccounted(['src', 'dest']))" \
         in stock
     # Only what shows the bug: the invariant that holds is not asserted.
@@ -198,6 +202,47 @@ expectations:
     # The running migration is the bug's state, not the scenario's.
     assert "['running']," not in fixed
     assert 'NOTE(faultdriver): the stock form asserts migrations' in fixed
+
+
+def test_an_exact_migration_status_of_the_bug_replaces_the_vague_one(
+        tmp_path):
+    path = tmp_path / 't.yaml'
+    path.write_text((HEAD + STEPS + '  - recover: {}\n').replace(
+        '  stock: {description: stock, expect: bug}\n', '''\
+  stock:
+    expect: bug
+    expectations:
+      - migrations: {server: s1, statuses: [running]}
+      - migrations-terminal: {broken: true}
+'''))
+    stock = export.export(str(path))
+    # The status the bug leaves shows it; "some migration did not end"
+    # says less and is left out of the stock form.
+    assert "# FIXME(faultdriver): this is the bug (F99): the migrations" \
+        in stock
+    assert "['running']," in stock
+    assert '_unfinished_migrations' not in stock
+    # The fixed form states what is correct with it.
+    fixed = export.export(str(path), fixed=True)
+    assert 'self.assertEqual([], self._unfinished_migrations(' in fixed
+
+
+def test_a_line_only_faultdriver_logs_is_not_asserted_absent(tmp_path):
+    path = tmp_path / 't.yaml'
+    path.write_text((HEAD + STEPS).replace(
+        '  stock: {description: stock, expect: bug}\n', '''\
+  stock:
+    expect: bug
+    expectations:
+      - log: {text: not applying the migration context, count: 0}
+      - log: {text: CPUPinningInvalid, min: 1}
+'''))
+    stock = export.export(str(path))
+    # A tracker fix of faultdriver logs it, Nova never: its absence in
+    # a Nova test shows nothing of the bug.
+    assert 'not applying the migration context' not in stock
+    assert "self.assertIn('CPUPinningInvalid', self.compute_log.output)" \
+        in stock
 
 
 def test_an_abort_deletes_the_migration_and_waits_for_the_source(tmp_path):
@@ -242,14 +287,16 @@ steps:
 
 
 def test_a_service_waits_as_long_as_the_step_says(tmp_path):
-    text = export.export(scenario(tmp_path, '''\
+    text = flat(export.export(scenario(tmp_path, '''\
 steps:
   - boot: {server: s1, host: src}
   - wait-service: {host: src, state: up}
   - wait-service: {host: dest, state: up, timeout: 60}
-'''))
-    assert "self._wait_for_service('src', 'up')" in text
-    assert "self._wait_for_service('dest', 'up', timeout=60)" in text
+''')))
+    assert ("self._wait_for_service_parameter( 'src', 'nova-compute', "
+            "{'state': 'up'}, max_retries=60)") in text
+    assert ("self._wait_for_service_parameter( 'dest', 'nova-compute', "
+            "{'state': 'up'}, max_retries=120)") in text
 
 
 def test_bug_variant_symptoms_invert_in_fixed_form(tmp_path):
