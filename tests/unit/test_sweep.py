@@ -79,6 +79,16 @@ def test_same_pcpu_numbers_on_different_hosts_are_not_shared():
     assert verdict('pcpus-not-shared', dict(GOOD, servers=servers))['met']
 
 
+def test_a_server_on_no_host_pins_nothing():
+    """A shelved, offloaded server (host None) keeps its pinning in its
+    record: checked, it was "could not check" (None sorted with hosts)."""
+    servers = dict(GOOD['servers'])
+    servers['s3'] = {'status': 'SHELVED_OFFLOADED', 'task_state': None,
+                     'host': None, 'pinned_cpus': [0, 1]}
+    result = verdict('pcpus-not-shared', dict(GOOD, servers=servers))
+    assert result['met'] and result['actual'] == 'none shared'
+
+
 class _Log:
     """What the scenario runner's Steps read a log from."""
 

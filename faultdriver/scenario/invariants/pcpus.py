@@ -12,6 +12,11 @@ def pcpus_not_shared(steps: base.Steps, state: base.State) -> base.Checked:
     owners: typing.Dict[typing.Tuple[typing.Optional[str], int],
                         typing.List[str]] = {}
     for alias, server in state.servers.items():
+        if server.host is None:
+            # On no host (shelved and offloaded, an unshelve or a build
+            # that never reached a host): it pins nothing anywhere,
+            # whatever pinning its record kept.
+            continue
         for cpu in server.pinned_cpus:
             owners.setdefault((server.host, cpu), []).append(alias)
     actual = ['%s pCPU %s: %s' % (host, cpu, ', '.join(sorted(names)))
