@@ -11,6 +11,7 @@ import dataclasses
 import importlib.resources
 import os
 import stat
+import sys
 import typing
 
 import yaml
@@ -26,6 +27,10 @@ from faultdriver.scenario import stepkinds
 from faultdriver.scenario import tiers
 
 BUNDLED = 'faultdriver.scenarios'
+#: Where an installed faultdriver keeps the candidate fixes (setup.cfg
+#: [files] data_files).
+INSTALLED_FIXES = os.path.join(sys.prefix, 'share', 'faultdriver',
+                               'nova-fixes')
 DEFAULT_HOSTS = ('src', 'dest')
 #: Steps that start a move (a new migration record) of their server.
 MOVES = ('live-migrate', 'migrate', 'resize', 'evacuate')
@@ -154,10 +159,20 @@ class Scenario:
 
     def nova_patches(self, variant: str) -> typing.List[str]:
         """The variant's Nova diffs, as paths (relative ones are relative
-        to the scenario file)."""
+        to the scenario file).  A bundled scenario's fix variant names a
+        file of a checkout's nova-fixes/ (``../../nova-fixes/F22...``);
+        installed, that folder is INSTALLED_FIXES."""
         folder = os.path.dirname(os.path.abspath(self.path))
-        return [os.path.join(folder, path) for path in
-                self.variants[variant].get('nova-patches', ())]
+        found = []
+        for path in self.variants[variant].get('nova-patches', ()):
+            full = os.path.normpath(os.path.join(folder, path))
+            installed = os.path.join(INSTALLED_FIXES, os.path.basename(full))
+            if (not os.path.exists(full) and os.path.basename(
+                    os.path.dirname(full)) == 'nova-fixes' and
+                    os.path.exists(installed)):
+                full = installed
+            found.append(full)
+        return found
 
     def nova_tree(self, variant: str) -> typing.Optional[str]:
         """The variant's Nova source tree, as a path (a relative one is

@@ -9,6 +9,7 @@ hunk's context and removed lines in the file, never fuzzed; nothing of the
 installed Nova is written).  Each file names the finding it fixes.
 """
 
+import os
 import pathlib
 import re
 
@@ -66,3 +67,24 @@ def test_fixes_apply_together_but_the_overlapping():
         with pytest.raises(exception.ScenarioError, match='does not apply'):
             tree.apply_all(tree.installed_package(),
                            [str(finding[carrier]), str(finding[left_out])])
+
+
+def test_an_installed_bundled_fix_variant_reads_the_installed_fixes(
+        tmp_path, monkeypatch):
+    """Installed, a bundled scenario's ``../../nova-fixes/F22...`` is not
+    beside the package: the variant reads the patch from the folder
+    setup.cfg's data_files installs (model.INSTALLED_FIXES)."""
+    from faultdriver.scenario import model
+    bundled = model.load('placement-failure-at-revert')
+    [wanted] = bundled.nova_patches('f22-fix')
+    assert os.path.exists(wanted)       # a checkout's nova-fixes/
+    folder = tmp_path / 'site' / 'faultdriver' / 'scenarios'
+    folder.mkdir(parents=True)
+    copy = folder / 'placement-failure-at-revert.yaml'
+    copy.write_text(open(bundled.path).read())
+    installed = tmp_path / 'share' / 'faultdriver' / 'nova-fixes'
+    installed.mkdir(parents=True)
+    (installed / os.path.basename(wanted)).write_text(open(wanted).read())
+    monkeypatch.setattr(model, 'INSTALLED_FIXES', str(installed))
+    assert model.load(str(copy)).nova_patches('f22-fix') == [
+        str(installed / os.path.basename(wanted))]
