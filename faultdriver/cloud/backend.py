@@ -44,6 +44,9 @@ START_TIMEOUT = 180
 #: The image a profile without ``image`` boots from: faultdriver's
 #: boot-sector guest, uploaded under this name.
 DEFAULT_IMAGE = 'faultdriver-guest'
+#: Where a compute's log is read from: a log file's byte offset, or
+#: journald's cursor (None: where it ends when asked).
+LogPosition = typing.Union[int, str, None]
 #: An audit record's undo that is an API call, not a host helper's.
 API_UNDO = 'api-delete'
 #: Journal keys that name a host.
@@ -337,7 +340,7 @@ class CloudNova(backend_base.BackendBase):
         self._flavors: typing.Dict[typing.Tuple[int, str], str] = {}
         #: Servers this run booted (deleted at its end).
         self.servers: typing.List[str] = []
-        self._log_from: typing.Dict[str, object] = {}
+        self._log_from: typing.Dict[str, LogPosition] = {}
         self._image: typing.Optional[str] = None
         #: What :meth:`begin` found on the hosts (leftovers.present).
         self._present_at_start: typing.Set[leftovers.Present] = set()
@@ -679,7 +682,7 @@ class CloudNova(backend_base.BackendBase):
 
     # -- logs -------------------------------------------------------------
 
-    def _log_end(self, alias: str) -> object:
+    def _log_end(self, alias: str) -> LogPosition:
         kind, where = self.computes.host(alias).log
         helper = self.computes.helper(alias)
         if kind == 'file':
@@ -693,10 +696,15 @@ class CloudNova(backend_base.BackendBase):
             kind, where = self.computes.host(alias).log
             helper = self.computes.helper(alias)
             start = self._log_from.get(alias)
-            answer = (helper.log_file(where, start) if kind == 'file'
-                      else helper.journald(where, typing.cast(
-                          typing.Optional[str], start)))
-            text.extend(line + '\n' for line in answer['records'])
+            # A file's position is its byte offset, journald's a cursor
+            # (what _log_end gave for the host's own kind of log).
+            records = (
+                helper.log_file(where, typing.cast(
+                    typing.Optional[int], start))['records']
+                if kind == 'file'
+                else helper.journald(where, typing.cast(
+                    typing.Optional[str], start))['records'])
+            text.extend(line + '\n' for line in records)
         return self.aliased_log(''.join(text))
 
     def aliased_log(self, text: str) -> str:
