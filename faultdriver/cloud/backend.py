@@ -25,7 +25,9 @@ from faultdriver.cloud import api as api_module
 from faultdriver.cloud import checks
 from faultdriver.cloud import computes as computes_module
 from faultdriver.cloud import errors
+from faultdriver.cloud import helper as helper_module
 from faultdriver.cloud import leftovers
+from faultdriver.cloud import profile as profile_module
 from faultdriver.control import client as control_client
 from faultdriver.control import protocol
 from faultdriver import exception
@@ -313,7 +315,8 @@ class CloudNova(backend_base.BackendBase):
     #: Each read crosses a network (and Keystone's token).
     POLL = 0.5
 
-    def __init__(self, profile: typing.Any, cloud: api_module.CloudAPI,
+    def __init__(self, profile: profile_module.Profile,
+                 cloud: api_module.CloudAPI,
                  computes: computes_module.Computes,
                  hosts: typing.Sequence[str], run_id: str,
                  readings: typing.Mapping[str, checks.Reading],
@@ -357,7 +360,7 @@ class CloudNova(backend_base.BackendBase):
                          'create %s %s' % (kind, name),
                          (API_UNDO, kind, name))
 
-    def broker_helper(self) -> typing.Any:
+    def broker_helper(self) -> typing.Optional[helper_module.HostHelper]:
         broker = self.profile.broker
         if broker is None:
             return None
