@@ -1,11 +1,13 @@
 """The runner's side of the host helper: the script piped to the host's
 ``python3 -`` and its one JSON answer read back.
 
-``runner`` is anything with ``host`` and ``run(argv, input=, timeout=)``
-returning a CompletedProcess with bytes: a
-:class:`~faultdriver.cloud.transport.Transport` (over SSH), or
+``runner`` is a :class:`Runner`, anything with ``host`` and
+``run(argv, input=, timeout=)`` returning a CompletedProcess with bytes:
+a :class:`~faultdriver.cloud.transport.Transport` (over SSH), or
 :class:`LocalRunner` (this machine, as the tests and a single-node
-cloud use it).
+cloud use it).  Each verb's answer is a record (JournalAnswer, Guest...)
+as hosthelper.py prints it: the helper itself, which runs under the
+host's Python, imports none of them.
 """
 
 import json
