@@ -25,7 +25,13 @@ import typing
 from faultdriver.cloud import profile as profile_module
 from faultdriver import exception
 
+if typing.TYPE_CHECKING:
+    # Imported where used (connect): keystoneauth is slow to import.
+    from keystoneauth1 import adapter as ks_adapter
+
 Json = typing.Any
+#: The statuses of a request that succeeded, unless a caller says.
+OK = (200, 201, 202, 204)
 #: Keys of a response whose value is a Nova service host.
 HOST_KEYS = ('OS-EXT-SRV-ATTR:host', 'source_compute', 'dest_compute',
              'host', 'host_name')
@@ -108,7 +114,7 @@ class Aliases:
 class CloudAPI:
     """One keystoneauth Adapter per service on the cloud's session."""
 
-    def __init__(self, adapters: typing.Mapping[str, typing.Any],
+    def __init__(self, adapters: typing.Mapping[str, 'ks_adapter.Adapter'],
                  aliases: Aliases,
                  headers: typing.Mapping[str, typing.Mapping[str, str]]
                  ) -> None:
@@ -118,7 +124,7 @@ class CloudAPI:
 
     def request(self, method: str, path: str, body: Json = None,
                 service: str = 'compute',
-                ok: typing.Collection[int] = (200, 201, 202, 204),
+                ok: typing.Collection[int] = OK,
                 translate: bool = True) -> Json:
         """The JSON answer of ``method path`` on ``service``; APIError
         with the status when it is not one of ``ok``."""
@@ -135,14 +141,20 @@ class CloudAPI:
         data = response.json() if response.content else None
         return self.aliases.response(data) if translate else data
 
-    def get(self, path: str, **kw: typing.Any) -> Json:
-        return self.request('GET', path, **kw)
+    def get(self, path: str, service: str = 'compute',
+            ok: typing.Collection[int] = OK,
+            translate: bool = True) -> Json:
+        return self.request('GET', path, service=service, ok=ok,
+                            translate=translate)
 
-    def post(self, path: str, body: Json, **kw: typing.Any) -> Json:
-        return self.request('POST', path, body, **kw)
+    def post(self, path: str, body: Json, service: str = 'compute',
+             ok: typing.Collection[int] = OK,
+             translate: bool = True) -> Json:
+        return self.request('POST', path, body, service=service, ok=ok,
+                            translate=translate)
 
 
-def negotiated(adapter: typing.Any, service: str) -> str:
+def negotiated(adapter: 'ks_adapter.Adapter', service: str) -> str:
     """The newest microversion of ``service`` the cloud offers, as an
     ``OpenStack-API-Version`` header value."""
     data = adapter.get_endpoint_data()

@@ -25,7 +25,9 @@ from faultdriver.cloud import api as api_module
 from faultdriver.cloud import checks
 from faultdriver.cloud import computes as computes_module
 from faultdriver.cloud import errors
+from faultdriver.cloud import helper as helper_module
 from faultdriver.cloud import leftovers
+from faultdriver.cloud import profile as profile_module
 from faultdriver.control import client as control_client
 from faultdriver.control import protocol
 from faultdriver import exception
@@ -44,6 +46,9 @@ START_TIMEOUT = 180
 #: The image a profile without ``image`` boots from: faultdriver's
 #: boot-sector guest, uploaded under this name.
 DEFAULT_IMAGE = 'faultdriver-guest'
+#: Where a compute's log is read from: a log file's byte offset, or
+#: journald's cursor (None: where it ends when asked).
+LogPosition = typing.Union[int, str, None]
 #: An audit record's undo that is an API call, not a host helper's.
 API_UNDO = 'api-delete'
 #: Journal keys that name a host.
@@ -310,7 +315,8 @@ class CloudNova(backend_base.BackendBase):
     #: Each read crosses a network (and Keystone's token).
     POLL = 0.5
 
-    def __init__(self, profile: typing.Any, cloud: api_module.CloudAPI,
+    def __init__(self, profile: profile_module.Profile,
+                 cloud: api_module.CloudAPI,
                  computes: computes_module.Computes,
                  hosts: typing.Sequence[str], run_id: str,
                  readings: typing.Mapping[str, checks.Reading],
@@ -337,7 +343,7 @@ class CloudNova(backend_base.BackendBase):
         self._flavors: typing.Dict[typing.Tuple[int, str], str] = {}
         #: Servers this run booted (deleted at its end).
         self.servers: typing.List[str] = []
-        self._log_from: typing.Dict[str, object] = {}
+        self._log_from: typing.Dict[str, LogPosition] = {}
         self._image: typing.Optional[str] = None
         #: What :meth:`begin` found on the hosts (leftovers.present).
         self._present_at_start: typing.Set[leftovers.Present] = set()
@@ -354,7 +360,7 @@ class CloudNova(backend_base.BackendBase):
                          'create %s %s' % (kind, name),
                          (API_UNDO, kind, name))
 
-    def broker_helper(self) -> typing.Any:
+    def broker_helper(self) -> typing.Optional[helper_module.HostHelper]:
         broker = self.profile.broker
         if broker is None:
             return None
@@ -679,7 +685,7 @@ class CloudNova(backend_base.BackendBase):
 
     # -- logs -------------------------------------------------------------
 
-    def _log_end(self, alias: str) -> object:
+    def _log_end(self, alias: str) -> LogPosition:
         kind, where = self.computes.host(alias).log
         helper = self.computes.helper(alias)
         if kind == 'file':
@@ -693,10 +699,15 @@ class CloudNova(backend_base.BackendBase):
             kind, where = self.computes.host(alias).log
             helper = self.computes.helper(alias)
             start = self._log_from.get(alias)
-            answer = (helper.log_file(where, start) if kind == 'file'
-                      else helper.journald(where, typing.cast(
-                          typing.Optional[str], start)))
-            text.extend(line + '\n' for line in answer['records'])
+            # A file's position is its byte offset, journald's a cursor
+            # (what _log_end gave for the host's own kind of log).
+            records = (
+                helper.log_file(where, typing.cast(
+                    typing.Optional[int], start))['records']
+                if kind == 'file'
+                else helper.journald(where, typing.cast(
+                    typing.Optional[str], start))['records'])
+            text.extend(line + '\n' for line in records)
         return self.aliased_log(''.join(text))
 
     def aliased_log(self, text: str) -> str:

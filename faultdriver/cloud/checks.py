@@ -16,6 +16,7 @@ import typing
 
 from faultdriver.cloud import errors
 from faultdriver.cloud import profile as profile_module
+from faultdriver.control import client as control_client
 
 Status = typing.Mapping[str, typing.Any]
 
@@ -45,7 +46,7 @@ class Reading:
     offset: float
 
 
-def read_status(control: typing.Any) -> Reading:
+def read_status(control: control_client.Client) -> Reading:
     """``status`` of a control client, and the host's clock offset
     (its ``time`` against the middle of the request)."""
     before = time.time()

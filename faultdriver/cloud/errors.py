@@ -12,7 +12,7 @@ class HostRefused(exception.FaultDriverError):
     """``host`` cannot be used for the reason ``fact`` (a short phrase:
     ``host down or unreachable``, ``key refused``, ``socket absent``)."""
 
-    def __init__(self, host, fact, detail=''):
+    def __init__(self, host: str, fact: str, detail: str = '') -> None:
         self.host = host
         self.fact = fact
         self.detail = detail

@@ -37,6 +37,13 @@ supervisor puts it for the user logged in):
 * ``guests [--uri U] [--container C]``: libvirt's guests, their states
   and disks (``virsh``, in a container on kolla);
 * ``queued --vhost V [--container C]``: the broker's queued messages.
+
+Annotated for mypy (strict, as the rest of ``faultdriver.cloud``) in
+what Python 3.6 evaluates: ``typing``'s ``Dict``, ``List`` and
+``Optional`` (no ``dict[...]``, ``X | None``, ``TypedDict`` or
+``from __future__ import annotations``, which a host's older
+python3 would refuse).  The answers' records are typed on the
+runner's side (``faultdriver.cloud.helper``).
 """
 
 import argparse
@@ -48,6 +55,7 @@ import socket
 import subprocess
 import sys
 import time
+from typing import Dict, List, Optional
 
 #: Where ``systemctl edit --runtime`` puts a drop-in (systemd 252, on
 #: Debian 12, has no ``edit --stdin``: the file is written directly).
@@ -60,13 +68,15 @@ KILL_GRACE = 10.0
 #: systemd's ActiveState values of a unit whose process still runs.
 UP_STATES = ('active', 'activating', 'deactivating', 'reloading')
 _ANSI = re.compile(r'\x1b\[[0-9;]*[A-Za-z]')
+#: One answer: a JSON document, printed on stdout.
+Answer = Dict[str, object]
 
 
 class Failed(Exception):
     """What went wrong, as the one fact the runner reports."""
 
 
-def run(argv, check=True):
+def run(argv: List[str], check: bool = True) -> str:
     """stdout of ``argv``; Failed naming the command if it fails."""
     try:
         done = subprocess.run(argv, capture_output=True, text=True,
@@ -80,14 +90,14 @@ def run(argv, check=True):
     return done.stdout
 
 
-def unit_file_name(unit):
+def unit_file_name(unit: str) -> str:
     return unit if '.' in unit.split('@')[-1] else unit + '.service'
 
 
 # -- systemd ------------------------------------------------------------------
 
-def _show(unit, *names):
-    found = {}
+def _show(unit: str, *names: str) -> Dict[str, str]:
+    found: Dict[str, str] = {}
     for line in run(['systemctl', 'show', '-p', ','.join(names),
                      unit]).splitlines():
         key, _, value = line.partition('=')
@@ -97,7 +107,7 @@ def _show(unit, *names):
     return found
 
 
-def systemd_state(unit):
+def systemd_state(unit: str) -> Answer:
     shown = _show(unit, 'LoadState', 'ActiveState', 'SubState', 'Result',
                   'ExecMainCode', 'ExecMainStatus', 'MainPID')
     active = shown.get('ActiveState', '')
@@ -115,11 +125,11 @@ def systemd_state(unit):
             'pid': shown.get('MainPID')}
 
 
-def _is_active(unit):
+def _is_active(unit: str) -> str:
     return run(['systemctl', 'is-active', unit], check=False).strip()
 
 
-def systemd_stop(unit, timeout):
+def systemd_stop(unit: str, timeout: float) -> Answer:
     run(['systemctl', 'stop', '--no-block', unit])
     deadline = time.monotonic() + timeout
     while _is_active(unit) in UP_STATES:
@@ -136,28 +146,28 @@ def systemd_stop(unit, timeout):
     return {'stopped': True, 'killed': False}
 
 
-def systemd_crash(unit):
+def systemd_crash(unit: str) -> Answer:
     # --kill-who=all: every process of the unit's cgroup, and nothing
     # outside it (libvirtd and the QEMU guests have their own units).
     run(['systemctl', 'kill', '--kill-who=all', '--signal=SIGKILL', unit])
     return {'killed': unit}
 
 
-def systemd_start(unit):
+def systemd_start(unit: str) -> Answer:
     run(['systemctl', 'reset-failed', unit], check=False)
     run(['systemctl', 'start', unit])
     return {'started': unit}
 
 
-def systemd_policy(unit):
+def systemd_policy(unit: str) -> str:
     return _show(unit, 'LoadState', 'Restart').get('Restart', 'no')
 
 
-def _drop_in(unit, runtime_dir):
+def _drop_in(unit: str, runtime_dir: str) -> str:
     return os.path.join(runtime_dir, unit_file_name(unit) + '.d', DROP_IN)
 
 
-def systemd_disable_restart(unit, runtime_dir):
+def systemd_disable_restart(unit: str, runtime_dir: str) -> Answer:
     previous = systemd_policy(unit)
     if previous == 'no':
         return {'changed': False, 'previous': previous}
@@ -170,7 +180,8 @@ def systemd_disable_restart(unit, runtime_dir):
     return {'changed': True, 'previous': previous, 'drop_in': path}
 
 
-def systemd_restore_restart(unit, previous, runtime_dir):
+def systemd_restore_restart(unit: str, previous: str,
+                            runtime_dir: str) -> Answer:
     path = _drop_in(unit, runtime_dir)
     if os.path.exists(path):
         os.unlink(path)
@@ -184,7 +195,7 @@ def systemd_restore_restart(unit, previous, runtime_dir):
 
 # -- faultdriver stack up's supervisor ---------------------------------------
 
-def stack_socket():
+def stack_socket() -> str:
     """Where ``faultdriver stack up``'s supervisor listens for this user
     (faultdriver.process.supervisor.state_dir, computed alike)."""
     home = pwd.getpwuid(os.getuid()).pw_dir
@@ -192,7 +203,8 @@ def stack_socket():
                         'supervisor.sock')
 
 
-def stack_call(path, request, timeout=180.0):
+def stack_call(path: str, request: Answer,
+               timeout: float = 180.0) -> Answer:
     """One JSON-line request to the supervisor; its answer."""
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
@@ -207,20 +219,21 @@ def stack_call(path, request, timeout=180.0):
                 data += chunk
     except OSError as exc:
         raise Failed('no stack supervisor at %s: %s' % (path, exc)) from None
-    answer = json.loads(data or b'{}')
+    answer: Answer = json.loads(data or b'{}')
     if not answer.get('ok'):
         raise Failed('stack supervisor: %s' % answer.get('error'))
     return answer
 
 
-def stack_service(verb, unit, path, timeout=None):
+def stack_service(verb: str, unit: str, path: str,
+                  timeout: Optional[float] = None) -> Answer:
     """The supervisor never restarts a compute on its own: no restart
     policy to change."""
     if verb == 'restart-policy':
         return {'policy': 'no'}
     if verb in ('disable-restart', 'restore-restart'):
         return {'changed': False}
-    request = {'op': verb, 'compute': unit}
+    request: Answer = {'op': verb, 'compute': unit}
     if timeout is not None:
         request['timeout'] = timeout
     answer = stack_call(path, request,
@@ -237,7 +250,7 @@ def stack_service(verb, unit, path, timeout=None):
 
 # -- docker and podman -------------------------------------------------------
 
-def container_state(manager, name):
+def container_state(manager: str, name: str) -> Answer:
     try:
         shown = json.loads(run([manager, 'inspect', '--format',
                                 '{{json .State}}', name]))
@@ -253,29 +266,29 @@ def container_state(manager, name):
             'exit_code': shown.get('ExitCode'), 'pid': shown.get('Pid')}
 
 
-def container_stop(manager, name, timeout):
+def container_stop(manager: str, name: str, timeout: float) -> Answer:
     # The engine bounds the stop itself: SIGKILL after the timeout.
     run([manager, 'stop', '--time', '%d' % max(1, round(timeout)), name])
     state = container_state(manager, name)
     return {'stopped': True, 'killed': state['exit_code'] == 137}
 
 
-def container_crash(manager, name):
+def container_crash(manager: str, name: str) -> Answer:
     run([manager, 'kill', '--signal', 'KILL', name])
     return {'killed': name}
 
 
-def container_start(manager, name):
+def container_start(manager: str, name: str) -> Answer:
     run([manager, 'start', name])
     return {'started': name}
 
 
-def container_policy(manager, name):
+def container_policy(manager: str, name: str) -> str:
     return run([manager, 'inspect', '--format',
                 '{{.HostConfig.RestartPolicy.Name}}', name]).strip() or 'no'
 
 
-def container_disable_restart(manager, name):
+def container_disable_restart(manager: str, name: str) -> Answer:
     previous = container_policy(manager, name)
     if previous == 'no':
         return {'changed': False, 'previous': previous}
@@ -283,14 +296,15 @@ def container_disable_restart(manager, name):
     return {'changed': True, 'previous': previous}
 
 
-def container_restore_restart(manager, name, previous):
+def container_restore_restart(manager: str, name: str,
+                              previous: str) -> Answer:
     run([manager, 'update', '--restart=%s' % previous, name])
     return {'restored': previous}
 
 
 # -- what the host records ------------------------------------------------
 
-def journal(path, line):
+def journal(path: str, line: int) -> Answer:
     """FaultDriver's journal file (one JSON entry a line) from ``line``."""
     try:
         with open(path) as f:
@@ -301,7 +315,7 @@ def journal(path, line):
     return {'lines': complete[line:], 'next': len(complete)}
 
 
-def journald(unit, cursor):
+def journald(unit: str, cursor: Optional[str]) -> Answer:
     argv = ['journalctl', '-u', unit, '-o', 'json', '--no-pager']
     if cursor is None:
         argv += ['-n', '1']
@@ -322,7 +336,7 @@ def journald(unit, cursor):
     return {'records': records, 'cursor': last}
 
 
-def log_file(path, offset):
+def log_file(path: str, offset: Optional[int]) -> Answer:
     try:
         size = os.path.getsize(path)
     except FileNotFoundError:
@@ -341,7 +355,7 @@ def log_file(path, offset):
             'offset': offset + end}
 
 
-def guests(uri, container):
+def guests(uri: str, container: Optional[str]) -> Answer:
     prefix = (['docker', 'exec', container] if container else []) + [
         'virsh', '-c', uri]
     found = []
@@ -358,7 +372,7 @@ def guests(uri, container):
     return {'guests': found}
 
 
-def queued(vhost, container):
+def queued(vhost: str, container: Optional[str]) -> Answer:
     prefix = ['docker', 'exec', container] if container else []
     queues = {}
     for line in run(prefix + ['rabbitmqctl', '-q', '-p', vhost,
@@ -376,7 +390,7 @@ SERVICE_VERBS = ('state', 'stop', 'crash', 'start', 'restart-policy',
                  'disable-restart', 'restore-restart')
 
 
-def parser():
+def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog='hosthelper')
     verbs = top.add_subparsers(dest='verb', required=True)
     for verb in SERVICE_VERBS:
@@ -408,7 +422,7 @@ def parser():
     return top
 
 
-def service(args):
+def service(args: argparse.Namespace) -> Answer:
     unit, manager = args.unit, args.manager
     if manager == 'stack':
         return stack_service(args.verb, unit,
@@ -438,7 +452,7 @@ def service(args):
             else container_restore_restart(manager, unit, args.previous))
 
 
-def dispatch(args):
+def dispatch(args: argparse.Namespace) -> Answer:
     if args.verb in SERVICE_VERBS:
         return service(args)
     if args.verb == 'journal':
@@ -451,7 +465,7 @@ def dispatch(args):
     return queued(args.vhost, args.container)
 
 
-def main(argv):
+def main(argv: List[str]) -> int:
     top = parser()
     # A wrong argument is an error document too, not argparse's text.
     try:

@@ -23,7 +23,7 @@ from faultdriver.cloud import api as api_module
 Nodenames = typing.Iterable[str]
 
 
-def consumers(cloud: typing.Any,
+def consumers(cloud: api_module.CloudAPI,
               server_ids: typing.Iterable[str]) -> typing.Set[str]:
     """The servers' ids and their migrations' uuids, read before the
     servers are deleted (the API lists a deleted server's migrations no
@@ -39,7 +39,7 @@ def consumers(cloud: typing.Any,
     return found
 
 
-def drop(cloud: typing.Any, nodenames: Nodenames,
+def drop(cloud: api_module.CloudAPI, nodenames: Nodenames,
          ours: typing.Collection[str],
          name_of: typing.Callable[[str], str] = str) -> typing.List[str]:
     """Delete the allocations of consumers ``ours`` left on the
@@ -73,8 +73,9 @@ def drop(cloud: typing.Any, nodenames: Nodenames,
 Present = typing.Tuple[str, str, str]
 
 
-def present(cloud: typing.Any, hosts: typing.Mapping[str, typing.Tuple[
-        str, str]]) -> typing.Set[Present]:
+def present(cloud: api_module.CloudAPI,
+            hosts: typing.Mapping[str, typing.Tuple[str, str]]
+            ) -> typing.Set[Present]:
     """What is on the hosts now: every server (any project's) and every
     placement consumer with an allocation on their providers.
     ``hosts``: ``{alias: (service host, nodename)}``."""

@@ -17,6 +17,7 @@ import os
 import socket
 import sys
 import threading
+import typing
 
 #: Bytes moved per read.
 CHUNK = 65536
@@ -26,7 +27,7 @@ class SocketAbsent(Exception):
     """Nothing listens at the socket path; names it."""
 
 
-def connect(path):
+def connect(path: str) -> socket.socket:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.connect(path)
@@ -37,13 +38,13 @@ def connect(path):
     return sock
 
 
-def relay(path, stdin_fd=0, stdout_fd=1):
+def relay(path: str, stdin_fd: int = 0, stdout_fd: int = 1) -> None:
     """Relay between the socket at ``path`` and the two descriptors until
     the socket closes; SocketAbsent before any byte moves if nothing
     listens there."""
     sock = connect(path)
 
-    def upstream():
+    def upstream() -> None:
         # stdin to the socket; its end becomes the socket's half-close,
         # so the server still answers the last request.
         try:
@@ -77,7 +78,7 @@ def relay(path, stdin_fd=0, stdout_fd=1):
         sock.close()
 
 
-def main(argv=None):
+def main(argv: typing.Optional[typing.List[str]] = None) -> int:
     """``python3 -m faultdriver.cloud.relay --socket PATH``: exit 0 when
     the connection ended, 2 naming the path when nothing listens."""
     parser = argparse.ArgumentParser(prog='faultdriver ctl relay')

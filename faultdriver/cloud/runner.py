@@ -54,7 +54,7 @@ def audit_log(profile: profile_module.Profile,
                                               run_id + '.jsonl'))
 
 
-def refuse_unrunnable(scenario: typing.Any, variant: str,
+def refuse_unrunnable(scenario: model.Scenario, variant: str,
                       profile: profile_module.Profile) -> None:
     """What a cloud cannot do for ``scenario``: its own Nova, several
     cells, hosts the profile does not map."""
@@ -198,7 +198,8 @@ CLOUD_DIRTY = ('cloud dirty: cloud %s: while the run ran, others used its '
 MAX_VCPUS = 2
 
 
-def pinned_vcpus(nova: cloud_backend.CloudNova, scenario: typing.Any) -> int:
+def pinned_vcpus(nova: cloud_backend.CloudNova,
+                 scenario: model.Scenario) -> int:
     """vCPUs of a pinned server booted without a flavor: two of them fit
     the smallest host's PCPU inventory (at most MAX_VCPUS); a host
     without two PCPUs is refused."""
@@ -215,7 +216,7 @@ def pinned_vcpus(nova: cloud_backend.CloudNova, scenario: typing.Any) -> int:
     return min(MAX_VCPUS, totals[smallest] // 2)
 
 
-def start(nova: cloud_backend.CloudNova, scenario: typing.Any,
+def start(nova: cloud_backend.CloudNova, scenario: model.Scenario,
           variant: str) -> None:
     """The variant's fixes and the scenario's rules in place: computes
     restarted with them in a start-rules file where the variant has

@@ -21,6 +21,9 @@ Deployments (``doc/source/cloud.rst``):
 
 import typing
 
+from faultdriver.cloud import audit as audit_module
+from faultdriver.cloud import helper as helper_module
+
 #: Default units per deployment.
 DEVSTACK_UNIT = 'devstack@n-cpu'
 OSA_UNIT = 'nova-compute.service'
@@ -30,7 +33,15 @@ KOLLA_CONTAINER = 'nova_compute'
 STOP_BOUND = 60.0
 
 
-def devstack_unit(number=None):
+class ServiceState(typing.TypedDict):
+    """The helper's ``state`` answer: running, stopping, stopped or
+    crashed; the details beside it (exit status, pid...) are each
+    manager's own and read by no one here."""
+
+    state: str
+
+
+def devstack_unit(number: typing.Optional[int] = None) -> str:
     """devstack's unit of its compute, or of fake compute ``number``."""
     return DEVSTACK_UNIT if number is None else '%s-%d' % (DEVSTACK_UNIT,
                                                            number)
@@ -41,7 +52,9 @@ class ServiceDriver:
 
     manager: typing.Optional[str] = None
 
-    def __init__(self, helper, unit, audit, runtime_dir=None):
+    def __init__(self, helper: helper_module.HostHelper, unit: str,
+                 audit: audit_module.AuditLog,
+                 runtime_dir: typing.Optional[str] = None) -> None:
         self.helper = helper
         self.unit = unit
         self.audit = audit
@@ -49,50 +62,55 @@ class ServiceDriver:
         #: /run/systemd/system, unless a test says otherwise).
         self.runtime_dir = runtime_dir
 
-    def _args(self, *more):
-        where = ('--runtime-dir', self.runtime_dir) if self.runtime_dir \
-            else ()
+    def _args(self, *more: object) -> typing.Tuple[object, ...]:
+        where: typing.Tuple[object, ...] = (
+            '--runtime-dir', self.runtime_dir) if self.runtime_dir else ()
         return ('--manager', self.manager, '--unit', self.unit) + \
             where + more
 
-    def _down(self, verb, *more):
+    def _down(self, verb: str, *more: object) -> helper_module.Answer:
         # A stopped or crashed compute is brought back by a restore.
         self.audit.record(self.helper.host, 'down:%s' % self.unit,
                           '%s %s' % (verb, self.unit),
-                          ('start',) + self._args())
+                          [str(a) for a in ('start',) + self._args()])
         return self.helper.call(verb, *self._args(*more))
 
-    def state(self):
+    def state(self) -> ServiceState:
         """running, stopping, stopped or crashed, with the details."""
-        return self.helper.call('state', *self._args())
+        # The helper's answer as hosthelper's *_state and stack_service
+        # write it: a state, and details.
+        return typing.cast(ServiceState,
+                           self.helper.call('state', *self._args()))
 
-    def stop(self, bound=STOP_BOUND):
+    def stop(self, bound: float = STOP_BOUND) -> helper_module.Answer:
         """A graceful stop, SIGKILL past ``bound`` seconds."""
         return self._down('stop', '--timeout', bound)
 
-    def crash(self):
+    def crash(self) -> helper_module.Answer:
         """SIGKILL of the unit alone."""
         return self._down('crash')
 
-    def start(self):
+    def start(self) -> helper_module.Answer:
         result = self.helper.call('start', *self._args())
         self.audit.settle(self.helper.host, 'down:%s' % self.unit)
         return result
 
-    def prepare(self):
+    def prepare(self) -> bool:
         """No automatic restart for the run; True if that changed it."""
         key = 'restart:%s' % self.unit
-        policy = self.helper.call('restart-policy', *self._args())['policy']
+        policy = str(self.helper.call('restart-policy',
+                                      *self._args())['policy'])
         if policy == 'no':
             return False
         self.audit.record(self.helper.host, key,
                           'restart policy %s -> no of %s' % (policy,
                                                              self.unit),
-                          ('restore-restart',) + self._args(
-                              '--previous', policy))
-        return self.helper.call('disable-restart', *self._args())['changed']
+                          [str(a) for a in ('restore-restart',) + self._args(
+                              '--previous', policy)])
+        return bool(self.helper.call('disable-restart',
+                                     *self._args())['changed'])
 
-    def unprepare(self):
+    def unprepare(self) -> None:
         """Put back the restart policy :meth:`prepare` changed."""
         for change in self.audit.open():
             if change['host'] == self.helper.host and \
@@ -124,13 +142,16 @@ class Stack(ServiceDriver):
 
     manager = 'stack'
 
-    def __init__(self, helper, unit, audit, runtime_dir=None,
-                 supervisor=None):
+    def __init__(self, helper: helper_module.HostHelper, unit: str,
+                 audit: audit_module.AuditLog,
+                 runtime_dir: typing.Optional[str] = None,
+                 supervisor: typing.Optional[str] = None) -> None:
         super().__init__(helper, unit, audit, runtime_dir)
         self.supervisor = supervisor
 
-    def _args(self, *more):
-        where = ('--supervisor', self.supervisor) if self.supervisor else ()
+    def _args(self, *more: object) -> typing.Tuple[object, ...]:
+        where: typing.Tuple[object, ...] = (
+            '--supervisor', self.supervisor) if self.supervisor else ()
         return ('--manager', self.manager, '--unit', self.unit) + \
             where + more
 

@@ -14,6 +14,7 @@ import os
 import time
 import typing
 
+from faultdriver.cloud import api as api_module
 from faultdriver.cloud import audit as audit_module
 from faultdriver.cloud import checks
 from faultdriver.cloud import computes as computes_module
@@ -22,6 +23,7 @@ from faultdriver.cloud import helper as helper_module
 from faultdriver.cloud import leftovers
 from faultdriver.cloud import profile as profile_module
 from faultdriver.cloud import transport
+from faultdriver.control import client as control_client
 from faultdriver.control import protocol
 
 
@@ -116,7 +118,7 @@ START_TIMEOUT = 180.0
 
 
 def _answering(computes: computes_module.Computes, alias: str,
-               timeout: float) -> typing.Optional[typing.Any]:
+               timeout: float) -> typing.Optional[control_client.Client]:
     """``alias``'s control client once its FaultDriver answers with
     ``rpc_started`` (within ``timeout``), else None."""
     deadline = time.monotonic() + timeout
@@ -134,7 +136,8 @@ def _answering(computes: computes_module.Computes, alias: str,
 
 def delete_created(profile: profile_module.Profile,
                    logs: typing.Sequence[audit_module.AuditLog],
-                   cloud: typing.Any = None) -> typing.List[str]:
+                   cloud: typing.Optional[api_module.CloudAPI] = None
+                   ) -> typing.List[str]:
     """Delete the servers and flavors the logs' runs created and did
     not delete (found by the run's names), then what placement still
     holds for those servers and their migrations on the profile's hosts
@@ -265,7 +268,7 @@ ALIASES = ('src', 'dest')
 HOST_FIELD = '{host}'
 
 
-def listed_computes(cloud: typing.Any,
+def listed_computes(cloud: api_module.CloudAPI,
                     wanted: typing.Sequence[str] = ()
                     ) -> typing.List[typing.Tuple[str, str]]:
     """``(host, nodename)`` of the computes the compute API lists: its

@@ -22,6 +22,7 @@ socket absent.
 """
 
 import dataclasses
+import io
 import os
 import shlex
 import shutil
@@ -65,7 +66,7 @@ class SshTarget:
     connect_timeout: int = 10
 
 
-def classify(host, text):
+def classify(host: str, text: str) -> errors.HostRefused:
     """The HostRefused ssh's message ``text`` means."""
     lines = [line for line in text.strip().splitlines() if line.strip()]
     detail = lines[-1] if lines else 'ssh exited %d' % SSH_FAILED
@@ -83,33 +84,36 @@ class Transport:
     Use as a context manager, or call :meth:`open` and :meth:`close`.
     """
 
-    def __init__(self, target, workdir=None):
+    def __init__(self, target: SshTarget,
+                 workdir: typing.Optional[str] = None) -> None:
         self.target = target
         # Private to this run: the master's socket, the forwarded
         # sockets and ssh's log, none reachable by other users.
         self.directory = tempfile.mkdtemp(prefix='fdssh', dir=workdir)
         self.master = os.path.join(self.directory, 'master')
         self.log = os.path.join(self.directory, 'ssh.log')
-        self.mode = {}          # remote socket -> 'forward' | 'relay'
-        self._local = {}        # remote socket -> local socket
-        self._relays = []
+        #: remote socket -> 'forward' | 'relay'
+        self.mode: typing.Dict[str, str] = {}
+        #: remote socket -> local socket
+        self._local: typing.Dict[str, str] = {}
+        self._relays: typing.List[LocalRelay] = []
         self._opened = False
 
-    def __enter__(self):
+    def __enter__(self) -> 'Transport':
         try:
             return self.open()
         except BaseException:
             self.close()        # the private directory goes too
             raise
 
-    def __exit__(self, *exc_info):
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     @property
-    def host(self):
+    def host(self) -> str:
         return self.target.host
 
-    def _ssh(self, *options):
+    def _ssh(self, *options: str) -> typing.List[str]:
         argv = ['ssh']
         if self.target.ssh_config:
             argv += ['-F', self.target.ssh_config]
@@ -118,7 +122,7 @@ class Transport:
             '-o', 'ConnectTimeout=%d' % self.target.connect_timeout,
             '-o', 'ControlPath=%s' % self.master] + list(options)
 
-    def _log_since(self, offset):
+    def _log_since(self, offset: int) -> str:
         try:
             with open(self.log, errors='replace') as f:
                 f.seek(offset)
@@ -126,13 +130,13 @@ class Transport:
         except FileNotFoundError:
             return ''
 
-    def _log_size(self):
+    def _log_size(self) -> int:
         try:
             return os.path.getsize(self.log)
         except FileNotFoundError:
             return 0
 
-    def open(self):
+    def open(self) -> 'Transport':
         """Start the master connection; HostRefused if the host cannot be
         reached or refuses the key."""
         if shutil.which('ssh') is None:
@@ -162,7 +166,7 @@ class Transport:
         self._opened = True
         return self
 
-    def close(self):
+    def close(self) -> None:
         """End relays, the master and its forwards; remove the directory."""
         for each in self._relays:
             each.stop()
@@ -176,14 +180,16 @@ class Transport:
 
     # -- commands ------------------------------------------------------------
 
-    def command(self, argv):
+    def command(self, argv: typing.Sequence[object]) -> typing.List[str]:
         """The local argv that runs ``argv`` on the host (through the
         master when it is open).  ssh hands the remote shell one string,
         so each argument is quoted."""
         return self._ssh(self.host, '--',
                          ' '.join(shlex.quote(str(a)) for a in argv))
 
-    def run(self, argv, input=None, timeout=120):
+    def run(self, argv: typing.Sequence[object],
+            input: typing.Optional[bytes] = None,
+            timeout: float = 120) -> 'subprocess.CompletedProcess[bytes]':
         """Run ``argv`` on the host; CompletedProcess with bytes.
         HostRefused when ssh itself failed (exit 255)."""
         start = self._log_size()
@@ -201,7 +207,7 @@ class Transport:
 
     # -- control sockets -----------------------------------------------------
 
-    def control_socket(self, remote):
+    def control_socket(self, remote: str) -> str:
         """A local socket path whose connections reach the control socket
         ``remote`` on the host: forwarded, or relayed where sshd forbids
         forwarding.  HostRefused ``socket absent`` if no socket is there,
@@ -250,7 +256,8 @@ class Transport:
         self._local[remote] = local
         return local
 
-    def _probe(self, local, log_start, relayed=False):
+    def _probe(self, local: str, log_start: int,
+               relayed: bool = False) -> typing.Optional[errors.HostRefused]:
         """None if a control server answers ``status`` at ``local``, else
         the HostRefused ssh's log explains (forwarding refused, or what
         the relay said)."""
@@ -284,37 +291,41 @@ class LocalRelay:
     mode 0600) whose every connection is carried by one run of the relay
     command on the host: the fallback where sshd forbids forwarding."""
 
-    def __init__(self, transport, remote, local):
+    def __init__(self, transport: Transport, remote: str,
+                 local: str) -> None:
         self.transport = transport
         self.remote = remote
         self.local = local
         self._stopping = threading.Event()
-        self._listener = None
-        self._thread = None
+        self._listener: typing.Optional[socket.socket] = None
+        self._thread: typing.Optional[threading.Thread] = None
 
-    def start(self):
-        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._listener.bind(self.local)
+    def start(self) -> 'LocalRelay':
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener = listener
+        listener.bind(self.local)
         os.chmod(self.local, 0o600)
-        self._listener.listen(16)
-        self._listener.settimeout(0.25)
-        self._thread = threading.Thread(target=self._accept, daemon=True,
+        listener.listen(16)
+        listener.settimeout(0.25)
+        self._thread = threading.Thread(target=self._accept,
+                                        args=(listener,), daemon=True,
                                         name='faultdriver-local-relay')
         self._thread.start()
         return self
 
-    def stop(self):
+    def stop(self) -> None:
         self._stopping.set()
         if self._thread is not None:
             self._thread.join(5)
-        self._listener.close()
+        if self._listener is not None:
+            self._listener.close()
         if os.path.lexists(self.local):
             os.unlink(self.local)
 
-    def _accept(self):
+    def _accept(self, listener: socket.socket) -> None:
         while not self._stopping.is_set():
             try:
-                conn, _ = self._listener.accept()
+                conn, _ = listener.accept()
             except socket.timeout:
                 continue
             except OSError:
@@ -322,41 +333,46 @@ class LocalRelay:
             threading.Thread(target=self._carry, args=(conn,), daemon=True,
                              name='faultdriver-local-relay-conn').start()
 
-    def _carry(self, conn):
+    def _carry(self, conn: socket.socket) -> None:
         argv = list(self.transport.target.relay_command) + [
             '--socket', self.remote]
         with open(self.transport.log, 'ab') as log:
             proc = subprocess.Popen(self.transport.command(argv),
                                     stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=log)
+        # Both pipes are there (PIPE above), stdout buffered (bufsize's
+        # default): what read1 needs.
+        stdin = proc.stdin
+        stdout = proc.stdout
+        assert stdin is not None and isinstance(stdout, io.BufferedReader)
 
-        def upstream():
+        def upstream() -> None:
             try:
                 while True:
                     data = conn.recv(65536)
                     if not data:
                         break
-                    proc.stdin.write(data)
-                    proc.stdin.flush()
+                    stdin.write(data)
+                    stdin.flush()
             except OSError:
                 pass
             finally:
                 try:
-                    proc.stdin.close()
+                    stdin.close()
                 except OSError:
                     pass
 
         threading.Thread(target=upstream, daemon=True).start()
         try:
             while True:
-                data = proc.stdout.read1(65536)
+                data = stdout.read1(65536)
                 if not data:
                     break
                 conn.sendall(data)
         except OSError:
             pass
         finally:
-            proc.stdout.close()
+            stdout.close()
             proc.wait()
             # shutdown, not only close: the upstream thread's recv holds
             # the socket, and a close alone would send nothing until it

@@ -214,3 +214,21 @@ def test_queued_messages_of_the_broker(host):
         'compute.devstack0b': 2, 'conductor': 0}
     assert host.calls()[-1][:7] == ['docker', 'exec', 'rabbitmq',
                                     'rabbitmqctl', '-q', '-p', '/']
+
+
+def test_the_helper_parses_as_python_3_6():
+    # A host's python3 may be older than the runner's: the helper's
+    # annotations (strict mypy) must stay in what Python 3.6 parses --
+    # no walrus, no positional-only parameters, no match.  (ast's
+    # feature_version checks the grammar, not the typing names: those
+    # are kept to typing.Dict, List and Optional by review.)
+    import ast
+    with open(helper_module.SCRIPT_PATH) as f:
+        source = f.read()
+    tree = ast.parse(source, feature_version=(3, 6))
+    # Python 3.6 has no annotations future (3.7 has).
+    assert not [node for node in ast.walk(tree)
+                if isinstance(node, ast.ImportFrom) and
+                node.module == '__future__']
+    with pytest.raises(SyntaxError):
+        ast.parse('def f(a, /): pass', feature_version=(3, 6))
