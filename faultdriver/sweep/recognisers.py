@@ -17,7 +17,8 @@ their class: F22 (``connfail``).
 
 F23 is recognised where the sweep sees it: the shelve workflow's
 ``recover`` resets the task state it leaves, so ``outcome-after-failure``
-(which judges what Nova left) shows it, not ``servers-settled``.
+(which judges what Nova left) shows it, not ``servers-settled``; F24
+likewise by the allocation its crash leaves.
 
 Not here: F2, F3, F7 (real libvirt only), F12-F14 (no sweep case shows
 them), F18 (no sweep reaches its window; doc/findings.rst, F18 "Sweeps");
@@ -281,6 +282,17 @@ RECOGNISERS = (
         (Sign('outcome-after-failure', r'task state shelving'),
          Sign('servers-settled', r'/shelving')),
         (Where(SHELVE, ('snapshot',), 'src', CRASH),)),
+    Recogniser(
+        'F24', 'a compute crash before an unshelve\'s claim leaves the '
+        'server unshelving for good and its host charged',
+        # The scheduler's allocation on a host the server never reached
+        # (its host is None), and the unshelve's task state (a sweep's
+        # recover resets it: then the allocation alone shows it).
+        (Sign('allocations-consistent', r'for s1, which is on None'),
+         Sign('accounting-matches-placement', overcharged('src')),
+         Sign('servers-settled', r'SHELVED_OFFLOADED/spawning')),
+        (Where(SHELVE, ('tracker.instance_claim',), 'src', CRASH,
+               ('unlocked', 'before')),)),
     Recogniser(
         'F19', 'a move that ends without dest being told leaves dest '
         'tracking it',

@@ -189,6 +189,18 @@ RECORDED = [
       'none (compute/manager.py:ComputeManager._init_instance)'}),
     ('F23', 'shelve', 'snapshot', 'src', 'before', 'crash',
      'servers-settled', ['s1 ACTIVE/shelving']),
+    # F24: the crash cases before the unshelve's claim (reduced
+    # shelve-unshelve sweep --points tracker.instance_claim,spawn,
+    # 2026-12-07; recover reset the task state), and its scenario.
+    ('F24', 'shelve', 'tracker.instance_claim', 'src', 'before', 'crash',
+     'allocations-consistent',
+     ['src holds 20 DISK_GB, 2048 MEMORY_MB, 2 PCPU for s1, which is on '
+      'None']),
+    ('F24', 'shelve', 'tracker.instance_claim', 'src', 'unlocked', 'crash',
+     'accounting-matches-placement',
+     {'src': '0 pinned / 2 PCPU', 'dest': '2 pinned / 2 PCPU'}),
+    ('F24', 'shelve', 'tracker.instance_claim', 'src', 'before', 'crash',
+     'servers-settled', ['s1 SHELVED_OFFLOADED/spawning']),
     # F21: the user's delete while the confirm is held.
     ('F21', 'resize', 'confirm_migration', 'src', 'after',
      'second-call(delete)', 'second-call',

@@ -14,16 +14,21 @@ WINDOW_RULE = 'live_migration.before: 1*periodic'
 
 def moves_again(steps: base.Steps, state: base.State,
                 timeout: float = 60) -> base.Checked:
-    """Every ACTIVE server the scenario moved (every ACTIVE server if it
-    moved none) live-migrates away (the scheduler picks the host) and
-    back, and each move's source runs its periodic while the move is
-    under way (what periodics-clean then checks)."""
+    """Every ACTIVE server on a host that the scenario moved (every
+    ACTIVE server if it moved none) live-migrates away (the scheduler
+    picks the host) and back, and each move's source runs its periodic
+    while the move is under way (what periodics-clean then checks)."""
     failed = []
     moved = [alias for alias in steps.servers if steps.moves.get(alias)]
     for alias, server in steps.servers.items():
         home = state.servers.get(alias)
         if home is None or home.status != 'ACTIVE' or (
                 moved and alias not in moved):
+            continue
+        if home.host is None:
+            # ACTIVE on no host (an admin's reset-state of a server a
+            # crash left host-less): nothing to move it from; what it
+            # left is allocations-consistent's to report.
             continue
         for leg, target in (('away', None), ('back', home.host)):
             try:
@@ -90,5 +95,7 @@ MOVES_AGAIN = base.Invariant(
             'host) and back, each move within `timeout`, and each move\'s '
             'source runs its resource-tracker periodic while the move is '
             'under way (rule `live_migration.before: 1*periodic`; the '
-            'window of the stale migration-context class).',
+            'window of the stale migration-context class).  A server '
+            'ACTIVE on no host (an admin\'s reset-state of one a crash '
+            'left host-less) has nothing to move from and is skipped.',
     args={'timeout': {'$ref': '#/$defs/timeout'}})
