@@ -47,25 +47,33 @@ def drop(cloud: api_module.CloudAPI, nodenames: Nodenames,
     what is said); a line each."""
     said = []
     for nodename in nodenames:
-        providers = cloud.get('/resource_providers?name=%s' % nodename,
-                              service='placement',
-                              translate=False)['resource_providers']
-        for provider in providers:
-            held = cloud.get('/resource_providers/%s/allocations'
-                             % provider['uuid'], service='placement',
-                             translate=False)['allocations']
-            for consumer, allocation in sorted(held.items()):
-                if consumer not in ours:
-                    continue
-                cloud.request('DELETE', '/allocations/%s' % consumer,
-                              service='placement', ok=(204, 404))
-                said.append('deleted %s left in placement on %s for %s '
-                            'after its server was deleted' % (
-                                ', '.join('%s %s' % (n, r) for r, n in
-                                          sorted(allocation[
-                                              'resources'].items())),
-                                name_of(nodename), consumer))
+        for consumer, resources in held(cloud, nodename):
+            if consumer not in ours:
+                continue
+            cloud.request('DELETE', '/allocations/%s' % consumer,
+                          service='placement', ok=(204, 404))
+            said.append('deleted %s left in placement on %s for %s after '
+                        'its server was deleted' % (
+                            ', '.join('%s %s' % (n, r) for r, n in
+                                      sorted(resources.items())),
+                            name_of(nodename), consumer))
     return said
+
+
+def held(cloud: api_module.CloudAPI, nodename: str
+         ) -> typing.List[typing.Tuple[str, typing.Dict[str, int]]]:
+    """``(consumer, {resource class: amount})`` of every allocation on
+    the provider(s) placement names ``nodename``, by consumer."""
+    found = []
+    for provider in cloud.get('/resource_providers?name=%s' % nodename,
+                              service='placement',
+                              translate=False)['resource_providers']:
+        allocations = cloud.get('/resource_providers/%s/allocations'
+                                % provider['uuid'], service='placement',
+                                translate=False)['allocations']
+        found += [(consumer, dict(allocation['resources']))
+                  for consumer, allocation in allocations.items()]
+    return sorted(found)
 
 
 #: One thing on a host: ``(kind, id, alias)``, kind ``server`` or
@@ -84,15 +92,8 @@ def present(cloud: api_module.CloudAPI,
         for server in cloud.get('/servers/detail?all_tenants=1&host=%s'
                                 % host, translate=False)['servers']:
             found.add(('server', server['id'], alias))
-        providers = cloud.get('/resource_providers?name=%s' % nodename,
-                              service='placement',
-                              translate=False)['resource_providers']
-        for provider in providers:
-            held = cloud.get('/resource_providers/%s/allocations'
-                             % provider['uuid'], service='placement',
-                             translate=False)['allocations']
-            found.update(('allocation', consumer, alias)
-                         for consumer in held)
+        found.update(('allocation', consumer, alias)
+                     for consumer, _resources in held(cloud, nodename))
     return found
 
 
