@@ -35,7 +35,12 @@ import yaml
 HERE = os.path.dirname(os.path.abspath(__file__))
 INDEX = os.path.join(HERE, 'shapes.yaml')
 KEYS = {'bug', 'area', 'diff', 'workflow', 'actions', 'points', 'hosts',
-        'finds', 'ci'}
+        'finds', 'ci', 'backend'}
+#: Tiers a shape may be swept on (``backend``; default embedded): a
+#: shape whose mechanism only real RPC shows (an exception carried as a
+#: RemoteError, which the embedded Nova's fake transport re-raises as
+#: itself) runs on processes.
+BACKENDS = ('embedded', 'process')
 REQUIRED = ('bug', 'area', 'workflow', 'actions', 'points', 'finds')
 
 
@@ -88,6 +93,9 @@ def load(path=INDEX):
         if wrong or not entry['actions']:
             raise BadInput('%s.actions: %s; expected some of %s' % (
                 where, ', '.join(wrong) or 'none', ', '.join(cases.ACTIONS)))
+        if entry.get('backend', 'embedded') not in BACKENDS:
+            raise BadInput('%s.backend: %s; expected one of %s' % (
+                where, entry['backend'], ', '.join(BACKENDS)))
         if entry['finds'] not in invariants:
             raise BadInput('%s.finds: %s is none of %s' % (
                 where, entry['finds'], ', '.join(invariants)))
@@ -103,7 +111,9 @@ def load(path=INDEX):
 def stock_key(entry):
     """The stock sweep a shape's A/B shares with the shapes of the same
     workflow and action classes."""
-    return '%s--%s' % (entry['workflow'], '-'.join(sorted(entry['actions'])))
+    key = '%s--%s' % (entry['workflow'], '-'.join(sorted(entry['actions'])))
+    backend = entry.get('backend', 'embedded')
+    return key if backend == 'embedded' else '%s--%s' % (key, backend)
 
 
 def command(entry, folder, mode, workers=None, lock=None):
@@ -115,6 +125,8 @@ def command(entry, folder, mode, workers=None, lock=None):
             '--mode', mode, '-f', 'json']
     if entry.get('hosts'):
         argv[7:7] = ['--hosts', ','.join(entry['hosts'])]
+    if entry.get('backend', 'embedded') != 'embedded':
+        argv += ['--backend', entry['backend']]
     if workers:
         argv += ['--workers', str(workers)]
     if lock:

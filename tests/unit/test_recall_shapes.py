@@ -92,6 +92,8 @@ def _index(tmp_path, **changes):
     ({'finds': 'leaks'}, 'shapes.bug-1-x.finds: leaks is none of'),
     ({'diff': 'nothing.diff'}, 'shapes.bug-1-x.diff:'),
     ({'colour': 'red'}, 'unknown key colour'),
+    ({'backend': 'libvirt'}, 'shapes.bug-1-x.backend: libvirt; expected '
+                             'one of embedded, process'),
     ({'workflow': None}, 'missing key workflow'),
 ])
 def test_bad_index_entries_are_refused_naming_the_key(tmp_path, changes,
@@ -115,6 +117,19 @@ def test_shapes_of_one_workflow_and_actions_share_the_stock_sweep():
     assert RUN.stock_key(one) == RUN.stock_key(two) == \
         'evacuation--crash-raise'
     assert RUN.stock_key(dict(one, actions=['raise'])) != RUN.stock_key(one)
+
+
+def test_a_shape_on_processes_has_its_own_stock_sweep_there():
+    """A process-tier shape's sweeps run with ``--backend process`` and
+    never share the embedded stock sweep of the same workflow."""
+    entry = dict(workflow='live-migration', actions=['crash'],
+                 points=['check_can_live_migrate_source'], hosts=['src'],
+                 diff='x.diff')
+    on_processes = dict(entry, backend='process')
+    assert RUN.stock_key(on_processes) != RUN.stock_key(entry)
+    argv = RUN.command(on_processes, '/tmp/r', 'threading')
+    assert argv[argv.index('--backend') + 1] == 'process'
+    assert '--backend' not in RUN.command(entry, '/tmp/r', 'threading')
 
 
 def test_found_is_per_case_regressions_not_flaky():
