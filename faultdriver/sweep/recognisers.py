@@ -256,6 +256,7 @@ RECOGNISERS = (
          Sign('accounting-matches-placement', charged_for_nothing('src')),
          Sign('tasks-ended', r'live_migration_at_dest')),
         (Where(LIVE, ('live_migration',), 'src', DELETE, ('before',)),
+         Where(LIVE, ('post_live_migration',), 'src', DELETE),
          Where(LIVE, ('capabilities_as_traits', 'pre_live_migration',
                       'post_live_migration_at_destination'), 'dest',
                DELETE))),
@@ -302,7 +303,10 @@ RECOGNISERS = (
     Recogniser(
         'F19', 'a resize whose source died leaves dest tracking it',
         (Sign('tasks-ended', r'prep_resize_at_dest'),),
-        (Where(COLD, ('migrate_disk_and_power_off',), 'src', CRASH),)),
+        (Where(COLD, ('migrate_disk_and_power_off',), 'src', CRASH),
+         # The user's delete while dest's claim is held (2026-12-07).
+         Where(COLD, ('tracker.resize_claim',), 'dest', DELETE,
+               ('unlocked', 'before', 'after')))),
 )
 
 

@@ -163,6 +163,12 @@ RECORDED = [
      'tasks-ended', {'dest': ['live_migration_at_dest (s1)']}),
     ('F19', 'migration', 'migrate_disk_and_power_off', 'src', 'before',
      'crash', 'tasks-ended', {'dest': ['prep_resize_at_dest (s1)']}),
+    # ... and the user's delete while dest's resize claim is held (the
+    # second-call sweep of F9's fix, stock and patched, 2026-12-07).
+    ('F19', 'resize', 'tracker.resize_claim', 'dest', 'after',
+     'second-call(delete)', 'tasks-ended',
+     {'dest': ['prep_resize_at_dest (25abfd80-c598-46e8-aa5b-'
+               '454e92215add)']}),
     # F20: the user's delete while the live migration is held.
     ('F20', 'live-migration', 'live_migration', 'src', 'before',
      'second-call(delete)', 'allocations-consistent',
@@ -171,6 +177,12 @@ RECORDED = [
     ('F20', 'live-migration', 'live_migration', 'src', 'before',
      'second-call(delete)', 'accounting-matches-placement',
      {'src': '0 pinned / 2 PCPU', 'dest': '2 pinned / 2 PCPU'}),
+    # ... and while src's post_live_migration is held (F6's second-call
+    # sweep, 2026-12-07).
+    ('F20', 'live-migration', 'post_live_migration', 'src', 'after',
+     'second-call(delete)', 'allocations-consistent',
+     ['src holds 20 DISK_GB, 2048 MEMORY_MB, 2 PCPU for 69593b03-1cb0-4128-'
+      'b4da-e10117202f6a, no server or migration of the scenario']),
     ('F20', 'live-migration', 'capabilities_as_traits', 'dest', 'after',
      'second-call(delete)', 'tasks-ended',
      {'dest': ['live_migration_at_dest (fd29aa68)']}),
