@@ -407,12 +407,14 @@ class CloudNova(backend_base.BackendBase):
         without the run's fixes and without tasks of the run's servers
         tracked.  Returns what it had to clean beyond
         its own servers and flavors, a line each."""
-        ours = self._consumers()
         for server_id in self.servers:
             try:
                 self.api.delete_server(server_id)
             except api_module.APIError:
                 pass
+        # Each delete read its server's migrations just before (the API
+        # lists a deleted server's no more): the run's consumers.
+        ours = set(self.servers) | self.api.deleted_consumers
         for server_id in self.servers:
             try:
                 self.wait(lambda: not self.server_exists({'id': server_id}),

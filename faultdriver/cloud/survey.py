@@ -100,7 +100,6 @@ def check(profile: profile_module.Profile,
     with computes_module.Computes(profile) as computes:
         found = check_hosts(profile, computes, aliases)
     if api:
-        from faultdriver.cloud import api as api_module
         from faultdriver.cloud import runner
         runner.api_refusals(profile, api_module.connect(profile),
                             aliases or list(profile.hosts))
@@ -144,7 +143,6 @@ def delete_created(profile: profile_module.Profile,
     (:mod:`leftovers`: a leak the killed run never got to clean).
     ``cloud``: the APIs (default: through the profile's clouds.yaml
     entry, connected only when a log has something to delete)."""
-    from faultdriver.cloud import api as api_module
     from faultdriver.cloud import backend
     said: typing.List[str] = []
     created = [(log, change) for log in logs for change in log.open()
@@ -334,7 +332,6 @@ def init(name: str, cloud: str, targets: typing.Mapping[str, str],
         alias: None for alias in targets}
     targets = dict(targets)
     if not targets:
-        from faultdriver.cloud import api as api_module
         listed = listed_computes(api_module.connect(draft), computes)
         if len(listed) < len(ALIASES):
             raise errors.HostRefused(
@@ -378,7 +375,6 @@ def init(name: str, cloud: str, targets: typing.Mapping[str, str],
         hosts[alias] = probe
     data = dataclasses.replace(draft, hosts=hosts)
     if api:
-        from faultdriver.cloud import api as api_module
         from faultdriver.cloud import runner
         runner.api_refusals(data, api_module.connect(data), list(hosts))
     return profile_module.dump(data)
