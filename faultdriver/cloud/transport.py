@@ -36,6 +36,7 @@ import typing
 from faultdriver.cloud import errors
 from faultdriver.control import client as control_client
 from faultdriver.control import protocol
+from faultdriver import lifeline
 
 #: ssh's own exit status when it, not the remote command, failed.
 SSH_FAILED = 255
@@ -98,6 +99,9 @@ class Transport:
         self._local: typing.Dict[str, str] = {}
         self._relays: typing.List[LocalRelay] = []
         self._opened = False
+        #: The master connection's process (a child of this one).
+        self._master: typing.Optional[
+            'subprocess.Popen[bytes]'] = None
 
     def __enter__(self) -> 'Transport':
         try:
@@ -143,28 +147,59 @@ class Transport:
             raise errors.HostRefused(self.host, 'no ssh client here',
                                      'apt-get install openssh-client')
         start = self._log_size()
-        # -f: background once authenticated and forwardings are set;
-        # the master's messages go to the log (-E), as its inherited
-        # pipes would keep a caller reading them waiting for good.
+        # In the foreground (no -f, which would put it in a session of
+        # its own): a child in this process's group, so a runner killed
+        # with its group takes the master (and its forwards) down with
+        # it; opened from the main thread, it also dies with the runner
+        # alone (PR_SET_PDEATHSIG follows the thread that started it).
+        # Its messages go to the log (-E), as pipes it inherited would
+        # keep a caller reading them waiting for good.
         argv = self._ssh('-o', 'ControlMaster=yes',
                          '-o', 'ControlPersist=no',
                          '-o', 'StreamLocalBindMask=0177',
                          '-o', 'StreamLocalBindUnlink=yes',
                          '-o', 'ExitOnForwardFailure=yes',
-                         '-E', self.log, '-fNT', self.host)
-        try:
-            done = subprocess.run(
-                argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                timeout=self.target.connect_timeout * 3)
-        except subprocess.TimeoutExpired:
-            raise errors.HostRefused(
-                self.host, errors.HOST_DOWN, 'no SSH session within %ds'
-                % (self.target.connect_timeout * 3)) from None
-        if done.returncode != 0:
-            raise classify(self.host, self._log_since(start))
+                         '-E', self.log, '-NT', self.host)
+        main_thread = threading.current_thread() is threading.main_thread()
+        self._master = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=lifeline.die_with_parent if main_thread else None)
+        limit = self.target.connect_timeout * 3
+        deadline = time.monotonic() + limit
+        while not self._master_answers():
+            if self._master.poll() is not None:
+                self._master = None
+                raise classify(self.host, self._log_since(start))
+            if time.monotonic() > deadline:
+                self._master.kill()
+                self._end_master()
+                raise errors.HostRefused(
+                    self.host, errors.HOST_DOWN,
+                    'no SSH session within %ds' % limit)
+            time.sleep(0.1)
         self._opened = True
         return self
+
+    def _master_answers(self) -> bool:
+        """Whether the master is up: its control socket exists (ssh
+        creates it once authenticated) and answers ``-O check``."""
+        if not os.path.exists(self.master):
+            return False
+        return subprocess.run(
+            self._ssh('-O', 'check', self.host), stdin=subprocess.DEVNULL,
+            capture_output=True, timeout=30).returncode == 0
+
+    def _end_master(self) -> None:
+        """Wait for the master to exit; SIGKILL it after a while."""
+        if self._master is None:
+            return
+        try:
+            self._master.wait(10)
+        except subprocess.TimeoutExpired:
+            self._master.kill()
+            self._master.wait(10)
+        self._master = None
 
     def close(self) -> None:
         """End relays, the master and its forwards; remove the directory."""
@@ -176,6 +211,10 @@ class Transport:
                            stdin=subprocess.DEVNULL,
                            capture_output=True, timeout=30)
             self._opened = False
+        if self._master is not None:
+            if self._master.poll() is None and not self._opened:
+                self._master.terminate()    # never answered: not opened
+            self._end_master()
         shutil.rmtree(self.directory, ignore_errors=True)
 
     # -- commands ------------------------------------------------------------

@@ -279,6 +279,22 @@ def _environ_marker(pid):
     return None
 
 
+def descendants(pid):
+    """Pids of ``pid``'s live children, theirs, and so on: what a daemon
+    forked into sessions of their own (sshd's per-connection processes
+    call setsid and overwrite their environment with their title, so
+    neither the group nor the marker finds them)."""
+    children = {}
+    for each, fields, _ in _live_processes():
+        children.setdefault(int(fields[1]), []).append(each)
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
 def marked_in_group(pgid, marker_value):
     """Pids of live processes in process group ``pgid`` whose
     environment carries ``marker_value`` (none without a marker)."""

@@ -257,6 +257,12 @@ class Supervisor:
                 self._serve(listener)
                 self.progress('going down')
                 for process in self.sshds.values():
+                    # Its connections first: they left its group.
+                    for pid in procs.descendants(process.pid):
+                        try:
+                            os.kill(pid, signal.SIGKILL)
+                        except OSError:
+                            pass
                     process.stop(grace=0)
         except BaseException as exc:
             _write_json(_path(STATE), {

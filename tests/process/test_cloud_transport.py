@@ -14,7 +14,10 @@ import os
 import shutil
 import socket
 import stat
+import subprocess
+import sys
 import tempfile
+import time
 
 import pytest
 
@@ -154,3 +157,53 @@ def test_absent_socket_is_refused(capfd, server_sshd, sock_dir):
 def test_reach_shows_the_status(capfd, server_sshd, served):
     code, _ = reach(capfd, server_sshd, 'fd-a', served.path)
     assert code == 0
+
+
+def _children(pid):
+    found = []
+    for entry in os.listdir('/proc'):
+        try:
+            with open('/proc/%s/stat' % entry, 'rb') as f:
+                fields = f.read().rsplit(b')', 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] != b'Z' and int(fields[1]) == pid:
+            found.append(int(entry))
+    return found
+
+
+def _gone(pid):
+    try:
+        with open('/proc/%d/stat' % pid, 'rb') as f:
+            return f.read().rsplit(b')', 1)[1].split()[0] == b'Z'
+    except OSError:
+        return True
+
+
+def test_the_master_ends_with_a_killed_runner(server_sshd):
+    # A runner killed with kill -9 (alone, or with its process group)
+    # leaves no master connection behind: the master is its child, in
+    # its group, and dies with it.
+    script = (
+        'import sys, time\n'
+        'from faultdriver.cloud import transport\n'
+        'reached = transport.Transport(transport.SshTarget(\n'
+        '    "fd-a", sys.argv[1])).open()\n'
+        'print("open", flush=True)\n'
+        'time.sleep(600)\n')
+    runner = subprocess.Popen(
+        [sys.executable, '-c', script, server_sshd.path('ssh_config')],
+        stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert runner.stdout.readline().strip() == 'open'
+        masters = _children(runner.pid)
+        assert len(masters) == 1
+        master = masters[0]
+        assert os.getpgid(master) == runner.pid
+    finally:
+        runner.kill()
+        runner.wait()
+    deadline = time.monotonic() + 60
+    while not _gone(master) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _gone(master), 'ssh master %d outlived its runner' % master

@@ -9,6 +9,7 @@ part, are tests/process/test_start_failures.py's.
 
 import os
 import socket
+import subprocess
 import threading
 import urllib.request
 
@@ -190,3 +191,26 @@ def test_reap_leaves_another_stacks_process_in_a_recorded_session(
         assert other.alive()
     finally:
         other.stop(0)
+
+
+def test_descendants_finds_children_that_left_the_group():
+    # sshd's per-connection processes call setsid: neither a group kill
+    # nor the marker reaches them, the parent links do.
+    parent = subprocess.Popen(
+        ['sh', '-c', 'setsid sleep 600 & sleep 600 & wait'],
+        start_new_session=True)
+
+    def sessions():
+        return {os.getsid(pid) for pid in procs.descendants(parent.pid)}
+    try:
+        procs.wait_until(lambda: len(sessions()) == 2, 30,
+                         'a child in a session of its own')
+        found = procs.descendants(parent.pid)
+        assert len(found) == 2
+        assert parent.pid in sessions() and len(sessions()) == 2
+        assert procs.descendants(found[0]) == []
+    finally:
+        for pid in procs.descendants(parent.pid):
+            os.kill(pid, 9)
+        parent.kill()
+        parent.wait()
