@@ -235,18 +235,19 @@ class NovaHelpers:
 
     def _periodics_while_held(self):
         """Start every compute's periodic while a hang holds a call, as
-        its timer would, each in a thread, and give each the quiet time
-        of _settle (three RPC timeouts) to end: one may wait for a lock
-        the held call has, and runs once that is released, as in
-        nova-compute.  The threads.
+        its timer would, each in a thread, and give them together the
+        quiet time of _settle (three RPC timeouts) to end: one may wait
+        for a lock the held call has, and runs once that is released, as
+        in nova-compute.  The threads.
         """
         threads = [threading.Thread(target=self.faults.periodic,
                                     args=(hostname,), daemon=True)
                    for hostname in sorted(self.computes)]
         for thread in threads:
             thread.start()
+        deadline = time.monotonic() + 3 * CONF.rpc_response_timeout
         for thread in threads:
-            thread.join(3 * CONF.rpc_response_timeout)
+            thread.join(max(0, deadline - time.monotonic()))
         return threads
 
     def _reset_stuck(self, servers):

@@ -231,10 +231,13 @@ class Recovery:
     def _periodics_while_held(self, hosts: typing.Iterable[str]
                               ) -> typing.List[
                                   typing.Tuple[str, threading.Thread]]:
-        """Start every host's periodic; give each up to the quiet time of
-        ``_settle`` to end.  ``[(host, thread)]``: a thread still alive
-        waits for what the held thread holds."""
-        quiet = self._quiet_seconds
+        """Start every host's periodic; give them, together, up to the
+        quiet time of ``_settle`` to end (one quiet time, not one per
+        host: all run at once, and a host's periodic waiting for the
+        tracker lock the held thread holds made a hang case at such a
+        step cost one quiet time per host).  ``[(host, thread)]``: a
+        thread still alive waits for what the held thread holds."""
+        deadline = time.monotonic() + self._quiet_seconds
         started = []
         for host in hosts:
             thread = threading.Thread(target=self.do_periodic, args=(host,),
@@ -243,7 +246,7 @@ class Recovery:
             thread.start()
             started.append((host, thread))
         for _host, thread in started:
-            thread.join(quiet)
+            thread.join(max(0.0, deadline - time.monotonic()))
         return started
 
     def do_decide_resize(self, decision: str, timeout: float = 60) -> str:
