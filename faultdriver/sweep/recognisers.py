@@ -291,7 +291,8 @@ RECOGNISERS = (
         # recover resets it: then the allocation alone shows it).
         (Sign('allocations-consistent', r'for s1, which is on None'),
          Sign('accounting-matches-placement', overcharged('src')),
-         Sign('servers-settled', r'SHELVED_OFFLOADED/spawning')),
+         Sign('servers-settled', r'SHELVED_OFFLOADED/spawning'),
+         Sign('outcome-after-failure', r'task state spawning')),
         (Where(SHELVE, ('tracker.instance_claim',), 'src', CRASH,
                ('unlocked', 'before')),)),
     Recogniser(

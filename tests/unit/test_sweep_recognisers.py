@@ -213,6 +213,12 @@ RECORDED = [
      {'src': '0 pinned / 2 PCPU', 'dest': '2 pinned / 2 PCPU'}),
     ('F24', 'shelve', 'tracker.instance_claim', 'src', 'before', 'crash',
      'servers-settled', ['s1 SHELVED_OFFLOADED/spawning']),
+    ('F24', 'shelve', 'tracker.instance_claim', 'src', 'unlocked', 'crash',
+     'outcome-after-failure',
+     {'s1': 'status ACTIVE, task state spawning (recover reset it) where '
+      'Nova promises rolled back: SHELVED_OFFLOADED on no host, no task '
+      'state, migration none (compute/manager.py:ComputeManager.'
+      '_error_out_instances_whose_build_was_interrupted)'}),
     # F21: the user's delete while the confirm is held.
     ('F21', 'resize', 'confirm_migration', 'src', 'after',
      'second-call(delete)', 'second-call',
