@@ -87,6 +87,8 @@ class EmbeddedNova(backend_base.BackendBase,
     IDLE_WAKEUP: typing.Optional[float] = None
     #: Every host serves a control socket (``self.faults.control(host)``).
     CONTROL = False
+    #: Every compute in this process takes the one named tracker lock.
+    SHARED_TRACKER_LOCK = True
     #: Seconds an RPC caller waits for a reply.  Short, so a crash's
     #: timeouts pass quickly; a test whose point is a restart *within* a
     #: caller's wait sets more (in a cloud the wait is 60 s and a restart

@@ -37,6 +37,10 @@ class BackendBase(_Contract):
     POLL = 0.1
     #: Extra specs of the flavor a pinned scenario boots with.
     PINNED_SPECS = {'hw:cpu_policy': 'dedicated'}
+    #: Whether every host's resource tracker takes one lock (the embedded
+    #: Nova: all computes in one process share Nova's named lock), so a
+    #: thread held under it stops every host's periodic, not only its own.
+    SHARED_TRACKER_LOCK = False
 
     def wait(self, check: typing.Callable[[], typing.Optional[T]],
              what: waiting.What, timeout: float) -> T:
