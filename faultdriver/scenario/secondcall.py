@@ -32,11 +32,13 @@ from faultdriver.scenario import backend_records as records
 #: ``second_calls``, ``server()`` and ``flavor()``.
 Steps = typing.Any
 
-#: The calls a user or admin could make while a move runs, and the API
-#: request each is (``live-migrate``, ``migrate``, ``resize`` and
-#: ``evacuate`` repeat the move with the step's ``to``/``flavor``).
+#: The calls a user or admin could make while a move or another
+#: operation runs, and the API request each is (``live-migrate``,
+#: ``migrate``, ``resize`` and ``evacuate`` repeat the move with the
+#: step's ``to``/``flavor``; ``rebuild`` keeps the server's image).
 CALLS = ('live-migrate', 'migrate', 'resize', 'evacuate', 'confirm',
-         'revert', 'abort', 'delete', 'stop', 'start', 'reboot')
+         'revert', 'abort', 'delete', 'stop', 'start', 'reboot',
+         'shelve', 'shelve-offload', 'unshelve', 'rebuild')
 #: The barrier a sweep case's ``hang`` holds its thread at.
 BARRIER = 'second-call'
 #: Seconds the other user waits for the held hit, by default.
@@ -132,11 +134,23 @@ def request(steps: Steps, made: Made,
         'stop': {'os-stop': None},
         'start': {'os-start': None},
         'reboot': {'reboot': {'type': 'SOFT'}},
+        'shelve': {'shelve': None},
+        'unshelve': {'unshelve': None},
     }
     body = bodies.get(made.call)
     if made.call == 'evacuate':
         nova.admin_api.post_server_action(
             uuid, {'evacuate': {'host': to} if to else {}})
+    elif made.call == 'shelve-offload':
+        nova.admin_api.post_server_action(uuid, {'shelveOffload': None})
+    elif made.call == 'rebuild':
+        image = server.get('image')
+        if not image:
+            raise ValueError('second call rebuild: server %s was booted '
+                             'from a volume, it has no image to rebuild '
+                             'with' % uuid)
+        nova.api.post_server_action(
+            uuid, {'rebuild': {'imageRef': image['id']}})
     elif made.call == 'abort':
         newest = max(nova.migrations(server), key=lambda m: m['id'])
         nova.admin_api.delete_migration(uuid, newest['id'])

@@ -238,36 +238,43 @@ def generate(steps: typing.Iterable[trace.TracedStep],
 #: Seconds a ``second-call`` case's hang holds at most (the other user
 #: releases it once answered; this only bounds a run gone wrong).
 SECOND_CALL_HOLD = 300
-#: The calls a user or admin could make while a move of each kind runs
-#: (the workflow's first move step): the same move again, the user's
-#: decisions on a resize or cold migration (confirm or revert while one
-#: is held, twice or crossed), an admin's abort of a live migration, and
-#: delete, stop and soft reboot of the server.  ``start`` needs a
-#: stopped server, which no move here has: none.
+#: The calls a user or admin could make while an operation of each kind
+#: runs (the workflow's first step that starts one): the same operation
+#: again, the user's decisions on a resize or cold migration (confirm or
+#: revert while one is held, twice or crossed), an admin's abort of a
+#: live migration, a shelve's other steps (offload, unshelve: the user
+#: unshelving while the shelve still runs, or twice), and delete, stop
+#: and soft reboot of the server.  ``start`` needs a stopped server,
+#: which no operation here has: none.
 SECOND_CALLS = {
     'live-migrate': ('live-migrate', 'abort', 'delete', 'stop', 'reboot'),
     'migrate': ('migrate', 'confirm', 'revert', 'delete', 'stop', 'reboot'),
     'resize': ('resize', 'confirm', 'revert', 'delete', 'stop', 'reboot'),
     'evacuate': ('evacuate', 'delete', 'stop', 'reboot'),
+    'shelve': ('shelve', 'shelve-offload', 'unshelve', 'delete', 'stop',
+               'reboot'),
+    'rebuild': ('rebuild', 'delete', 'stop', 'reboot'),
 }
 
 
 def moved(data: records.ScenarioData
           ) -> typing.Tuple[int, str, records.ScenarioData]:
-    """``(index, kind, args)`` of a workflow's first move step (where a
+    """``(index, kind, args)`` of a workflow's first step that starts a
+    move or another operation (``model.starts_operation``: where a
     ``second-call`` case's other user starts); ValueError if it has
     none."""
     for index, step in enumerate(data['steps']):
         [(kind, args)] = step.items()
-        if kind in model.MOVES:
+        if model.starts_operation(kind):
             return index, kind, dict(args or {})
-    raise ValueError('workflow %s has no move step (%s): no second call '
+    raise ValueError('workflow %s has no step that starts a move or an '
+                     'operation (%s, shelve, rebuild...): no second call '
                      'to make' % (data.get('name'), ', '.join(model.MOVES)))
 
 
 def second_calls(data: records.ScenarioData) -> typing.Tuple[str, ...]:
     """The calls a ``second-call`` sweep of the workflow makes (by its
-    first move step's kind; none without a move)."""
+    first operation step's kind; none without one)."""
     try:
         return SECOND_CALLS.get(moved(data)[1], ())
     except ValueError:

@@ -48,6 +48,24 @@ def test_the_resize_workflow_gets_the_users_decisions():
         'resize', 'confirm', 'revert', 'delete', 'stop', 'reboot')
 
 
+def test_the_shelve_and_rebuild_workflows_get_their_calls(tmp_path):
+    # The user's unshelve while the shelve runs (or twice), an admin's
+    # offload, besides delete, stop and reboot.
+    assert cases.second_calls(model.load('shelve-unshelve').data) == (
+        'shelve', 'shelve-offload', 'unshelve', 'delete', 'stop', 'reboot')
+    assert cases.second_calls(model.load('rebuild').data) == (
+        'rebuild', 'delete', 'stop', 'reboot')
+    case = cases.Case('tracker.instance_claim', 'src', 'before',
+                      'second-call', skip=1, call='unshelve')
+    data = _scenario('shelve-unshelve', case, tmp_path)
+    kinds = [next(iter(step)) for step in data['steps']]
+    # The other user starts before the shelve, the first operation.
+    assert kinds.index('second-call') == kinds.index('shelve') - 1
+    assert data['steps'][kinds.index('second-call')]['second-call'] == {
+        'server': 's1', 'call': 'unshelve', 'host': 'src',
+        'point': 'tracker.instance_claim', 'phase': 'before', 'count': 2}
+
+
 def test_no_call_no_case():
     """A workflow without a move step has no call to make: no case (a
     sweep of nothing is refused by the sweep, naming the class)."""
