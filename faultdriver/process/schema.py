@@ -30,13 +30,19 @@ class Stack(typing.Protocol):
     """What the cache reads of a stack (:class:`stack.Stack`, which
     imports this module)."""
 
-    db: backing.MariaDB
-    rabbit: backing.RabbitMQ
-    keystone: bool
-    password: str
+    @property
+    def db(self) -> backing.MariaDB: ...
 
-    def keystone_endpoints(self) -> dict[str, tuple[str, str]]:
-        ...
+    @property
+    def rabbit(self) -> backing.RabbitMQ: ...
+
+    @property
+    def keystone(self) -> bool: ...
+
+    @property
+    def password(self) -> typing.Optional[str]: ...
+
+    def keystone_endpoints(self) -> dict[str, tuple[str, str]]: ...
 
 
 def databases(keystone: bool = False) -> tuple[str, ...]:
@@ -84,6 +90,7 @@ def adopt(stack: Stack, keystone: typing.Optional[bool] = None) -> None:
                        '127.0.0.1:%d/' % before, '127.0.0.1:%d/' % after)
     if keystone:
         from faultdriver.process import keystone as keystone_module
+        assert stack.password is not None   # a stack with Keystone's
         keystone_module.adopt(stack.db.query, stack.password,
                               stack.keystone_endpoints())
 
