@@ -136,7 +136,7 @@ class Client:
         return waiting.until(answered, timeout, lambda: '%s (last: %r)' % (
             what, last[0]), interval)
 
-    def services(self, binary: str,
+    def services(self, binary: typing.Optional[str],
                  host: typing.Optional[str] = None) -> Json:
         path = '/os-services?binary=%s' % binary
         if host:
