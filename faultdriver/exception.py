@@ -1,5 +1,7 @@
 """Exceptions of faultdriver itself (no Nova imports)."""
 
+import typing
+
 
 class FaultDriverError(Exception):
     """Base class of faultdriver's own errors."""
@@ -32,7 +34,10 @@ class StartFailed(FaultDriverError):
     host is down, as nova-compute exits when its start fails)."""
 
     @classmethod
-    def by_fault(cls, host, entries, cause=None):
+    def by_fault(cls, host: str,
+                 entries: typing.Iterable[typing.Mapping[str, typing.Any]],
+                 cause: typing.Optional[BaseException] = None
+                 ) -> typing.Optional['StartFailed']:
         """The StartFailed naming the last crash, raise or shutdown among
         ``entries`` (journal entries written during ``host``'s start), or
         None when no such fault fired (the start failed for another

@@ -170,11 +170,13 @@ def _open(path):
 class Journal:
     """Append-only record of fired faults, optionally backed by a file."""
 
-    def __init__(self, path=None, keep=10000):
+    def __init__(self, path: typing.Optional[str] = None,
+                 keep: int = 10000) -> None:
         self.path = path
         #: The last write failure (text), None while every write worked.
-        self.error = None
-        self._entries = collections.deque(maxlen=keep)
+        self.error: typing.Optional[str] = None
+        self._entries: collections.deque[typing.Dict[str, typing.Any]] = \
+            collections.deque(maxlen=keep)
         self._lock = threading.Lock()
         self._file = _open(path) if path else None
 
@@ -227,7 +229,7 @@ class Journal:
                 self._file = None
 
 
-def read(path):
+def read(path: str) -> typing.List[typing.Dict[str, typing.Any]]:
     """Entries of a journal file, oldest first.  A line that is not a
     JSON object (cut short by a full disk) is skipped and logged."""
     entries = []

@@ -11,30 +11,38 @@ all, is :mod:`faultdriver.scenario.prereqs`'s.
 
 import os
 import shutil
+import typing
 
 from faultdriver.process import procs
 from faultdriver.scenario import prereqs
+
+#: A row of a query's answer, column by column: values as the database
+#: gives them (pymysql has no stubs; any column type).
+Row = dict[str, typing.Any]
 
 
 class MariaDB:
     """A throw-away MariaDB server; ``url(db)`` for SQLAlchemy."""
 
-    def __init__(self, workdir, env=None):
+    def __init__(self, workdir: str,
+                 env: typing.Optional[typing.Mapping[str, str]] = None
+                 ) -> None:
         self.env = env or {}
         self.dir = os.path.join(workdir, 'mariadb')
         self.port = procs.free_port()
-        self.init = None
-        self.process = None
+        self.init: typing.Optional[procs.Process] = None
+        self.process: typing.Optional[procs.Process] = None
 
-    def url(self, database):
+    def url(self, database: str) -> str:
         return 'mysql+pymysql://root@127.0.0.1:%d/%s?charset=utf8' % (
             self.port, database)
 
     @property
-    def data(self):
+    def data(self) -> str:
         return os.path.join(self.dir, 'data')
 
-    def start(self, timeout=60, template=None):
+    def start(self, timeout: float = 60,
+              template: typing.Optional[str] = None) -> 'MariaDB':
         """Start on a new data directory, or on a copy of ``template``."""
         os.makedirs(self.dir, exist_ok=True)
         log = os.path.join(self.dir, 'mariadb.log')
@@ -68,13 +76,14 @@ class MariaDB:
                          process=self.process)
         return self
 
-    def snapshot(self, dest):
+    def snapshot(self, dest: str) -> None:
         """Copy the data directory (stopped cleanly, then restarted)."""
+        assert self.process is not None, 'snapshot() follows start()'
         self.process.stop(grace=60)
         shutil.copytree(self.data, dest)
         self.start()
 
-    def create_databases(self, *names):
+    def create_databases(self, *names: str) -> None:
         import pymysql
         conn = pymysql.connect(host='127.0.0.1', port=self.port, user='root')
         try:
@@ -85,7 +94,8 @@ class MariaDB:
         finally:
             conn.close()
 
-    def query(self, database, sql, *args):
+    def query(self, database: str, sql: str,
+              *args: object) -> typing.Sequence[Row]:
         import pymysql
         conn = pymysql.connect(host='127.0.0.1', port=self.port, user='root',
                                database=database,
@@ -93,13 +103,13 @@ class MariaDB:
         try:
             with conn.cursor() as cur:
                 cur.execute(sql, args)
-                rows = cur.fetchall()
+                rows: typing.Sequence[Row] = cur.fetchall()
             conn.commit()
             return rows
         finally:
             conn.close()
 
-    def stop(self, grace=5.0):
+    def stop(self, grace: float = 5.0) -> None:
         for process in (self.process, self.init):
             if process:
                 process.stop(grace)
@@ -108,21 +118,23 @@ class MariaDB:
 class RabbitMQ:
     """A throw-away RabbitMQ broker (user guest, loopback only)."""
 
-    def __init__(self, workdir, env=None):
+    def __init__(self, workdir: str,
+                 env: typing.Optional[typing.Mapping[str, str]] = None
+                 ) -> None:
         self.base_env = env or {}
         self.dir = os.path.join(workdir, 'rabbitmq')
         self.port = procs.free_port()
         self.epmd_port = procs.free_port()
         self.dist_port = procs.free_port()
         self.node = 'faultdriver%d@localhost' % self.port
-        self.process = None
-        self.epmd = None
+        self.process: typing.Optional[procs.Process] = None
+        self.epmd: typing.Optional[procs.Process] = None
 
     @property
-    def url(self):
+    def url(self) -> str:
         return 'rabbit://guest:guest@127.0.0.1:%d/' % self.port
 
-    def ctl_env(self):
+    def ctl_env(self) -> dict[str, str]:
         """Environment for the broker and its CLI (rabbitmqctl)."""
         plugins = os.path.join(self.dir, 'enabled_plugins')
         return dict(self.base_env, **{
@@ -144,11 +156,11 @@ class RabbitMQ:
                 '{127,0,0,1}',
         })
 
-    def start(self, timeout=90):
+    def start(self, timeout: float = 90) -> 'RabbitMQ':
         self.launch()
         return self.wait_ready(timeout)
 
-    def launch(self):
+    def launch(self) -> 'RabbitMQ':
         """Start epmd and the broker, without waiting for the broker."""
         os.makedirs(os.path.join(self.dir, 'mnesia'))
         os.makedirs(os.path.join(self.dir, 'log'))
@@ -170,14 +182,14 @@ class RabbitMQ:
             env=env, cwd=self.dir).start()
         return self
 
-    def wait_ready(self, timeout=90):
+    def wait_ready(self, timeout: float = 90) -> 'RabbitMQ':
         """Wait until the broker listens (it exited: an error)."""
         procs.wait_until(lambda: procs.port_open(self.port), timeout,
                          'RabbitMQ on port %d' % self.port,
                          process=self.process)
         return self
 
-    def stop(self, grace=5.0):
+    def stop(self, grace: float = 5.0) -> None:
         for process in (self.process, self.epmd):
             if process:
                 process.stop(grace)

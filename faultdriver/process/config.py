@@ -8,9 +8,84 @@ else is Nova's default.
 import configparser
 import os
 import sys
+import typing
 
+from faultdriver.process import backing
 from faultdriver.process import keystone
+from faultdriver.process import libvirt_host
+from faultdriver.process import standins
 from faultdriver.scenario import tiers
+
+#: One setting: a key and its value (written with ``%s``; a bool as
+#: ``true``/``false``).
+Item = tuple[str, object]
+#: ``{section: [(key, value), ...]}`` (keys may repeat).
+Sections = dict[str, list[Item]]
+
+
+class ComputeFaults(typing.TypedDict, total=False):
+    """A nova-compute's fault-injection settings (:func:`compute`)."""
+
+    rules: list[str]
+    tracker_patches: list[str]
+    inner_driver: str
+    enabled: bool
+    #: More settings, ``{section: {key: value}}``.
+    extra: dict[str, dict[str, object]]
+
+
+class Stack(typing.Protocol):
+    """What the settings read of a stack (:class:`stack.Stack`, which
+    imports this module)."""
+
+    @property
+    def keystone(self) -> bool: ...
+
+    @property
+    def keystone_url(self) -> typing.Optional[str]: ...
+
+    @property
+    def password(self) -> typing.Optional[str]: ...
+
+    @property
+    def rabbit(self) -> backing.RabbitMQ: ...
+
+    @property
+    def db(self) -> backing.MariaDB: ...
+
+    @property
+    def placement_url(self) -> str: ...
+
+    @property
+    def glance(self) -> standins.StandIn: ...
+
+    @property
+    def neutron(self) -> standins.StandIn: ...
+
+    @property
+    def cinder(self) -> standins.StandIn: ...
+
+    @property
+    def dir(self) -> str: ...
+
+    @property
+    def api_paste(self) -> str: ...
+
+    @property
+    def hosts(self) -> typing.Sequence[str]: ...
+
+    @property
+    def libvirt(self) -> typing.Mapping[str, libvirt_host.LibvirtHost]: ...
+
+    @property
+    def instances_path(self) -> str: ...
+
+    @property
+    def compute_common_conf(self) -> str: ...
+
+    def compute_conf(self, host: str) -> str: ...
+
+    def control_socket(self, host: str) -> str: ...
 
 
 #: Settings shared by every Nova service of the stack.
@@ -31,10 +106,10 @@ FILTERS = ('ComputeFilter', 'ComputeCapabilitiesFilter',
            'ServerGroupAffinityFilter', 'NUMATopologyFilter')
 
 
-def render(sections):
+def render(sections: Sections) -> str:
     """INI text from ``{section: [(key, value), ...]}`` (keys may repeat,
     as oslo.config's MultiStrOpt needs)."""
-    lines = []
+    lines: list[str] = []
     for section, items in sections.items():
         lines.append('[%s]' % section)
         for key, value in items:
@@ -45,21 +120,20 @@ def render(sections):
     return '\n'.join(lines)
 
 
-def write(path, sections):
+def write(path: str, sections: Sections) -> str:
     with open(path, 'w') as out:
         out.write(render(sections))
     return path
 
 
-def api_paste(path):
+def api_paste(path: str) -> str:
     """Nova's api-paste.ini without keystonemiddleware's authtoken.
 
     Nova 34 has no noauth compute API; ``keystonecontext`` still builds
     the request context from the X-User-Id/X-Project-Id/X-Roles headers.
     """
     source = installed_api_paste()
-    parser = configparser.RawConfigParser()
-    parser.optionxform = str
+    parser = _CaseKeeping()
     parser.read(source)
     for section in parser.sections():
         if section.startswith('composite:openstack_compute_api'):
@@ -71,7 +145,14 @@ def api_paste(path):
     return path
 
 
-def installed_api_paste():
+class _CaseKeeping(configparser.RawConfigParser):
+    """Keys as written (a RawConfigParser lowercases them)."""
+
+    def optionxform(self, optionstr: str) -> str:
+        return optionstr
+
+
+def installed_api_paste() -> str:
     """The wheel puts api-paste.ini under <prefix>/etc/nova/ (the
     environment's prefix: the nova package imported may be a Nova under
     test's copy elsewhere)."""
@@ -86,7 +167,7 @@ def installed_api_paste():
                        % ', '.join(candidates))
 
 
-def nova_common(stack):
+def nova_common(stack: Stack) -> Sections:
     """Sections every Nova service reads."""
     sections = _nova_common(stack)
     if stack.keystone:
@@ -94,17 +175,19 @@ def nova_common(stack):
     return sections
 
 
-def _keystone_clients(stack):
+def _keystone_clients(stack: Stack) -> Sections:
     """With Keystone: nova-api's authtoken, and Nova's clients of
     placement, Neutron, Cinder and Glance with the nova user's password,
     their endpoints from the catalog (no endpoint overrides)."""
     url = stack.keystone_url
+    password = stack.password
+    assert url is not None and password is not None   # with Keystone
 
-    def auth():
-        return keystone.password_auth(url, 'nova', stack.password,
+    def auth() -> list[Item]:
+        return keystone.password_auth(url, 'nova', password,
                                       keystone.SERVICE_PROJECT)
     return {
-        'keystone_authtoken': [('www_authenticate_uri', url)] + auth(),
+        'keystone_authtoken': [('www_authenticate_uri', url), *auth()],
         'placement': auth() + [('valid_interfaces', 'public')],
         'neutron': auth() + [('valid_interfaces', 'public')],
         'glance': [('region_name', keystone.REGION),
@@ -114,7 +197,7 @@ def _keystone_clients(stack):
     }
 
 
-def _nova_common(stack):
+def _nova_common(stack: Stack) -> Sections:
     return {
         'DEFAULT': [
             ('debug', True),
@@ -159,13 +242,13 @@ def _nova_common(stack):
 NOT_FOR_COMPUTES = ('api_database', 'database')
 
 
-def compute_common(common):
+def compute_common(common: Sections) -> Sections:
     """:func:`nova_common`'s sections for a nova-compute."""
     return {name: items for name, items in common.items()
             if name not in NOT_FOR_COMPUTES}
 
 
-def compute(stack, host, faults):
+def compute(stack: Stack, host: str, faults: ComputeFaults) -> Sections:
     """A nova-compute's own settings, read after :func:`compute_common`.
 
     ``faults``: ``{'rules': [...], 'tracker_patches': [...],
@@ -173,7 +256,7 @@ def compute(stack, host, faults):
     """
     state = os.path.join(stack.dir, 'compute-%s' % host)
     os.makedirs(os.path.join(state, 'instances'), exist_ok=True)
-    section = [
+    section: list[Item] = [
         ('enabled', faults.get('enabled', True)),
         ('inner_driver', faults.get('inner_driver', 'fake_numa')),
         ('journal_path', os.path.join(state, 'journal.jsonl')),
@@ -190,7 +273,7 @@ def compute(stack, host, faults):
     instances = os.path.join(state, 'instances')
     if host in stack.libvirt:
         instances = stack.instances_path
-    sections = {
+    sections: Sections = {
         'DEFAULT': [('host', host),
                     ('compute_driver', 'faultdriver.FaultDriver'),
                     ('state_path', state),
@@ -205,12 +288,12 @@ def compute(stack, host, faults):
     else:
         sections['fake_numa'] = [('network_agent_url',
                                   stack.neutron.url + '/faultdriver/plugged')]
-    for name, items in faults.get('extra', {}).items():
-        sections.setdefault(name, []).extend(items.items())
+    for name, settings in faults.get('extra', {}).items():
+        sections.setdefault(name, []).extend(settings.items())
     return sections
 
 
-def libvirt(stack, host):
+def libvirt(stack: Stack, host: str) -> Sections:
     """Settings of a nova-compute on real libvirt (inside its host's
     namespaces, where ``qemu:///system`` is that host's libvirtd).
 
@@ -233,16 +316,19 @@ def libvirt(stack, host):
     }
 
 
-def placement(stack):
-    sections = {
+def placement(stack: Stack) -> Sections:
+    sections: Sections = {
         'DEFAULT': [('debug', False)],
         'api': [('auth_strategy', 'noauth2')],
         'placement_database': [('connection', stack.db.url('placement'))],
     }
     if stack.keystone:
+        url = stack.keystone_url
+        password = stack.password
+        assert url is not None and password is not None   # with Keystone
         sections['api'] = [('auth_strategy', 'keystone')]
         sections['keystone_authtoken'] = [
-            ('www_authenticate_uri', stack.keystone_url)] + \
-            keystone.password_auth(stack.keystone_url, 'placement',
-                                   stack.password, keystone.SERVICE_PROJECT)
+            ('www_authenticate_uri', url)] + \
+            keystone.password_auth(url, 'placement', password,
+                                   keystone.SERVICE_PROJECT)
     return sections

@@ -15,34 +15,37 @@ import os
 import shutil
 import subprocess
 import sys
+import typing
 
 from faultdriver.process import libvirt_host
 from faultdriver.process import procs
 from faultdriver.process import volume_standin
 
 
-def start(stack_dir, env, keep=False):
+def start(stack_dir: str, env: typing.Mapping[str, str],
+          keep: bool = False) -> 'subprocess.Popen[bytes]':
     """Start the guardian of ``stack_dir``; keep the returned object
     until :func:`dismiss` (its pipe is what the guardian watches)."""
-    env = dict(os.environ, **env)
-    env.pop(procs.MARKER, None)     # reap() must not end its guardian
+    environ = dict(os.environ, **env)
+    environ.pop(procs.MARKER, None)     # reap() must not end its guardian
     argv = [sys.executable, '-m', 'faultdriver.process.guardian', stack_dir]
     if keep:
         argv.append('--keep')
     return subprocess.Popen(argv, stdin=subprocess.PIPE,
                             stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env=env,
+                            stderr=subprocess.DEVNULL, env=environ,
                             start_new_session=True)
 
 
-def dismiss(process):
+def dismiss(process: 'subprocess.Popen[bytes]') -> None:
     """The runner tore the stack down itself: let the guardian check
     that nothing is left, and wait for it."""
+    assert process.stdin is not None    # started with stdin=PIPE
     process.stdin.close()
     process.wait(60)
 
 
-def clean(stack_dir, keep=False):
+def clean(stack_dir: str, keep: bool = False) -> list[int]:
     """Kill what the stack left, remove its cgroups and directory."""
     killed = procs.reap(stack_dir)
     killed += libvirt_host.kill_cgroups(stack_dir)
@@ -53,7 +56,7 @@ def clean(stack_dir, keep=False):
     return killed
 
 
-def main(argv=None):
+def main(argv: typing.Optional[typing.Sequence[str]] = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     keep = '--keep' in args
     stack_dir = [a for a in args if a != '--keep'][0]

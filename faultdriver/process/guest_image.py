@@ -72,7 +72,7 @@ _PARTITION = bytes.fromhex('00000200' '83000000') + (1).to_bytes(4, 'little')
 _TABLE = 446
 
 
-def boot_sector(size):
+def boot_sector(size: int) -> bytes:
     """The 512-byte boot sector of a ``size``-byte image: the code, the
     partition table, the signature 55 AA."""
     entry = _PARTITION + (size // 512 - 1).to_bytes(4, 'little')
@@ -80,6 +80,6 @@ def boot_sector(size):
     return _CODE + bytes(_TABLE - len(_CODE)) + table + b'\x55\xaa'
 
 
-def disk(size):
+def disk(size: int) -> bytes:
     """A raw disk image of ``size`` bytes: the boot sector, then zeros."""
     return boot_sector(size) + bytes(size - 512)

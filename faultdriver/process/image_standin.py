@@ -19,6 +19,7 @@ import json
 import threading
 import uuid
 
+from faultdriver.process import servicefaults
 from faultdriver.process import standins
 
 #: Content type of a JSON-patch request (glanceclient's ``update``).
@@ -28,7 +29,12 @@ READ_ONLY = ('id', 'status', 'size', 'checksum', 'created_at',
              'updated_at', 'file', 'schema', 'virtual_size')
 
 
-def _error(status, message):
+#: An image as Glance's v2 API shows it (JSON: any value by key).
+Image = dict[str, standins.Json]
+Answer = servicefaults.Answer
+
+
+def _error(status: int, message: str) -> Answer:
     return status, {'code': status, 'message': message}
 
 
@@ -36,19 +42,19 @@ class Images:
     """The images made since the stand-in started and their data; its
     HTTP answers are :meth:`route`'s."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._images = {}     # id -> image (Glance's v2 view)
-        self._data = {}       # id -> bytes uploaded
-        self._deleted = set()
+        self._images: dict[str, Image] = {}     # id -> Glance's v2 view
+        self._data: dict[str, bytes] = {}       # id -> bytes uploaded
+        self._deleted: set[str] = set()
 
-    def created(self):
+    def created(self) -> dict[str, Image]:
         """``{id: image}`` of the images made and not deleted (tests,
         and what a run's cleanup could look at)."""
         with self._lock:
             return {k: dict(v) for k, v in self._images.items()}
 
-    def route(self, environ):
+    def route(self, environ: standins.Environ) -> Answer:
         method = environ['REQUEST_METHOD']
         path = environ['PATH_INFO'].rstrip('/')
         base = 'http://%s' % environ['HTTP_HOST']
@@ -69,7 +75,7 @@ class Images:
                 return self._one(method, image_id, environ)
         return _error(404, 'not modelled: %s %s' % (method, path))
 
-    def _collection(self, method, environ):
+    def _collection(self, method: str, environ: standins.Environ) -> Answer:
         if method == 'GET':
             return 200, {'images': [standins.IMAGE] + list(
                 self._images.values())}
@@ -78,7 +84,7 @@ class Images:
         body = _json(environ)
         if not isinstance(body, dict):
             return _error(400, 'an image is a JSON object')
-        image_id = body.get('id') or str(uuid.uuid4())
+        image_id: str = body.get('id') or str(uuid.uuid4())
         if image_id in self._images or image_id == standins.IMAGE_ID:
             return _error(409, 'image %s exists' % image_id)
         now = '2026-01-01T00:00:00Z'
@@ -90,7 +96,8 @@ class Images:
         self._images[image_id] = image
         return 201, image
 
-    def _one(self, method, image_id, environ):
+    def _one(self, method: str, image_id: str,
+             environ: standins.Environ) -> Answer:
         image = self._images.get(image_id)
         if image is None and (image_id in self._deleted or
                               method in ('PATCH', 'DELETE')):
@@ -103,11 +110,12 @@ class Images:
             self._deleted.add(image_id)
             return 204, None
         if method == 'PATCH':
+            assert image is not None    # a missing one answered 404 above
             return self._patch(image, environ)
         return _error(405, '%s of an image' % method)
 
     @staticmethod
-    def _patch(image, environ):
+    def _patch(image: Image, environ: standins.Environ) -> Answer:
         if environ.get('CONTENT_TYPE', '').split(';')[0] != PATCH:
             return _error(415, 'an image is updated with %s' % PATCH)
         changes = _json(environ)
@@ -125,7 +133,8 @@ class Images:
                 return _error(400, 'unknown change %r' % change)
         return 200, image
 
-    def _file(self, method, image_id, environ):
+    def _file(self, method: str, image_id: str,
+              environ: standins.Environ) -> Answer:
         image = self._images.get(image_id)
         if image is None and image_id in self._deleted:
             return _error(404, 'No image found with ID %s' % image_id)
@@ -146,14 +155,14 @@ class Images:
         return 204, None
 
 
-def _body(environ):
+def _body(environ: standins.Environ) -> bytes:
     """A request's bytes: by its Content-Length, or chunked (glanceclient
     streams an upload so; wsgiref does not decode it)."""
     stream = environ['wsgi.input']
     if environ.get('HTTP_TRANSFER_ENCODING', '').lower() != 'chunked':
         length = int(environ.get('CONTENT_LENGTH') or 0)
         return stream.read(length) if length else b''
-    chunks = []
+    chunks: list[bytes] = []
     while True:
         size = int(stream.readline().split(b';')[0].strip() or b'0', 16)
         if not size:
@@ -164,7 +173,7 @@ def _body(environ):
         stream.readline()   # the CRLF after the chunk
 
 
-def _json(environ):
+def _json(environ: standins.Environ) -> standins.Json:
     try:
         return json.loads(_body(environ) or b'{}')
     except ValueError:

@@ -31,6 +31,7 @@ import os
 import shutil
 import signal
 import socket
+import typing
 import uuid
 
 from faultdriver.process import procs
@@ -82,7 +83,7 @@ spice_listen = "%(address)s"
 '''
 
 
-def free_addresses(count):
+def free_addresses(count: int) -> list[str]:
     """``count`` loopback addresses on which libvirt's port is free.
 
     Loopback's whole 127.0.0.0/8 answers without configuration, so no
@@ -101,7 +102,7 @@ def free_addresses(count):
     raise RuntimeError('no free loopback address for libvirt')
 
 
-def _bindable(address):
+def _bindable(address: str) -> bool:
     with socket.socket() as sock:
         try:
             sock.bind((address, LIBVIRT_PORT))
@@ -110,19 +111,19 @@ def _bindable(address):
             return False
 
 
-def cgroup_name(stack_dir, host):
+def cgroup_name(stack_dir: str, host: str) -> str:
     return '%s%s-%s' % (CGROUP_PREFIX, os.path.basename(stack_dir), host)
 
 
-def kill_cgroups(stack_dir, host='*'):
+def kill_cgroups(stack_dir: str, host: str = '*') -> list[int]:
     """SIGKILL every process in the stack's cgroup subtrees (of one host,
     or of all), then remove them; returns the pids killed."""
     tops = [path for controller in CGROUP_CONTROLLERS
             for path in glob.glob(os.path.join(
                 CGROUP_ROOT, controller, cgroup_name(stack_dir, host)))]
-    killed = set()
+    killed: set[int] = set()
 
-    def emptied():
+    def emptied() -> bool:
         pids = {pid for top in tops for folder, _dirs, _files in os.walk(top)
                 for pid in _read_pids(os.path.join(folder, 'cgroup.procs'))}
         for pid in pids:
@@ -143,7 +144,7 @@ def kill_cgroups(stack_dir, host='*'):
     return sorted(killed)
 
 
-def _read_pids(path):
+def _read_pids(path: str) -> list[int]:
     try:
         with open(path) as stream:
             return [int(line) for line in stream if line.strip()]
@@ -156,8 +157,10 @@ class LibvirtHost:
     on this machine, :meth:`enter` runs a command inside its namespaces.
     """
 
-    def __init__(self, stack_dir, name, address, instances_path, env=None,
-                 index=0):
+    def __init__(self, stack_dir: str, name: str, address: str,
+                 instances_path: str,
+                 env: typing.Optional[typing.Mapping[str, str]] = None,
+                 index: int = 0) -> None:
         self.name = name
         self.address = address
         start = MIGRATION_PORTS_START + index * MIGRATION_PORTS_PER_HOST
@@ -169,30 +172,33 @@ class LibvirtHost:
         self.cgroup = cgroup_name(stack_dir, name)
         self.stack_dir = stack_dir
         self.host_uuid = str(uuid.uuid4())
-        self.process = None
+        self.process: typing.Optional[procs.Process] = None
 
     @property
-    def uri(self):
+    def uri(self) -> str:
         """libvirt's socket, reached from this machine's namespaces
         (its directory is the one bound over ``/run/libvirt``)."""
         return 'qemu+unix:///system?socket=%s' % self.path(
             'run/libvirt-sock')
 
     @property
-    def netns(self):
+    def netns(self) -> str:
         """The host's network namespace (a path for ``setns``)."""
-        return '/proc/%d/ns/net' % self.process.pid
+        process = self.process
+        assert process is not None and process.pid is not None, \
+            'a host has a namespace once started'
+        return '/proc/%d/ns/net' % process.pid
 
     @property
-    def log(self):
+    def log(self) -> str:
         return os.path.join(self.dir, 'log', 'libvirtd.log')
 
-    def path(self, part):
+    def path(self, part: str) -> str:
         return os.path.join(self.dir, part)
 
     # -- lifecycle ----------------------------------------------------------
 
-    def prepare(self):
+    def prepare(self) -> None:
         """Per-host copies of libvirt's configuration and state."""
         os.makedirs(self.dir)
         shutil.copytree(BOUND['etc'], self.path('etc'), symlinks=True)
@@ -209,7 +215,7 @@ class LibvirtHost:
             out.write(QEMU_CONF % values)
         self._make_cgroups()
 
-    def _make_cgroups(self):
+    def _make_cgroups(self) -> None:
         for controller in CGROUP_CONTROLLERS:
             parent = os.path.join(CGROUP_ROOT, controller)
             if not os.path.isdir(parent):
@@ -224,7 +230,7 @@ class LibvirtHost:
                             open(os.path.join(folder, key), 'w') as dst:
                         dst.write(src.read())
 
-    def _script(self):
+    def _script(self) -> str:
         lines = ['set -e', 'hostname %s' % self.name,
                  # A new network namespace's loopback is down.
                  'ip link set lo up']
@@ -251,7 +257,7 @@ class LibvirtHost:
                      % prereqs.program('libvirtd'))
         return '\n'.join(lines)
 
-    def start(self, timeout=60):
+    def start(self, timeout: float = 60) -> 'LibvirtHost':
         """Start the daemons; returns once libvirt answers on its TCP
         port.  The mount points exist after Debian's packages, except
         ``/run/libvirt`` (created here once, as the package would)."""
@@ -275,13 +281,14 @@ class LibvirtHost:
                 self.log))) from exc
         return self
 
-    def enter(self, argv):
+    def enter(self, argv: typing.Iterable[str]) -> list[str]:
         """``argv`` run inside this host's namespaces (as its
         nova-compute must, to see its instances directory)."""
+        assert self.process is not None, 'a host is entered once started'
         return ['nsenter', '--target', str(self.process.pid), '--mount',
                 '--uts', '--net', '--'] + list(argv)
 
-    def stop(self):
+    def stop(self) -> None:
         """Destroy the guests, stop the daemons, remove the cgroups.
 
         Nothing is kept, so nothing is stopped gracefully; guests are
@@ -300,11 +307,11 @@ class LibvirtHost:
 
     # -- what the hypervisor has ---------------------------------------------
 
-    def interfaces(self):
+    def interfaces(self) -> set[str]:
         """The names of the network devices in the host's namespace
         (a guest's tap appears here when Nova plugs its port); empty
         before it started and once the namespace's processes are gone."""
-        if self.process is None:
+        if self.process is None or self.process.pid is None:
             return set()
         try:
             with open('/proc/%d/net/dev' % self.process.pid) as stream:
@@ -313,7 +320,7 @@ class LibvirtHost:
             return set()
         return {line.split(':', 1)[0].strip() for line in lines}
 
-    def guest_disks(self):
+    def guest_disks(self) -> dict[str, list[typing.Optional[str]]]:
         """``{instance uuid: [source path]}``: each domain's disks as
         its definition names them (a file, or a block device such as a
         volume's loop device)."""
@@ -322,7 +329,7 @@ class LibvirtHost:
         import libvirt
         conn = libvirt.open(self.uri)
         try:
-            found = {}
+            found: dict[str, list[typing.Optional[str]]] = {}
             for domain in conn.listAllDomains():
                 tree = ElementTree.fromstring(domain.XMLDesc(0))
                 found[domain.UUIDString()] = [
@@ -332,7 +339,7 @@ class LibvirtHost:
         finally:
             conn.close()
 
-    def guests(self):
+    def guests(self) -> dict[str, str]:
         """``{instance uuid: state name}`` of the domains libvirt has,
         running or defined."""
         import libvirt

@@ -27,18 +27,19 @@ import errno
 import os
 import socket
 import threading
+import typing
 
 CLONE_NEWNET = 0x40000000
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
-def _setns(fd):
+def _setns(fd: int) -> None:
     if _libc.setns(fd, CLONE_NEWNET) != 0:
         code = ctypes.get_errno()
         raise OSError(code, 'setns: %s' % os.strerror(code))
 
 
-def socket_in(netns):
+def socket_in(netns: typing.Optional[str]) -> socket.socket:
     """A TCP socket created inside the network namespace ``netns`` (a
     path such as ``/proc/PID/ns/net``; None: this thread's own)."""
     if netns is None:
@@ -58,7 +59,7 @@ def socket_in(netns):
         os.close(own)
 
 
-def _pump(source, target):
+def _pump(source: socket.socket, target: socket.socket) -> None:
     """Copy until ``source`` ends, then end ``target``'s sending side."""
     try:
         while True:
@@ -79,11 +80,12 @@ def _pump(source, target):
 class Relay:
     """The stack's relays: :meth:`forward`, then :meth:`stop`."""
 
-    def __init__(self):
-        self._listeners = []
+    def __init__(self) -> None:
+        self._listeners: list[socket.socket] = []
         self._stopped = threading.Event()
 
-    def forward(self, listen_netns, address, port, connect_netns):
+    def forward(self, listen_netns: typing.Optional[str], address: str,
+                port: int, connect_netns: typing.Optional[str]) -> None:
         """Accept on ``address:port`` inside ``listen_netns`` and connect
         each connection to the same address and port inside
         ``connect_netns`` (None: this machine's namespace)."""
@@ -97,7 +99,8 @@ class Relay:
                                        connect_netns),
             name='relay-%s:%d' % (address, port), daemon=True).start()
 
-    def _accept(self, listener, address, port, connect_netns):
+    def _accept(self, listener: socket.socket, address: str, port: int,
+                connect_netns: typing.Optional[str]) -> None:
         while not self._stopped.is_set():
             try:
                 client, _peer = listener.accept()
@@ -110,7 +113,8 @@ class Relay:
                 args=(client, address, port, connect_netns),
                 daemon=True).start()
 
-    def _connect(self, client, address, port, connect_netns):
+    def _connect(self, client: socket.socket, address: str, port: int,
+                 connect_netns: typing.Optional[str]) -> None:
         try:
             upstream = socket_in(connect_netns)
             upstream.connect((address, port))
@@ -129,7 +133,7 @@ class Relay:
         client.close()
         upstream.close()
 
-    def stop(self):
+    def stop(self) -> None:
         """Stop accepting (connections already relayed end with their
         ends); safe to call twice."""
         self._stopped.set()

@@ -30,12 +30,20 @@ a boot waits for no event), more than one network.
 
 import copy
 import threading
+import typing
 import urllib.parse
 import uuid
 
 import requests
+from requests import auth as requests_auth
 
+from faultdriver.process import servicefaults
 from faultdriver.process import standins
+
+#: A network, subnet, port or binding as the stand-in keeps it
+#: (Neutron's view, JSON: any value by key).
+Resource = dict[str, standins.Json]
+Answer = servicefaults.Answer
 
 NETWORK_ID = '3cb9bc59-5699-4588-a4b1-b87f96708bc6'
 SUBNET_ID = 'f8a6e8f8-c2ec-497c-9f23-da9616de54ef'
@@ -54,7 +62,7 @@ EXTENSIONS = [{'alias': 'binding-extended', 'name': 'Port Bindings Extended',
                'updated': '2017-07-17T10:00:00-00:00', 'links': []}]
 
 
-def _network(project):
+def _network(project: str) -> Resource:
     return {'id': NETWORK_ID, 'name': 'private', 'status': 'ACTIVE',
             'subnets': [SUBNET_ID], 'admin_state_up': True, 'shared': False,
             'tenant_id': project, 'project_id': project, 'mtu': 1450,
@@ -64,7 +72,7 @@ def _network(project):
             'provider:segmentation_id': 24, 'description': ''}
 
 
-def _subnet(project):
+def _subnet(project: str) -> Resource:
     return {'id': SUBNET_ID, 'name': 'private-subnet', 'ip_version': 4,
             'network_id': NETWORK_ID, 'cidr': '192.168.1.0/24',
             'gateway_ip': '192.168.1.1', 'enable_dhcp': True,
@@ -75,14 +83,14 @@ def _subnet(project):
             'tenant_id': project, 'project_id': project, 'description': ''}
 
 
-def _security_group(project):
+def _security_group(project: str) -> Resource:
     return {'id': SECURITY_GROUP_ID, 'name': 'default',
             'description': 'Default security group',
             'security_group_rules': [], 'tenant_id': project,
             'project_id': project}
 
 
-def _matches(resource, query):
+def _matches(resource: Resource, query: dict[str, list[str]]) -> bool:
     """Neutron's list filters: every key given (several values: any of
     them), compared as the query string spells the value."""
     for key, values in query.items():
@@ -93,7 +101,7 @@ def _matches(resource, query):
     return True
 
 
-def tap_name(port_id):
+def tap_name(port_id: str) -> str:
     """Nova's device name of a port: ``tap`` + its id, cut to
     ``NIC_NAME_LEN`` (``nova.network.neutron`` builds it so: a declared
     assumption, checked before a process-tier stack starts)."""
@@ -101,7 +109,7 @@ def tap_name(port_id):
     return ('tap' + port_id)[:model.NIC_NAME_LEN]
 
 
-def _error(status, kind, message):
+def _error(status: int, kind: str, message: str) -> Answer:
     return status, {'NeutronError': {'type': kind, 'message': message,
                                      'detail': ''}}
 
@@ -109,25 +117,28 @@ def _error(status, kind, message):
 class Network:
     """The stand-in's state and its HTTP answers (:meth:`route`)."""
 
-    def __init__(self, project):
+    def __init__(self, project: str) -> None:
         self.project = project
         #: The compute API the events go to (the stack sets it).
-        self.api_url = None
-        self.api_headers = {}
+        self.api_url: typing.Optional[str] = None
+        self.api_headers: dict[str, str] = {}
         #: A requests auth for them (the stack's Keystone token), or None.
-        self.api_auth = None
+        self.api_auth: typing.Optional[requests_auth.AuthBase] = None
         self._lock = threading.Lock()
-        self._ports = {}          # port id -> port, without binding fields
-        self._bindings = {}       # port id -> {host: binding}
+        # port id -> port, without binding fields
+        self._ports: dict[str, Resource] = {}
+        # port id -> {host: binding}
+        self._bindings: dict[str, dict[str, Resource]] = {}
         self._next_ip = 3
-        self.resources = {'networks': {NETWORK_ID: _network(project)},
-                          'subnets': {SUBNET_ID: _subnet(project)},
-                          'security-groups': {
-                              SECURITY_GROUP_ID: _security_group(project)}}
+        self.resources: dict[str, dict[str, Resource]] = {
+            'networks': {NETWORK_ID: _network(project)},
+            'subnets': {SUBNET_ID: _subnet(project)},
+            'security-groups': {
+                SECURITY_GROUP_ID: _security_group(project)}}
 
     # -- what the invariants read -----------------------------------------
 
-    def bindings(self, device_id):
+    def bindings(self, device_id: str) -> dict[str, dict[str, str]]:
         """``{port id: {host: 'ACTIVE' or 'INACTIVE'}}`` of the ports
         whose ``device_id`` is the server ``device_id``."""
         with self._lock:
@@ -138,7 +149,7 @@ class Network:
 
     # -- HTTP -------------------------------------------------------------
 
-    def route(self, environ):
+    def route(self, environ: standins.Environ) -> Answer:
         method = environ['REQUEST_METHOD']
         path = environ['PATH_INFO'].rstrip('/')
         if path.endswith('.json'):
@@ -156,7 +167,8 @@ class Network:
         with self._lock:
             return self._answer(method, parts[1:], query, body)
 
-    def _answer(self, method, parts, query, body):
+    def _answer(self, method: str, parts: list[str],
+                query: dict[str, list[str]], body: standins.Json) -> Answer:
         kind = parts[0]
         if kind == 'extensions':
             return 200, {'extensions': EXTENSIONS}
@@ -182,7 +194,9 @@ class Network:
         return _error(404, 'HTTPNotFound', 'not modelled: %s %s' % (
             method, '/'.join(parts)))
 
-    def _ports_answer(self, method, parts, query, body):
+    def _ports_answer(self, method: str, parts: list[str],
+                      query: dict[str, list[str]],
+                      body: standins.Json) -> Answer:
         if not parts:
             if method == 'POST':
                 return 201, {'port': self._create(body['port'])}
@@ -203,7 +217,8 @@ class Network:
             return 200, {'port': self._shown(self._ports[port_id])}
         return self._bindings_answer(method, port_id, parts[2:], body)
 
-    def _bindings_answer(self, method, port_id, parts, body):
+    def _bindings_answer(self, method: str, port_id: str, parts: list[str],
+                         body: standins.Json) -> Answer:
         """``/ports/ID/bindings[/HOST[/activate]]``."""
         bindings = self._bindings.setdefault(port_id, {})
         if not parts:
@@ -236,11 +251,12 @@ class Network:
 
     # -- state changes -----------------------------------------------------
 
-    def _create(self, request):
+    def _create(self, request: standins.Json) -> Resource:
         port_id = str(uuid.uuid4())
         ip = '192.168.1.%d' % self._next_ip
         self._next_ip += 1
-        port = {'name': '', 'description': '', 'network_id': NETWORK_ID,
+        port: Resource = {
+                'name': '', 'description': '', 'network_id': NETWORK_ID,
                 'admin_state_up': True, 'status': 'ACTIVE',
                 'mac_address': 'fa:16:3e:%02x:%02x:%02x' % tuple(
                     uuid.UUID(port_id).bytes[:3]),
@@ -259,7 +275,7 @@ class Network:
                                if key.startswith('binding:')})
         return self._shown(port)
 
-    def _update(self, port_id, change):
+    def _update(self, port_id: str, change: standins.Json) -> None:
         """A port update; ``binding:host_id`` moves the port's active
         binding to that host, None deletes it, as the ML2 plugin does (a
         binding's host is part of its key: the old host's is gone);
@@ -284,17 +300,17 @@ class Network:
                 {'host': host, 'profile': port['binding:profile'],
                  'vnic_type': port['binding:vnic_type']}, 'ACTIVE')
 
-    def _binding(self, request, status):
+    def _binding(self, request: standins.Json, status: str) -> Resource:
         return {'host': request['host'], 'status': status,
                 'vif_type': VIF_TYPE, 'vif_details': dict(VIF_DETAILS),
                 'vnic_type': request.get('vnic_type', 'normal'),
                 'profile': request.get('profile') or {}}
 
-    def _activate(self, port_id, host):
+    def _activate(self, port_id: str, host: str) -> None:
         for name, binding in self._bindings[port_id].items():
             binding['status'] = 'ACTIVE' if name == host else 'INACTIVE'
 
-    def _shown(self, port):
+    def _shown(self, port: Resource) -> Resource:
         """The port with its active binding's fields, as Neutron shows
         it (unbound: no host, vif type ``unbound``)."""
         shown = copy.deepcopy(port)
@@ -313,13 +329,13 @@ class Network:
 
     # -- the agent's report, and the event it makes -------------------------
 
-    def _plugged(self, body):
+    def _plugged(self, body: standins.Json) -> Answer:
         """``{'host', 'server', 'ports'}``: a hypervisor plugged the
         server's ports on ``host``."""
         return 200, {'sent': self.report_plugged(
             body['host'], body['server'], body['ports'])}
 
-    def tap_appeared(self, host, device):
+    def tap_appeared(self, host: str, device: str) -> list[str]:
         """A tap named ``device`` appeared on ``host``: the ports it is
         named after are plugged there.  Returns the ports reported."""
         with self._lock:
@@ -329,17 +345,18 @@ class Network:
         return [sent for server, port_id in found
                 for sent in self.report_plugged(host, server, [port_id])]
 
-    def report_plugged(self, host, server, ports):
+    def report_plugged(self, host: str, server: str,
+                       ports: typing.Iterable[str]) -> list[str]:
         """The server's ``ports`` are plugged on ``host``: tell the
         compute API, as Neutron does once its agent there wired them (only
         for ports with a binding on that host).  Returns the ports whose
         event was sent."""
         with self._lock:
-            ports = [p for p in ports if p in self._ports and
+            plugged = [p for p in ports if p in self._ports and
                      host in self._bindings.get(p, {})]
         events = [{'name': 'network-vif-plugged', 'tag': port,
                    'server_uuid': server, 'status': 'completed'}
-                  for port in ports]
+                  for port in plugged]
         if events and self.api_url:
             requests.post(self.api_url + '/os-server-external-events',
                           json={'events': events}, headers=self.api_headers,

@@ -22,6 +22,7 @@ from faultdriver.process import client as client_module
 from faultdriver.process import config
 from faultdriver.process import network_standin
 from faultdriver.process import procs
+from faultdriver.process import stack as stack_module
 from faultdriver.process import standins
 from faultdriver.scenario import backend
 from faultdriver.scenario import backend_base
@@ -30,13 +31,16 @@ from faultdriver.scenario import prereqs
 from faultdriver.scenario import socket_faults
 from faultdriver.scenario import tiers
 
+#: A serialized Nova object as the database holds it (JSON).
+NovaJson = typing.Any
 
-def _data(obj):
+
+def _data(obj: NovaJson) -> NovaJson:
     """The fields of a serialized Nova object."""
     return obj.get('nova_object.data', obj) if obj else {}
 
 
-def host_pinned_cpus(numa_json):
+def host_pinned_cpus(numa_json: typing.Optional[str]) -> list[int]:
     """pCPUs pinned on a host, from compute_nodes.numa_topology."""
     if not numa_json:
         return []
@@ -45,7 +49,7 @@ def host_pinned_cpus(numa_json):
                   for cpu in _data(cell).get('pinned_cpus', []))
 
 
-def instance_pinned_cpus(numa_json):
+def instance_pinned_cpus(numa_json: typing.Optional[str]) -> list[int]:
     """pCPUs an instance is pinned to, from instance_extra.numa_topology."""
     if not numa_json:
         return []
@@ -61,13 +65,13 @@ class Faults(socket_faults.SocketFaults):
     (:class:`~faultdriver.scenario.socket_faults.SocketFaults`), the
     service's life through the stack's processes."""
 
-    def __init__(self, nova):
+    def __init__(self, nova: 'ProcessNova') -> None:
         self.nova = nova
         #: host -> entries its journal had when its nova-compute last
         #: started (what a later shutdown entry is counted from).
-        self._started_at = {}
+        self._started_at: dict[str, int] = {}
         #: Hosts a stop step stopped, until they start again.
-        self._stopped = set()
+        self._stopped: set[str] = set()
 
     def control(self, host: str) -> control_client.Client:
         """The client of ``host``'s control socket, on this machine."""
@@ -93,9 +97,9 @@ class Faults(socket_faults.SocketFaults):
         return None
 
     #: Seconds a caller waits for an RPC reply in this Nova.
-    rpc_timeout = config.TIMINGS['rpc_response_timeout']
+    rpc_timeout: float = config.TIMINGS['rpc_response_timeout']
 
-    def _exited(self, host):
+    def _exited(self, host: str) -> bool:
         process = self.nova.stack.computes.get(host)
         return process is not None and not process.alive()
 
@@ -124,7 +128,7 @@ class Faults(socket_faults.SocketFaults):
         # Read again: a kill_after may have ended the stop meanwhile.
         return 'killed' not in self._shutdown_outcomes(host)
 
-    def _shutdown_outcomes(self, host):
+    def _shutdown_outcomes(self, host: str) -> list[object]:
         """Outcomes of the ``shutdown`` journal entries ``host`` wrote
         since its nova-compute last started."""
         path = self.nova.stack.journal_path(host)
@@ -166,7 +170,7 @@ class Faults(socket_faults.SocketFaults):
         process = stack.computes.get(host)
         if process is not None and process.alive():
             process.stop(grace=0)
-        faults = dict(stack.faults.get(host, {}))
+        faults = stack.faults.get(host, {}).copy()
         faults['rules'] = list(rules)
         stack.write_compute_conf(host, faults)
         journal = stack.journal_path(host)
@@ -187,10 +191,12 @@ class Faults(socket_faults.SocketFaults):
                 # teardown removes them.
                 procs.check_alive([process], 'nova-compute on %s exited '
                                   'during its start, no fault fired' % host)
+            # check_alive raised: the process exited.
+            assert failed is not None
             raise failed
         self.nova.wait_own_heartbeat(host, 90)
 
-    def _answers(self, host):
+    def _answers(self, host: str) -> bool:
         try:
             self.control(host).status()
             return True
@@ -199,7 +205,7 @@ class Faults(socket_faults.SocketFaults):
 
     def history(self) -> list[records.JournalEntry]:
         """Every host's journal, in time order (read from disk)."""
-        entries = []
+        entries: list[dict[str, typing.Any]] = []     # as journals hold them
         # The computes', then the stand-ins' (their pseudo-hosts' rules).
         for host in (list(self.nova.stack.hosts) +
                      list(self.nova.stack.service_sides)):
@@ -213,7 +219,7 @@ class _AdminAPI:
     """The compute API calls of the contract (backend.ComputeAPI), with
     the names and arguments of Nova's functional API client."""
 
-    def __init__(self, client):
+    def __init__(self, client: client_module.Client) -> None:
         self.client = client
 
     def post_server_action(self, server_id: str,
@@ -224,7 +230,8 @@ class _AdminAPI:
                                 ok=(200, 202, 204))
 
     def get_server(self, server_id: str) -> records.Server:
-        return self.client.server(server_id)
+        server: records.Server = self.client.server(server_id)
+        return server
 
     def delete_server(self, server_id: str) -> object:
         return self.client.request('DELETE', '/servers/%s' % server_id,
@@ -238,7 +245,8 @@ class _AdminAPI:
     def get_services(
             self, binary: typing.Optional[str] = 'nova-compute',
             host: typing.Optional[str] = None) -> list[records.Service]:
-        return self.client.services(binary, host)
+        services: list[records.Service] = self.client.services(binary, host)
+        return services
 
     def put_service_force_down(self, service_id: typing.Union[int, str],
                                forced_down: bool) -> object:
@@ -247,13 +255,16 @@ class _AdminAPI:
 
     def get_instance_actions(self,
                              server_id: str) -> list[records.InstanceAction]:
-        return self.client.get('/servers/%s/os-instance-actions'
-                               % server_id)['instanceActions']
+        actions: list[records.InstanceAction] = self.client.get(
+            '/servers/%s/os-instance-actions' % server_id)['instanceActions']
+        return actions
 
     def get_instance_action_details(self, server_id: str,
                                     request_id: str) -> records.InstanceAction:
-        return self.client.get('/servers/%s/os-instance-actions/%s' % (
-            server_id, request_id))['instanceAction']
+        action: records.InstanceAction = self.client.get(
+            '/servers/%s/os-instance-actions/%s' % (
+                server_id, request_id))['instanceAction']
+        return action
 
 
 class ProcessNova(backend_base.BackendBase):
@@ -262,31 +273,34 @@ class ProcessNova(backend_base.BackendBase):
     #: An API request is dearer than the embedded Nova's database read.
     POLL = 0.25
 
-    def __init__(self, stack, pinned=True):
+    def __init__(self, stack: stack_module.Stack, pinned: bool = True) -> None:
+        api = stack.api
+        assert api is not None, 'a started stack'
         self.stack = stack
-        self.client = stack.api
-        self.api = self.admin_api = _AdminAPI(stack.api)
+        self.client = api
+        self.api = self.admin_api = _AdminAPI(api)
         self.faults = Faults(self)
         self.PINNED = pinned
-        self._flavors = {}
+        self._flavors: dict[tuple[int, str], str] = {}
         #: vCPUs of a server booted without a flavor: real libvirt has
         #: this machine's CPUs (2 here), so two pinned servers fit a host.
         self.default_vcpus = 1 if stack.libvirt else 2
 
     # -- polling ----------------------------------------------------------
 
-    def consumers(self, host):
+    def consumers(self, host: str) -> int:
         """Consumers of ``host``'s compute queue: 1 once its nova-compute
         started its RPC server (the last step of its start)."""
         return self._queue_column('consumers', ('compute.%s' % host,))
 
-    def queued(self, host):
+    def queued(self, host: str) -> int:
         """Messages ready in ``host``'s compute queues (Nova 34 sends some
         calls and casts on the ``compute-alt`` topic)."""
         return self._queue_column('messages_ready', (
             'compute.%s' % host, 'compute-alt.%s' % host))
 
-    def _queue_column(self, column, names):
+    def _queue_column(self, column: str,
+                      names: typing.Container[str]) -> int:
         """The sum of ``column`` (``rabbitmqctl list_queues``) over the
         queues ``names``."""
         rabbit = self.stack.rabbit
@@ -353,9 +367,12 @@ class ProcessNova(backend_base.BackendBase):
                                   disks.items() if paths is not None}
         return found
 
-    def _volume_attachments(self, server):
+    def _volume_attachments(
+            self, server: records.Server) -> list[client_module.Json]:
         try:
-            return self.client.volume_attachments(server['id'])
+            found: list[client_module.Json] = self.client.volume_attachments(
+                server['id'])
+            return found
         except client_module.APIError as exc:
             if exc.status == 404:       # the server is gone
                 return []
@@ -405,7 +422,8 @@ class ProcessNova(backend_base.BackendBase):
             raise
 
     def migrations(self, server: records.Server) -> list[records.Migration]:
-        return self.client.migrations(server['id'])
+        found: list[records.Migration] = self.client.migrations(server['id'])
+        return found
 
     def migration_statuses(
             self, server: records.Server) -> list[records.MigrationStatus]:
@@ -414,7 +432,8 @@ class ProcessNova(backend_base.BackendBase):
     # -- services and periodics -------------------------------------------
 
     def service_state(self, host: str) -> str:
-        return self.client.services('nova-compute', host)[0]['state']
+        state: str = self.client.services('nova-compute', host)[0]['state']
+        return state
 
     def stop_compute(self, host: str) -> None:
         """Stop ``host``'s nova-compute as ``systemctl stop`` does
@@ -458,7 +477,8 @@ class ProcessNova(backend_base.BackendBase):
                 for consumer, allocation in found.items()}
 
     def placement_pcpus(self, host: str) -> int:
-        return self.client.usages(host).get('PCPU', 0)
+        pcpus: int = self.client.usages(host).get('PCPU', 0)
+        return pcpus
 
     # -- the hypervisor's view -------------------------------------------
 
@@ -470,11 +490,12 @@ class ProcessNova(backend_base.BackendBase):
         return hypervisor.guests() if hypervisor else None
 
     def tracked_tasks(self, host: str) -> list[records.TrackedTask]:
-        return self.faults.control(host).tasks()
+        tasks: list[records.TrackedTask] = self.faults.control(host).tasks()
+        return tasks
 
     # -- logs -------------------------------------------------------------
 
-    def log_text(self, host=None) -> str:
+    def log_text(self, host: typing.Optional[str] = None) -> str:
         """``host``'s compute log, or every compute's (restarts append to
         the same file)."""
         text = []

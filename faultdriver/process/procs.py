@@ -10,13 +10,14 @@ import random
 import signal
 import socket
 import subprocess
+import typing
 
 from faultdriver import lifeline
 from faultdriver.process import netns_relay
 from faultdriver import waiting
 
 
-def free_port():
+def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on right now, outside
     the kernel's ephemeral range.
 
@@ -43,7 +44,8 @@ def free_port():
     # The ephemeral range covers (nearly) every port: the kernel's choice.
     with socket.socket() as sock:
         sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
+        chosen: int = sock.getsockname()[1]
+        return chosen
 
 
 # Below this are the ports of services a machine may run (and X11's).
@@ -51,7 +53,7 @@ _LOWEST_PORT = 10000
 _handed_out: set[int] = set()
 
 
-def _ephemeral_range():
+def _ephemeral_range() -> tuple[int, int]:
     try:
         with open('/proc/sys/net/ipv4/ip_local_port_range') as f:
             low, high = (int(word) for word in f.read().split())
@@ -60,7 +62,8 @@ def _ephemeral_range():
     return low, high
 
 
-def port_open(port, host='127.0.0.1', netns=None):
+def port_open(port: int, host: str = '127.0.0.1',
+              netns: typing.Optional[str] = None) -> bool:
     """Whether something listens on ``host:port``; with ``netns`` (a
     libvirt host's network namespace), asked inside it (not when the
     namespace is gone: its processes exited)."""
@@ -77,7 +80,7 @@ def port_open(port, host='127.0.0.1', netns=None):
             return False
 
 
-def check_alive(processes, what):
+def check_alive(processes: typing.Iterable['Process'], what: str) -> None:
     """Raise naming the first of ``processes`` (started ones) that has
     exited: ``what`` is not going to happen.  The message ends with the
     last lines of its output and, for a Nova service, of its own log file
@@ -94,7 +97,7 @@ def check_alive(processes, what):
                                    if service_log != process.log else ''))
 
 
-def read_end(path, limit):
+def read_end(path: str, limit: int) -> str:
     """The last ``limit`` bytes of ``path`` as text, or '' if it cannot
     be read (a log a service never wrote)."""
     try:
@@ -105,7 +108,7 @@ def read_end(path, limit):
         return ''
 
 
-def tail(path, lines=5, limit=1000):
+def tail(path: str, lines: int = 5, limit: int = 1000) -> str:
     """``path``'s last ``lines`` (at most ``limit`` characters), after
     ' ending: ', or '' if there are none."""
     text = read_end(path, limit)
@@ -114,13 +117,16 @@ def tail(path, lines=5, limit=1000):
     return ' ending: %s' % last[-limit:] if last else ''
 
 
-def wait_until(check, timeout, what, interval=0.2, process=None):
+def wait_until(check: typing.Callable[[], object], timeout: float, what: str,
+               interval: float = 0.2,
+               process: typing.Optional['Process'] = None) -> bool:
     """Poll ``check()`` until true (:func:`faultdriver.waiting.until`);
     stop at once if ``process`` exits first; name its log on failure."""
-    def ready():
+    def ready() -> typing.Optional[bool]:
         if check():
             return True
         check_alive([process] if process else [], what)
+        return None
     return waiting.until(ready, timeout, '%s%s' % (
         what, '; log: %s' % process.log if process else ''), interval)
 
@@ -134,16 +140,18 @@ class Process:
     thread that runs it).
     """
 
-    def __init__(self, name, argv, log, env=None, cwd=None):
+    def __init__(self, name: str, argv: typing.Iterable[str], log: str,
+                 env: typing.Optional[typing.Mapping[str, str]] = None,
+                 cwd: typing.Optional[str] = None) -> None:
         self.name = name
         self.argv = list(argv)
         self.log = log
         self.env = env
         self.cwd = cwd
-        self.popen = None
-        self.marker = None
+        self.popen: typing.Optional['subprocess.Popen[bytes]'] = None
+        self.marker: typing.Optional[str] = None
 
-    def start(self):
+    def start(self) -> 'Process':
         env = dict(os.environ)
         env.update(self.env or {})
         with open(self.log, 'ab') as out:
@@ -157,27 +165,28 @@ class Process:
         return self
 
     @property
-    def pid(self):
+    def pid(self) -> typing.Optional[int]:
         return self.popen.pid if self.popen else None
 
     @property
-    def returncode(self):
+    def returncode(self) -> typing.Optional[int]:
         return self.popen.poll() if self.popen else None
 
-    def alive(self):
+    def alive(self) -> bool:
         return self.popen is not None and self.popen.poll() is None
 
-    def wait(self, timeout):
+    def wait(self, timeout: typing.Optional[float]) -> int:
+        assert self.popen is not None, 'wait() follows start()'
         return self.popen.wait(timeout)
 
-    def signal(self, signum):
-        if self.alive():
+    def signal(self, signum: int) -> None:
+        if self.popen is not None and self.alive():
             try:
                 os.killpg(self.popen.pid, signum)
             except ProcessLookupError:
                 pass
 
-    def stop(self, grace=5.0):
+    def stop(self, grace: float = 5.0) -> None:
         """SIGTERM the group, SIGKILL what is left after ``grace``
         (at once if ``grace`` is 0)."""
         if self.popen is None:
@@ -223,7 +232,7 @@ MARKER = 'FAULTDRIVER_STACK'
 SESSIONS = 'sessions'
 
 
-def _register_session(env, pid):
+def _register_session(env: typing.Mapping[str, str], pid: int) -> None:
     """Remember a marked child's session (its pid: it leads a new one)."""
     folder = env.get(MARKER)
     if folder and os.path.isdir(folder):
@@ -231,7 +240,7 @@ def _register_session(env, pid):
             out.write('%d\n' % pid)
 
 
-def sessions_of_stack(marker_value):
+def sessions_of_stack(marker_value: str) -> set[int]:
     try:
         with open(os.path.join(marker_value, SESSIONS)) as stream:
             return {int(line) for line in stream if line.strip()}
@@ -239,7 +248,8 @@ def sessions_of_stack(marker_value):
         return set()
 
 
-def _live_processes():
+def _live_processes() -> typing.Iterator[
+        tuple[int, list[bytes], typing.Optional[str]]]:
     """``(pid, stat fields, stack marker or None)`` of every live process
     but this one (not zombies: their parent has yet to wait for them)."""
     for entry in os.listdir('/proc'):
@@ -253,7 +263,8 @@ def _live_processes():
             continue
 
 
-def alive_in_sessions(sessions, marker_value=None):
+def alive_in_sessions(sessions: typing.Container[int],
+                      marker_value: typing.Optional[str] = None) -> list[int]:
     """Pids of live processes in any of ``sessions``; with
     ``marker_value`` (the stack whose sessions they are), not those
     carrying another stack's marker: a session number is a pid, which
@@ -262,7 +273,7 @@ def alive_in_sessions(sessions, marker_value=None):
             if int(fields[3]) in sessions and marker in (None, marker_value)]
 
 
-def _stat_fields(pid):
+def _stat_fields(pid: typing.Union[int, str]) -> list[bytes]:
     """``/proc/PID/stat``'s fields after the command: state, ppid, pgrp,
     session, ..."""
     with open('/proc/%s/stat' % pid, 'rb') as f:
@@ -270,7 +281,7 @@ def _stat_fields(pid):
         return f.read().rsplit(b')', 1)[1].split()
 
 
-def _environ_marker(pid):
+def _environ_marker(pid: typing.Union[int, str]) -> typing.Optional[str]:
     """The MARKER value in ``pid``'s environment (None without one)."""
     with open('/proc/%s/environ' % pid, 'rb') as f:
         for item in f.read().split(b'\0'):
@@ -279,15 +290,16 @@ def _environ_marker(pid):
     return None
 
 
-def descendants(pid):
+def descendants(pid: int) -> list[int]:
     """Pids of ``pid``'s live children, theirs, and so on: what a daemon
     forked into sessions of their own (sshd's per-connection processes
     call setsid and overwrite their environment with their title, so
     neither the group nor the marker finds them)."""
-    children = {}
+    children: dict[int, list[int]] = {}
     for each, fields, _ in _live_processes():
         children.setdefault(int(fields[1]), []).append(each)
-    found, todo = [], [pid]
+    found: list[int] = []
+    todo = [pid]
     while todo:
         for child in children.get(todo.pop(), []):
             found.append(child)
@@ -295,7 +307,8 @@ def descendants(pid):
     return found
 
 
-def marked_in_group(pgid, marker_value):
+def marked_in_group(pgid: int,
+                    marker_value: typing.Optional[str]) -> list[int]:
     """Pids of live processes in process group ``pgid`` whose
     environment carries ``marker_value`` (none without a marker)."""
     if not marker_value:
@@ -304,7 +317,7 @@ def marked_in_group(pgid, marker_value):
             if int(fields[2]) == pgid and marker == marker_value]
 
 
-def reap(marker_value):
+def reap(marker_value: str) -> list[int]:
     """SIGKILL every process whose environment carries our marker, or
     that runs in the session of a child started with it.
 
@@ -317,7 +330,7 @@ def reap(marker_value):
     what carries another stack's marker is that stack's.
     """
     sessions = sessions_of_stack(marker_value)
-    killed = []
+    killed: list[int] = []
     for pid, fields, marker in _live_processes():
         if marker == marker_value or (marker is None and
                                       int(fields[3]) in sessions):

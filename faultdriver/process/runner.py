@@ -15,9 +15,12 @@ import functools
 import os
 import sys
 import traceback
+import typing
 
+from faultdriver import hostshape
 from faultdriver import novacompat
 from faultdriver import novaundertest
+from faultdriver.process import config
 from faultdriver.process import nova as process_nova
 from faultdriver.process import stack as stack_module
 from faultdriver.scenario import model
@@ -28,29 +31,36 @@ from faultdriver.scenario import wording
 from faultdriver.scenario import worker
 
 
-def host_settings(shape):
+#: More nova.conf settings of a compute: ``{section: {key: value}}``
+#: (:attr:`config.ComputeFaults.extra`).
+Settings = dict[str, dict[str, object]]
+
+
+def host_settings(shape: hostshape.HostShape) -> Settings:
     """nova.conf sections giving ``fake_numa`` the host the scenario's
     topology describes for the embedded Nova's fakelibvirt (the driver
     reads it back with ``HostShape.from_nova_conf``)."""
-    settings = {'fake_numa': shape.fake_numa_options()}
+    settings: Settings = {'fake_numa': {**shape.fake_numa_options()}}
     compute = shape.cpu_sets()
     if compute:
-        settings['compute'] = compute
+        settings['compute'] = {**compute}
     return settings
 
 
-def libvirt_host_settings(shape, cpus):
+def libvirt_host_settings(
+        shape: hostshape.HostShape, cpus: typing.Sequence[int]
+) -> tuple[Settings, hostshape.HostShape]:
     """nova.conf sections giving real libvirt the scenario's CPU sets,
     and the shape as it is: the machine's CPUs (``cpus``, one NUMA node)
     cannot be changed, so CPU sets that name CPUs the machine lacks
     become every CPU, and cells, cores and memory are the machine's."""
-    sets = {}
+    sets: dict[str, str] = {}
     for key, spec in shape.cpu_sets().items():
         sets[key] = spec if cpu_set(spec) <= set(cpus) else \
             '%d-%d' % (min(cpus), max(cpus))
     if len(sets) == 2 and sets['cpu_dedicated_set'] == sets['cpu_shared_set']:
         del sets['cpu_shared_set']      # pinned servers need them all
-    settings = {'compute': sets} if sets else {}
+    settings: Settings = {'compute': {**sets}} if sets else {}
     actual = shape.replace(cpu_nodes=1, cpu_sockets=1, cpu_cores=len(cpus),
                            cpu_threads=1, memory_mb=None,
                            cpu_dedicated_set=sets.get('cpu_dedicated_set'),
@@ -58,18 +68,21 @@ def libvirt_host_settings(shape, cpus):
     return settings, actual
 
 
-def cpu_set(spec):
+def cpu_set(spec: str) -> set[int]:
     """CPU numbers of a Nova CPU set string ('0-3,^2')."""
     from nova.virt import hardware
     return set(hardware.parse_cpu_spec(spec))
 
 
-def machine_cpus():
+def machine_cpus() -> list[int]:
     """The CPUs this machine gives the runner (real libvirt's hosts)."""
     return sorted(os.sched_getaffinity(0))
 
 
-def host_faults(scenario, variant, host, hypervisor='fake_numa', cpus=None):
+def host_faults(scenario: model.Scenario, variant: str, host: str,
+                hypervisor: str = 'fake_numa',
+                cpus: typing.Optional[typing.Sequence[int]] = None
+                ) -> config.ComputeFaults:
     rules = scenario.data.get('rules', {})
     shape = scenario.host_shapes()[host]
     if hypervisor == 'libvirt':
@@ -101,7 +114,8 @@ KEEP_LOGS_OF = (variant_report.BUG_NOT_REPRODUCED,
                 variant_report.INTERNAL_ERROR)
 
 
-def run(path, variant, mode, keep=False, hypervisor='fake_numa'):
+def run(path: str, variant: str, mode: str, keep: bool = False,
+        hypervisor: str = 'fake_numa') -> variant_report.VariantReport:
     scenario = model.load(path)
     # Also when started on a tier its "backends" key does not list.
     model.check_tier(scenario, tiers.of_hypervisor(hypervisor).name)
@@ -153,7 +167,7 @@ def run(path, variant, mode, keep=False, hypervisor='fake_numa'):
     return report
 
 
-def main(argv=None):
+def main(argv: typing.Optional[typing.Sequence[str]] = None) -> int:
     """``[--hypervisor fake_numa|libvirt] FILE VARIANT MODE OUT``."""
     args = list(sys.argv[1:] if argv is None else argv)
     hypervisor = 'fake_numa'

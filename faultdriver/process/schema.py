@@ -14,7 +14,9 @@ from importlib import metadata
 import json
 import os
 import shutil
+import typing
 
+from faultdriver.process import backing
 from faultdriver.scenario import prereqs
 
 DATABASES = ('nova_api', 'nova_cell0', 'nova_cell1', 'placement')
@@ -24,16 +26,35 @@ DATABASES = ('nova_api', 'nova_cell0', 'nova_cell1', 'placement')
 KEYSTONE_DATABASE = 'keystone'
 
 
-def databases(keystone=False):
+class Stack(typing.Protocol):
+    """What the cache reads of a stack (:class:`stack.Stack`, which
+    imports this module)."""
+
+    @property
+    def db(self) -> backing.MariaDB: ...
+
+    @property
+    def rabbit(self) -> backing.RabbitMQ: ...
+
+    @property
+    def keystone(self) -> bool: ...
+
+    @property
+    def password(self) -> typing.Optional[str]: ...
+
+    def keystone_endpoints(self) -> dict[str, tuple[str, str]]: ...
+
+
+def databases(keystone: bool = False) -> tuple[str, ...]:
     return DATABASES + ((KEYSTONE_DATABASE,) if keystone else ())
 
 
-def cache_dir():
+def cache_dir() -> str:
     base = os.environ.get('XDG_CACHE_HOME') or os.path.expanduser('~/.cache')
     return os.path.join(base, 'faultdriver')
 
 
-def template_path(keystone=False):
+def template_path(keystone: bool = False) -> str:
     """Keyed by Nova's and placement's versions (the schema), by
     Keystone's where the stack has it, and by the MariaDB server binary
     (the data directory's format)."""
@@ -45,20 +66,22 @@ def template_path(keystone=False):
         else ''))
 
 
-def cached(keystone=False):
+def cached(keystone: bool = False) -> typing.Optional[str]:
     """The cached data directory, or None."""
     path = template_path(keystone)
     return path if os.path.exists(os.path.join(path, 'faultdriver.json')) \
         else None
 
 
-def adopt(stack, keystone=None):
+def adopt(stack: Stack, keystone: typing.Optional[bool] = None) -> None:
     """Point the copied cell mappings at this stack's database and
     broker; with ``keystone`` (default: the stack's), Keystone's catalog
     and passwords too (from the template with Keystone)."""
     keystone = stack.keystone if keystone is None else keystone
-    with open(os.path.join(cached(keystone), 'faultdriver.json')) as f:
-        old = json.load(f)
+    template = cached(keystone)
+    assert template is not None, 'adopt() follows a cached template'
+    with open(os.path.join(template, 'faultdriver.json')) as f:
+        old: dict[str, int] = json.load(f)
     for column, before, after in (
             ('database_connection', old['db_port'], stack.db.port),
             ('transport_url', old['rabbit_port'], stack.rabbit.port)):
@@ -67,11 +90,12 @@ def adopt(stack, keystone=None):
                        '127.0.0.1:%d/' % before, '127.0.0.1:%d/' % after)
     if keystone:
         from faultdriver.process import keystone as keystone_module
+        assert stack.password is not None   # a stack with Keystone's
         keystone_module.adopt(stack.db.query, stack.password,
                               stack.keystone_endpoints())
 
 
-def save(stack):
+def save(stack: Stack) -> None:
     """Keep a copy of the freshly built data directory for later stacks."""
     path = template_path(stack.keystone)
     if cached(stack.keystone):

@@ -17,8 +17,10 @@ import logging
 import os
 import secrets
 import shutil
+import subprocess
 import tempfile
 import time
+import typing
 
 from faultdriver import journal as journal_module
 from faultdriver.process import backing
@@ -40,6 +42,7 @@ from faultdriver.scenario import prereqs
 from faultdriver.scenario import tiers
 
 LOG = logging.getLogger(__name__)
+T = typing.TypeVar('T')
 #: What the computes run on: faultdriver's fake hypervisor, or real
 #: libvirtd + QEMU per host (:mod:`faultdriver.process.libvirt_host`);
 #: each is a tier's (:mod:`faultdriver.scenario.tiers`).
@@ -62,7 +65,7 @@ class PartFailed(RuntimeError):
     nova-conductor, nova-compute HOST, libvirtd HOST, ...) did not
     start; the message names it and why."""
 
-    def __init__(self, part, cause):
+    def __init__(self, part: str, cause: object) -> None:
         super().__init__('%s did not start: %s' % (part, cause))
         self.part = part
 
@@ -70,9 +73,15 @@ class PartFailed(RuntimeError):
 class Stack:
     """A running Nova: ``with Stack(hosts) as stack: ...``."""
 
-    def __init__(self, hosts=('src', 'dest'), faults=None, mode='threading',
-                 workdir=None, keep=False, progress=None,
-                 hypervisor='fake_numa', keystone=False):
+    def __init__(self, hosts: typing.Iterable[str] = ('src', 'dest'),
+                 faults: typing.Optional[
+                     typing.Mapping[str, config.ComputeFaults]] = None,
+                 mode: str = 'threading',
+                 workdir: typing.Optional[str] = None, keep: bool = False,
+                 progress: typing.Optional[
+                     typing.Callable[[str], None]] = None,
+                 hypervisor: str = 'fake_numa',
+                 keystone: bool = False) -> None:
         if hypervisor not in HYPERVISORS:
             raise ValueError('hypervisor %r: expected one of %s'
                              % (hypervisor, ', '.join(HYPERVISORS)))
@@ -82,14 +91,17 @@ class Stack:
         #: takes the identity from headers and placement runs noauth2.
         self.keystone = keystone
         self.hypervisor = hypervisor
-        self.faults = dict(faults or {})      # host -> compute faults dict
+        # host -> compute faults dict
+        self.faults: dict[str, config.ComputeFaults] = dict(faults or {})
         self.mode = mode
         self.keep = keep
-        self.progress = progress or (lambda text: LOG.info('%s', text))
+        self.progress: typing.Callable[[str], None] = progress or (
+            lambda text: LOG.info('%s', text))
         # What can fail here comes before the directory, which only
         # stop() removes.
-        addresses = (libvirt_host.free_addresses(len(self.hosts))
-                     if hypervisor == 'libvirt' else ())
+        addresses: typing.Sequence[str] = (
+            libvirt_host.free_addresses(len(self.hosts))
+            if hypervisor == 'libvirt' else ())
         self.dir = workdir or tempfile.mkdtemp(prefix='faultdriver-stack-')
         self.logs = os.path.join(self.dir, 'logs')
         self.db = backing.MariaDB(self.dir, env=self.env)
@@ -123,23 +135,27 @@ class Stack:
         self.api_url = 'http://127.0.0.1:%d/v2.1' % self.api_port
         self.network.api_url = self.api_url
         self.network.api_headers = client.HEADERS
-        self.keystone_port = procs.free_port() if keystone else None
-        self.keystone_url = ('http://127.0.0.1:%d' % self.keystone_port
-                             if keystone else None)
+        self.keystone_port: typing.Optional[int] = (
+            procs.free_port() if keystone else None)
+        self.keystone_url: typing.Optional[str] = (
+            'http://127.0.0.1:%d' % self.keystone_port
+            if self.keystone_port is not None else None)
         #: Every Keystone user's password (admin and the services').
-        self.password = secrets.token_hex(12) if keystone else None
+        self.password: typing.Optional[str] = (
+            secrets.token_hex(12) if keystone else None)
         if keystone:
             # Its events to nova-api carry the neutron user's token.
             self.network.api_headers = {}
+            url, password = self._keystone_login()
             self.network.api_auth = keystone_module.TokenAuth(
-                self.keystone_url, 'neutron', self.password,
+                url, 'neutron', password,
                 keystone_module.SERVICE_PROJECT)
         self.api_paste = os.path.join(self.dir, 'api-paste.ini')
-        self.processes = {}                   # name -> procs.Process
-        self.computes = {}                    # host -> procs.Process
-        self.api = None
-        self.timings = {}
-        self.guardian = None
+        self.processes: dict[str, procs.Process] = {}     # by name
+        self.computes: dict[str, procs.Process] = {}      # by host
+        self.api: typing.Optional[client.Client] = None
+        self.timings: dict[str, float] = {}
+        self.guardian: typing.Optional['subprocess.Popen[bytes]'] = None
         #: One path for every host, each binding its own directory over
         #: it (libvirt): Nova keeps local disk paths across a migration.
         self.instances_path = os.path.join(self.dir, 'instances')
@@ -155,7 +171,7 @@ class Stack:
 
     # -- lifecycle ------------------------------------------------------
 
-    def __enter__(self):
+    def __enter__(self) -> 'Stack':
         try:
             self.start()
         except BaseException as exc:
@@ -172,7 +188,7 @@ class Stack:
             raise
         return self
 
-    def keep_logs(self, prefix):
+    def keep_logs(self, prefix: str) -> typing.Optional[str]:
         """Copy the logs of a stack whose start or run failed (the Nova
         services', each libvirtd's) to a directory of their own (named
         ``prefix`` and a random tail) and return its path (None if none
@@ -196,11 +212,11 @@ class Stack:
                 ignore_dangling_symlinks=True)
         return kept
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     @property
-    def env(self):
+    def env(self) -> dict[str, str]:
         """Environment of every Nova process: the concurrency mode."""
         return {'OS_NOVA_DISABLE_EVENTLET_PATCHING':
                 'True' if self.mode == 'threading' else 'False',
@@ -208,12 +224,12 @@ class Stack:
                 procs.MARKER: self.dir}
 
     @property
-    def tier(self):
+    def tier(self) -> str:
         """The tier this stack is, as ``--backend`` names it."""
         return tiers.of_hypervisor(self.hypervisor).name
 
     @contextlib.contextmanager
-    def _part(self, part):
+    def _part(self, part: str) -> typing.Iterator[None]:
         """Errors of starting ``part`` become PartFailed naming it."""
         try:
             yield
@@ -222,7 +238,8 @@ class Stack:
         except Exception as exc:
             raise PartFailed(part, exc) from exc
 
-    def _step(self, name, func, *args, part=None):
+    def _step(self, name: str, func: typing.Callable[..., T], *args: object,
+              part: typing.Optional[str] = None) -> T:
         start = time.monotonic()
         with self._part(part or name):
             result = func(*args)
@@ -230,7 +247,7 @@ class Stack:
         self.progress('%s: %.1fs' % (name, self.timings[name]))
         return result
 
-    def command(self, part, argv):
+    def command(self, part: str, argv: list[str]) -> list[str]:
         """The command line that starts ``part`` (placement, nova-api,
         nova-conductor, nova-scheduler, nova-compute HOST): ``argv``.
 
@@ -238,7 +255,7 @@ class Stack:
         part's start fail for real (a program that exits at once)."""
         return argv
 
-    def start(self):
+    def start(self) -> None:
         prereqs.refuse(self.tier)
         os.makedirs(self.logs, exist_ok=True)
         begin = time.monotonic()
@@ -260,7 +277,7 @@ class Stack:
         # schema and catalog added (then saved with them).
         base = (schema.cached() if self.keystone and not template
                 else None)
-        keys = None
+        keys: typing.Optional[concurrent.futures.ThreadPoolExecutor] = None
         if self.keystone:
             # Keystone's keys need no database: made while MariaDB starts.
             keys = concurrent.futures.ThreadPoolExecutor(1)
@@ -275,6 +292,7 @@ class Stack:
                 keys_done.result()
         self._write_configs()
         if self.keystone:
+            assert self.keystone_port is not None   # with Keystone
             # Its app loads (seconds) while the schema is made.
             with self._part('keystone'):
                 self._start_wsgi(
@@ -321,29 +339,32 @@ class Stack:
         self.progress('stack up in %.1fs (%s)' % (
             self.timings['total'], self.dir))
 
-    def wait_schedulable(self, timeout=60):
+    def wait_schedulable(self, timeout: float = 60) -> None:
         """Wait until every host is mapped to the cell (the scheduler
         discovers hosts each second) and has its provider's inventory in
         placement: a boot right after :meth:`start` is then scheduled,
         not refused with NoValidHost.  A scenario run boots later than
         that anyway; a standing cloud's first user may not."""
-        def ready():
+        api = self.api
+        assert api is not None, 'wait_schedulable() follows start()'
+
+        def ready() -> bool:
             mapped = {row['host'] for row in self.db.query(
                 'nova_api', 'SELECT host FROM host_mappings')}
             if not set(self.hosts) <= mapped:
                 return False
             for host in self.hosts:
-                uuid = self.api.provider(host)
-                if not uuid or not self.api.get(
+                uuid = api.provider(host)
+                if not uuid or not api.get(
                         '/resource_providers/%s/inventories' % uuid,
                         placement=True)['inventories']:
                     return False
             return True
-        self._step('schedulable', self.api.wait, ready,
+        self._step('schedulable', api.wait, ready,
                    'every host mapped and in placement', timeout,
                    part='nova-scheduler')
 
-    def _connect_hosts(self):
+    def _connect_hosts(self) -> None:
         """Each libvirt host's namespace reaches the controller's
         services on its own ``127.0.0.1`` and the other hosts' libvirtd
         and QEMU migration ports on their addresses
@@ -363,7 +384,7 @@ class Stack:
                                        peer.netns)
         self.tap_agent.start()
 
-    def stop(self):
+    def stop(self) -> None:
         """Kill everything this stack started; safe to call twice, and
         whatever ``start`` got to (each part stops only what it started).
 
@@ -382,7 +403,7 @@ class Stack:
             guardian.dismiss(self.guardian)
             self.guardian = None
 
-    def _kill(self):
+    def _kill(self) -> None:
         """Kill whatever this stack started (safe to call twice)."""
         for process in list(self.computes.values()) + list(
                 self.processes.values()):
@@ -399,11 +420,11 @@ class Stack:
     # -- configuration ----------------------------------------------------
 
     @property
-    def nova_conf(self):
+    def nova_conf(self) -> str:
         return os.path.join(self.dir, 'nova.conf')
 
     @property
-    def compute_common_conf(self):
+    def compute_common_conf(self) -> str:
         """What every nova-compute reads before its own file: the common
         settings without the database connections, as devstack's
         ``nova-cpu.conf`` (a compute reaches the database through the
@@ -413,25 +434,25 @@ class Stack:
         return os.path.join(self.dir, 'nova-cpu.conf')
 
     @property
-    def api_dir(self):
+    def api_dir(self) -> str:
         return os.path.join(self.dir, 'nova-api')
 
     @property
-    def placement_dir(self):
+    def placement_dir(self) -> str:
         return os.path.join(self.dir, 'placement')
 
-    def compute_conf(self, host):
+    def compute_conf(self, host: str) -> str:
         return os.path.join(self.dir, 'nova-compute-%s.conf' % host)
 
     @property
-    def keystone_dir(self):
+    def keystone_dir(self) -> str:
         return os.path.join(self.dir, 'keystone')
 
     @property
-    def keystone_conf(self):
+    def keystone_conf(self) -> str:
         return os.path.join(self.keystone_dir, 'keystone.conf')
 
-    def _write_configs(self):
+    def _write_configs(self) -> None:
         if self.keystone:
             # The installed api-paste, authtoken and all.
             shutil.copy(config.installed_api_paste(), self.api_paste)
@@ -452,7 +473,9 @@ class Stack:
         for host in self.hosts:
             self.write_compute_conf(host)
 
-    def write_compute_conf(self, host, faults=None):
+    def write_compute_conf(
+            self, host: str,
+            faults: typing.Optional[config.ComputeFaults] = None) -> None:
         if faults is not None:
             self.faults[host] = faults
         config.write(self.compute_conf(host),
@@ -460,7 +483,8 @@ class Stack:
 
     # -- one-off commands -------------------------------------------------
 
-    def _run(self, name, argv, env=None):
+    def _run(self, name: str, argv: list[str],
+             env: typing.Optional[typing.Mapping[str, str]] = None) -> None:
         log = os.path.join(self.logs, '%s.log' % name)
         process = procs.Process(name, argv, log, env=dict(self.env,
                                                           **(env or {})))
@@ -469,17 +493,17 @@ class Stack:
             raise RuntimeError('%s failed (exit %s); log: %s'
                                % (' '.join(argv), code, log))
 
-    def _manage(self, *args):
+    def _manage(self, *args: str) -> None:
         self._run('nova-manage-' + '-'.join(args[:2]), [
             prereqs.script('nova-manage'), '--config-file', self.nova_conf] +
             list(args))
 
-    def _keystone_manage(self, *args):
+    def _keystone_manage(self, *args: str) -> None:
         self._run('keystone-manage-' + args[0], [
             prereqs.script('keystone-manage'), '--config-file',
             self.keystone_conf] + list(args))
 
-    def _keystone_keys(self):
+    def _keystone_keys(self) -> None:
         """keystone.conf, and the fernet and credential keys."""
         os.makedirs(self.keystone_dir, exist_ok=True)
         os.makedirs(self.logs, exist_ok=True)
@@ -490,10 +514,18 @@ class Stack:
         self._keystone_manage('fernet_setup', *owner)
         self._keystone_manage('credential_setup', *owner)
 
-    def keystone_endpoints(self):
+    def _keystone_login(self) -> tuple[str, str]:
+        """Keystone's URL and every user's password (a stack with
+        Keystone has both)."""
+        assert self.keystone_url is not None and self.password is not None, \
+            'a stack with Keystone'
+        return self.keystone_url, self.password
+
+    def keystone_endpoints(self) -> dict[str, tuple[str, str]]:
         """The catalog: ``{type: (service name, URL)}``."""
+        url, _password = self._keystone_login()
         return {
-            'identity': ('keystone', self.keystone_url),
+            'identity': ('keystone', url),
             'compute': ('nova', self.api_url),
             'placement': ('placement', self.placement_url),
             'image': ('glance', self.glance.url),
@@ -502,37 +534,38 @@ class Stack:
                          self.cinder.url + '/v3/$(project_id)s'),
         }
 
-    def _keystone_setup(self):
+    def _keystone_setup(self) -> None:
         """Once its schema is synced: ``bootstrap`` (admin, region,
         identity endpoint), then the service users and the catalog
         through Keystone's API (kept in the cached schema: later stacks
         only rewrite URLs and passwords, :func:`keystone.adopt`)."""
+        url, password = self._keystone_login()
         self._keystone_manage(*keystone_module.bootstrap_args(
-            self.password, self.keystone_url))
-        catalog = keystone_module.Catalog(self.keystone_url, self.password)
+            password, url))
+        catalog = keystone_module.Catalog(url, password)
         catalog.wait_ready()
         endpoints = self.keystone_endpoints()
         del endpoints['identity']
-        catalog.register(self.password, endpoints)
+        catalog.register(password, endpoints)
 
-    def _keystone_ready(self):
+    def _keystone_ready(self) -> None:
         """Keystone answers and gives the admin a token with this
         stack's catalog (a cached one rewritten wrongly fails here)."""
-        keystone_module.Catalog(self.keystone_url,
-                                self.password).wait_ready()
+        url, password = self._keystone_login()
+        keystone_module.Catalog(url, password).wait_ready()
         _token, body = keystone_module.token(
-            self.keystone_url, keystone_module.ADMIN, self.password,
+            url, keystone_module.ADMIN, password,
             keystone_module.ADMIN)
         keystone_module.check_catalog(body, self.keystone_endpoints())
 
-    def _add_keystone(self):
+    def _add_keystone(self) -> None:
         schema.adopt(self, keystone=False)
         self.db.create_databases(schema.KEYSTONE_DATABASE)
         self._keystone_manage('db_sync')
         self._keystone_setup()
         schema.save(self)
 
-    def _build_schema(self):
+    def _build_schema(self) -> None:
         self.db.create_databases(*schema.databases(self.keystone))
         with concurrent.futures.ThreadPoolExecutor(
                 3 if self.keystone else 2) as pool:
@@ -559,7 +592,8 @@ class Stack:
 
     # -- services ---------------------------------------------------------
 
-    def _start_wsgi(self, name, app, port, env):
+    def _start_wsgi(self, name: str, app: str, port: int,
+                    env: typing.Mapping[str, str]) -> None:
         folder = os.path.join(self.dir, name + '-gunicorn')
         os.makedirs(folder)
         # One log: gunicorn's errors (a port in use) end a failed start's
@@ -574,15 +608,15 @@ class Stack:
                 'log': log})
         # Nova 34's WSGI entry points run on native threads whatever the
         # services' mode (nova.wsgi.* patches for 'threading' itself).
-        env = dict(self.env, **env)
-        env['OS_NOVA_DISABLE_EVENTLET_PATCHING'] = 'True'
+        environ = dict(self.env, **env)
+        environ['OS_NOVA_DISABLE_EVENTLET_PATCHING'] = 'True'
         process = procs.Process(name, self.command(name, [
-            prereqs.script('gunicorn')]), log, env=env, cwd=folder)
+            prereqs.script('gunicorn')]), log, env=environ, cwd=folder)
         self.processes[name] = process.start()
         procs.wait_until(lambda: procs.port_open(port), 60, name,
                          process=process)
 
-    def _start_service(self, name):
+    def _start_service(self, name: str) -> procs.Process:
         log = os.path.join(self.logs, name + '.log')
         process = procs.Process(name, self.command(name, [
             prereqs.script(name), '--config-file', self.nova_conf,
@@ -591,11 +625,11 @@ class Stack:
         self.processes[name] = process.start()
         return process
 
-    def start_compute(self, host):
+    def start_compute(self, host: str) -> procs.Process:
         """Start (or restart) ``host``'s nova-compute process."""
         old = self.computes.get(host)
         if old is not None and old.alive():
-            raise RuntimeError('nova-compute on %s is still running (pid %d)'
+            raise RuntimeError('nova-compute on %s is still running (pid %s)'
                                % (host, old.pid))
         argv = self.command('nova-compute %s' % host, [
             prereqs.script('nova-compute'), '--config-file',
@@ -610,15 +644,15 @@ class Stack:
         self.computes[host] = process.start()
         return process
 
-    def compute_log(self, host):
+    def compute_log(self, host: str) -> str:
         return os.path.join(self.logs, 'nova-compute-%s.log' % host)
 
-    def journal_path(self, host):
+    def journal_path(self, host: str) -> str:
         """The fault journal of compute ``host``, or of the stand-in
         service whose pseudo-host it is (``neutron``, ``cinder``)."""
         if host in servicefaults.SERVICES and host not in self.hosts:
             return os.path.join(self.dir, 'standin-%s.jsonl' % host)
         return os.path.join(self.dir, 'compute-%s' % host, 'journal.jsonl')
 
-    def control_socket(self, host):
+    def control_socket(self, host: str) -> str:
         return os.path.join(self.dir, 'compute-%s' % host, 'control.sock')

@@ -15,10 +15,17 @@ import json
 import socket
 import socketserver
 import threading
+import typing
 from wsgiref import simple_server
+from wsgiref import types as wsgi_types
 
 from faultdriver.process import guest_image
 from faultdriver.process import servicefaults
+
+#: A JSON document a stand-in answers, or is sent.
+Json = typing.Any
+#: A request's WSGI environ, as a stand-in's route reads it.
+Environ = typing.Dict[str, typing.Any]
 
 IMAGE_ID = '155d900f-4e14-4e4c-a73d-069cbf4541e6'   # nova's fake image id
 IMAGE_SIZE = 1024 * 1024
@@ -38,20 +45,20 @@ IMAGE_SCHEMA = {'name': 'image',
                 'additionalProperties': {'type': 'string'}, 'links': []}
 
 
-def versions(base, version, path):
+def versions(base: str, version: str, path: str) -> Json:
     """A service's version document: one ``CURRENT`` version, served
     under ``base/path/``."""
     return {'versions': [{'id': version, 'status': 'CURRENT', 'links': [
         {'rel': 'self', 'href': '%s/%s/' % (base, path)}]}]}
 
 
-def image_bytes():
+def image_bytes() -> bytes:
     """The image's content: what glance serves and what a volume
     created from the image holds."""
     return guest_image.disk(IMAGE_SIZE)
 
 
-def request_body(environ):
+def request_body(environ: Environ) -> Json:
     """A request's JSON body ({} when it has none)."""
     length = int(environ.get('CONTENT_LENGTH') or 0)
     if not length:
@@ -59,8 +66,10 @@ def request_body(environ):
     return json.loads(environ['wsgi.input'].read(length) or b'{}')
 
 
-def _app(route):
-    def application(environ, start_response):
+def _app(route: servicefaults.Route) -> wsgi_types.WSGIApplication:
+    def application(environ: wsgi_types.WSGIEnvironment,
+                    start_response: wsgi_types.StartResponse
+                    ) -> list[bytes]:
         try:
             status, body = route(environ)
         except servicefaults.Dropped:
@@ -90,10 +99,10 @@ CONNECTION = 'faultdriver.connection'
 
 
 class _QuietHandler(simple_server.WSGIRequestHandler):
-    def log_message(self, *args):
+    def log_message(self, *args: typing.Any) -> None:
         pass
 
-    def get_environ(self):
+    def get_environ(self) -> wsgi_types.WSGIEnvironment:
         environ = super().get_environ()
         environ[CONNECTION] = self.connection
         return environ
@@ -107,15 +116,16 @@ class StandIn:
     got to, and twice.
     """
 
-    def __init__(self, name, route, port):
+    def __init__(self, name: str, route: servicefaults.Route,
+                 port: int) -> None:
         self.name = name
         self.route = route
         self.port = port
         self.url = 'http://127.0.0.1:%d' % port
-        self.server = None
-        self.thread = None
+        self.server: typing.Optional[_Server] = None
+        self.thread: typing.Optional[threading.Thread] = None
 
-    def start(self):
+    def start(self) -> 'StandIn':
         self.server = simple_server.make_server(
             '127.0.0.1', self.port, _app(self.route), server_class=_Server,
             handler_class=_QuietHandler)
@@ -124,10 +134,12 @@ class StandIn:
         self.thread.start()
         return self
 
-    def stop(self):
+    def stop(self) -> None:
         # shutdown() waits for serve_forever to notice: only a thread
-        # that runs it (or will: it returns at once then) can.
-        if self.thread is not None and self.thread.is_alive():
+        # that runs it (or will: it returns at once then) can.  (A
+        # thread is there only with its server.)
+        if (self.server is not None and self.thread is not None
+                and self.thread.is_alive()):
             self.server.shutdown()
             self.thread.join()
         if self.server is not None:

@@ -36,6 +36,7 @@ import traceback
 import typing
 
 from faultdriver import hostshape
+from faultdriver.process import config
 from faultdriver.process import keystone
 from faultdriver.process import procs
 from faultdriver.process import runner
@@ -126,10 +127,10 @@ class Supervisor:
         self.owner = owner
         #: The stack's directory (0700: nobody else reads it).
         self.stack_dir = tempfile.mkdtemp(prefix='faultdriver-stack-')
-        faults = {host: {'inner_driver': 'fake_numa', 'enabled': True,
-                         'extra': runner.host_settings(
-                             hostshape.PINNED_HOST)}
-                  for host in COMPUTES.values()}
+        faults: dict[str, config.ComputeFaults] = {
+            host: {'inner_driver': 'fake_numa', 'enabled': True,
+                   'extra': runner.host_settings(hostshape.PINNED_HOST)}
+            for host in COMPUTES.values()}
         for host in COMPUTES.values():
             faults[host]['extra'].setdefault('fault_injection', {})[
                 'start_rules_path'] = self.start_rules(host)
@@ -258,7 +259,9 @@ class Supervisor:
                 self.progress('going down')
                 for process in self.sshds.values():
                     # Its connections first: they left its group.
-                    for pid in procs.descendants(process.pid):
+                    leader = process.pid
+                    for pid in (procs.descendants(leader)
+                                if leader is not None else ()):
                         try:
                             os.kill(pid, signal.SIGKILL)
                         except OSError:
@@ -384,9 +387,10 @@ class Refused(Exception):
 def up(out: str, name: str, keystone_on: bool, owner: typing.Optional[str],
        timeout: float = 600) -> dict[str, typing.Any]:
     """Start the supervisor detached; wait until its stack is up."""
-    if running_pid():
+    running = running_pid()
+    if running:
         raise Refused('a standing stack already runs (supervisor pid %d; '
-                      '`faultdriver stack down` first)' % running_pid())
+                      '`faultdriver stack down` first)' % running)
     if owner:
         try:
             pwd.getpwnam(owner)

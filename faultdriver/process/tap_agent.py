@@ -15,6 +15,7 @@ and created again (a rollback, then another try) is reported again.
 
 import logging
 import threading
+import typing
 
 LOG = logging.getLogger(__name__)
 #: How often the hosts' devices are read (a plug is a step of a move that
@@ -24,29 +25,45 @@ INTERVAL = 0.2
 REPORT_TRIES = 25
 
 
+class Host(typing.Protocol):
+    """What the agent reads of a host (``libvirt_host.LibvirtHost``)."""
+
+    def interfaces(self) -> set[str]:
+        ...
+
+
+class Network(typing.Protocol):
+    """What the agent tells the network (``network_standin.Network``)."""
+
+    def tap_appeared(self, host: str, device: str) -> list[str]:
+        ...
+
+
 class TapAgent:
     """Watches ``hosts`` (``{name: LibvirtHost}``) for ``network``."""
 
-    def __init__(self, network, hosts):
+    def __init__(self, network: Network,
+                 hosts: typing.Mapping[str, Host]) -> None:
         self.network = network
         self.hosts = dict(hosts)
-        self._seen = {name: set() for name in self.hosts}
-        self._failed = {}           # (host, tap): reports that failed
+        self._seen: dict[str, set[str]] = {name: set() for name in self.hosts}
+        # (host, tap): reports that failed
+        self._failed: dict[tuple[str, str], int] = {}
         self._stopped = threading.Event()
-        self._thread = None
+        self._thread: typing.Optional[threading.Thread] = None
 
-    def start(self):
+    def start(self) -> 'TapAgent':
         self._thread = threading.Thread(target=self._watch, daemon=True,
                                         name='tap-agent')
         self._thread.start()
         return self
 
-    def _watch(self):
+    def _watch(self) -> None:
         while not self._stopped.wait(INTERVAL):
             for name, host in self.hosts.items():
                 self.scan(name, host)
 
-    def scan(self, name, host):
+    def scan(self, name: str, host: Host) -> list[str]:
         """Report the taps that appeared on ``host`` since the last
         scan; returns the ports whose event was sent.  A report that
         fails is tried again at the next scans, up to ``REPORT_TRIES``
@@ -58,7 +75,7 @@ class TapAgent:
         for key in [key for key in self._failed
                     if key[0] == name and key[1] not in taps]:
             del self._failed[key]       # gone: a new one starts afresh
-        sent = []
+        sent: list[str] = []
         for device in sorted(taps - seen):
             try:
                 sent += self.network.tap_appeared(name, device)
@@ -78,7 +95,7 @@ class TapAgent:
         self._seen[name] = seen
         return sent
 
-    def stop(self):
+    def stop(self) -> None:
         self._stopped.set()
         if self._thread is not None:
             self._thread.join()

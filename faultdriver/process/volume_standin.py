@@ -34,34 +34,53 @@ import copy
 import os
 import subprocess
 import threading
+import typing
 import urllib.parse
 import uuid
 
+from faultdriver.process import servicefaults
 from faultdriver.process import standins
 
 MAX_VERSION = '3.70'
 SIZE_GB = 1
 
 
-def _error(status, kind, message):
+#: A volume or an attachment as the stand-in keeps it (Cinder's view,
+#: JSON: any value by key).
+Record = dict[str, standins.Json]
+Answer = servicefaults.Answer
+
+
+class AttachmentView(typing.TypedDict):
+    """One attachment of a server (:meth:`BlockStorage.attachments`):
+    ``host`` is its connector's, None while reserved."""
+
+    id: str
+    host: typing.Optional[str]
+    status: str
+
+
+def _error(status: int, kind: str, message: str) -> Answer:
     return status, {kind: {'code': status, 'message': message}}
 
 
 class BlockStorage:
     """The stand-in's state and its HTTP answers (:meth:`route`)."""
 
-    def __init__(self, directory, block_devices=False):
+    def __init__(self, directory: str, block_devices: bool = False) -> None:
         #: Where each volume's device file lives.
         self.directory = directory
         #: Each volume gets a loop device over its file (real guests).
         self.block_devices = block_devices
         self._lock = threading.Lock()
-        self._volumes = {}        # volume id -> volume
-        self._attachments = {}    # attachment id -> attachment
+        self._volumes: dict[str, Record] = {}        # volume id -> volume
+        # attachment id -> attachment
+        self._attachments: dict[str, Record] = {}
 
     # -- what the backend does as an operator, and what invariants read ----
 
-    def create_volume(self, name='faultdriver-volume', image=None):
+    def create_volume(self, name: str = 'faultdriver-volume',
+                      image: typing.Optional[bytes] = None) -> str:
         """A new ``available`` volume, as ``openstack volume create``
         makes one (with ``image``, the image's bytes, from that image);
         returns its id."""
@@ -86,11 +105,12 @@ class BlockStorage:
                 'device_path': path, 'detaching': False}
         return volume_id
 
-    def attachments(self, server_id):
+    def attachments(self, server_id: str
+                    ) -> dict[str, list[AttachmentView]]:
         """``{volume id: [{'id', 'host', 'status'}]}``: the attachments
         of the server (``host``: the connector's, None while reserved)."""
         with self._lock:
-            found = {}
+            found: dict[str, list[AttachmentView]] = {}
             for attachment in self._attachments.values():
                 if attachment['instance'] == server_id:
                     found.setdefault(attachment['volume_id'], []).append({
@@ -99,19 +119,20 @@ class BlockStorage:
                         'status': attachment['attach_status']})
             return found
 
-    def device_path(self, volume_id):
+    def device_path(self, volume_id: str) -> str:
         """The path a host opens for the volume (the loop device on the
         libvirt tier)."""
         with self._lock:
-            return self._volumes[volume_id]['device_path']
+            path: str = self._volumes[volume_id]['device_path']
+            return path
 
-    def volume_status(self, volume_id):
+    def volume_status(self, volume_id: str) -> str:
         with self._lock:
             return self._status(volume_id)
 
     # -- HTTP -------------------------------------------------------------
 
-    def route(self, environ):
+    def route(self, environ: standins.Environ) -> Answer:
         method = environ['REQUEST_METHOD']
         path = environ['PATH_INFO'].rstrip('/')
         parts = path.split('/')[1:]
@@ -135,7 +156,8 @@ class BlockStorage:
         return _error(404, 'itemNotFound', 'not modelled: %s %s' % (
             method, path))
 
-    def _volumes_answer(self, method, rest, body):
+    def _volumes_answer(self, method: str, rest: list[str],
+                        body: standins.Json) -> Answer:
         if not rest or rest == ['detail']:
             return 200, {'volumes': [self._shown(v) for v in
                                      self._volumes]}
@@ -154,7 +176,9 @@ class BlockStorage:
             return _error(400, 'badRequest', 'not modelled: %s' % body)
         return 200, {'volume': self._shown(rest[0])}
 
-    def _attachments_answer(self, method, rest, query, body):
+    def _attachments_answer(self, method: str, rest: list[str],
+                            query: dict[str, list[str]],
+                            body: standins.Json) -> Answer:
         if not rest or rest == ['detail']:
             if method == 'POST':
                 return self._create(body['attachment'])
@@ -188,8 +212,8 @@ class BlockStorage:
 
     # -- state changes -----------------------------------------------------
 
-    def _create(self, request):
-        volume_id = request['volume_uuid']
+    def _create(self, request: standins.Json) -> Answer:
+        volume_id: str = request['volume_uuid']
         if volume_id not in self._volumes:
             return _error(404, 'itemNotFound', 'Volume %s could not be '
                           'found.' % volume_id)
@@ -199,7 +223,7 @@ class BlockStorage:
             return _error(400, 'badRequest', 'Invalid volume: volume %s '
                           'is attached to another server and does not allow '
                           'multiattach.' % volume_id)
-        attachment = {'id': str(uuid.uuid4()), 'volume_id': volume_id,
+        attachment: Record = {'id': str(uuid.uuid4()), 'volume_id': volume_id,
                       'instance': request['instance_uuid'],
                       'attach_mode': request.get('mode') or 'rw',
                       'attached_at': None, 'detached_at': None,
@@ -213,7 +237,8 @@ class BlockStorage:
         self._attachments[attachment['id']] = attachment
         return 200, {'attachment': copy.deepcopy(attachment)}
 
-    def _connection(self, attachment, connector):
+    def _connection(self, attachment: Record,
+                    connector: standins.Json) -> Record:
         """Cinder's attachment ``connection_info``: flat (Nova's
         ``_translate_attachment_ref`` moves all but the type and the
         attachment id under ``data``, where the libvirt driver reads
@@ -224,7 +249,7 @@ class BlockStorage:
                 'volume_id': volume['id'],
                 'attachment_id': attachment['id']}
 
-    def _status(self, volume_id):
+    def _status(self, volume_id: str) -> str:
         states = {a['attach_status'] for a in self._attachments.values()
                   if a['volume_id'] == volume_id}
         if states and self._volumes[volume_id]['detaching']:
@@ -236,7 +261,7 @@ class BlockStorage:
                 return shown
         return 'available'
 
-    def _shown(self, volume_id):
+    def _shown(self, volume_id: str) -> Record:
         volume = copy.deepcopy(self._volumes[volume_id])
         volume['status'] = self._status(volume_id)
         volume['attachments'] = [
@@ -251,7 +276,7 @@ class BlockStorage:
         return volume
 
 
-def attach_loop(path):
+def attach_loop(path: str) -> str:
     """A loop device over the file ``path``: its device path.  Fails
     loudly (no loop device free, no permission: the libvirt tier runs as
     root)."""
@@ -265,7 +290,7 @@ def attach_loop(path):
     return done.stdout.strip()
 
 
-def detach_loops(directory):
+def detach_loops(directory: str) -> list[str]:
     """Detach every loop device whose file is under ``directory`` (the
     stack's teardown, and its guardian's when the runner was killed);
     returns their names.  Before the files are removed: a deleted
@@ -279,7 +304,7 @@ def detach_loops(directory):
         # device (the libvirt tier refuses to start without it).
         return []
     prefix = os.path.join(os.path.abspath(directory), '')
-    detached = []
+    detached: list[str] = []
     for line in done.stdout.splitlines():
         name, _, back = line.partition(' ')
         if back.startswith(prefix):
