@@ -207,14 +207,14 @@ class Transport:
             each.stop()
         self._relays = []
         if self._opened:
+            # The master ends itself once asked (its forwards with it).
             subprocess.run(self._ssh('-O', 'exit', self.host),
                            stdin=subprocess.DEVNULL,
                            capture_output=True, timeout=30)
             self._opened = False
-        if self._master is not None:
-            if self._master.poll() is None and not self._opened:
-                self._master.terminate()    # never answered: not opened
-            self._end_master()
+        elif self._master is not None:
+            self._master.terminate()    # started, never answered
+        self._end_master()
         shutil.rmtree(self.directory, ignore_errors=True)
 
     # -- commands ------------------------------------------------------------

@@ -235,8 +235,10 @@ class Recovery:
         quiet time of ``_settle`` to end (one quiet time, not one per
         host: all run at once, and a host's periodic waiting for the
         tracker lock the held thread holds made a hang case at such a
-        step cost one quiet time per host).  ``[(host, thread)]``: a
-        thread still alive waits for what the held thread holds."""
+        step cost one quiet time per host); none to those that can only
+        run once the hold is released (:meth:`_tracker_lock_held`).
+        ``[(host, thread)]``: a thread still alive waits for what the
+        held thread holds."""
         hosts = list(hosts)
         locked = self._tracker_lock_held(hosts)
         if locked and self.nova.SHARED_TRACKER_LOCK:
