@@ -259,14 +259,20 @@ SECOND_CALLS = {
 
 def moved(data: records.ScenarioData
           ) -> typing.Tuple[int, str, records.ScenarioData]:
-    """``(index, kind, args)`` of a workflow's first step that starts a
-    move or another operation (``model.starts_operation``: where a
-    ``second-call`` case's other user starts); ValueError if it has
-    none."""
-    for index, step in enumerate(data['steps']):
-        [(kind, args)] = step.items()
-        if model.starts_operation(kind):
-            return index, kind, dict(args or {})
+    """``(index, kind, args)`` of a workflow's first move step, or
+    without one its first step that starts another operation
+    (``model.starts_operation``: a shelve, a rebuild): where a
+    ``second-call`` case's other user starts.  A move is preferred: a
+    server stopped before its migration still gets the move's calls.
+    ValueError if it has neither."""
+    steps = [(index, kind, dict(args or {}))
+             for index, step in enumerate(data['steps'])
+             for kind, args in step.items()]
+    for wanted in (lambda kind: kind in model.MOVES,
+                   model.starts_operation):
+        for index, kind, args in steps:
+            if wanted(kind):
+                return index, kind, args
     raise ValueError('workflow %s has no step that starts a move or an '
                      'operation (%s, shelve, rebuild...): no second call '
                      'to make' % (data.get('name'), ', '.join(model.MOVES)))

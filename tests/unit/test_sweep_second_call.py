@@ -66,6 +66,18 @@ def test_the_shelve_and_rebuild_workflows_get_their_calls(tmp_path):
         'point': 'tracker.instance_claim', 'phase': 'before', 'count': 2}
 
 
+def test_a_move_after_another_operation_still_gets_the_moves_calls():
+    data = {'name': 'x', 'steps': [
+        {'boot': {'server': 's1', 'host': 'src'}},
+        {'stop-server': {'server': 's1'}},
+        {'migrate': {'server': 's1'}}]}
+    assert cases.moved(data)[:2] == (2, 'migrate')
+    assert cases.second_calls(data) == SECOND_MIGRATE
+
+
+SECOND_MIGRATE = ('migrate', 'confirm', 'revert', 'delete', 'stop', 'reboot')
+
+
 def test_no_call_no_case():
     """A workflow without a move step has no call to make: no case (a
     sweep of nothing is refused by the sweep, naming the class)."""
