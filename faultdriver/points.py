@@ -19,6 +19,7 @@ import importlib.resources
 
 import yaml
 
+from faultdriver import rules
 from faultdriver import surface
 
 
@@ -43,6 +44,12 @@ class Point:
     #: RPC points: the caller gives ``call_monitor_timeout`` (heartbeats
     #: while the server works; ``long_rpc_timeout`` as its timeout).
     monitored: bool = False
+
+    def holds_lock(self, phase: str) -> bool:
+        """Whether a thread hit at ``phase`` of this point holds the
+        resource tracker's lock: a tracker-lock point's ``before`` and
+        ``after`` (its ``unlocked`` phase runs before the lock)."""
+        return self.tracker_lock and phase != rules.UNLOCKED
 
 
 @functools.lru_cache(maxsize=None)

@@ -9,7 +9,6 @@ from oslo_concurrency import lockutils
 
 from faultdriver.actions import base
 from faultdriver import journal
-from faultdriver import rules
 from faultdriver.scenario import tiers
 
 LOG = logging.getLogger(__name__)
@@ -99,8 +98,8 @@ class Periodic(base.Action):
         from faultdriver import points
 
         point = points.catalogue().get(rule.point)
-        if 'host' in cls.bind(term) and rule.phase != rules.UNLOCKED and \
-                getattr(point, 'tracker_lock', False):
+        if 'host' in cls.bind(term) and point is not None and \
+                point.holds_lock(rule.phase):
             return frozenset({tiers.Provision.PROCESS_PER_HOST})
         return frozenset()
 
@@ -150,7 +149,7 @@ class Periodic(base.Action):
                                   name='faultdriver-periodic-%s' % hit.host)
         thread.start()
         started.wait()
-        if not point.tracker_lock or hit.phase == rules.UNLOCKED:
+        if not point.holds_lock(hit.phase):
             # The hit thread holds no tracker lock: the periodic runs
             # within the window, before the thread goes on.
             thread.join(self.args.get('timeout', 60.0))

@@ -184,7 +184,7 @@ def _periodic(writer, host, rule, term, skip, text, where):
     except ValueError as exc:
         raise Unsupported(where, 'rule %r: %s' % (text, exc))
     point = points.catalogue()[rule.point]
-    locked = point.tracker_lock and rule.phase != rules_module.UNLOCKED
+    locked = point.holds_lock(rule.phase)
     if locked and rule.point.startswith('tracker.'):
         raise Unsupported(where, 'rule %r: a periodic inside the tracker '
                           'lock a patch of %s runs outside of; write it '

@@ -276,8 +276,7 @@ class Recovery:
             point = catalogue.get(str(entry.get('point')))
             if entry.get('action') == 'hang' and point is not None and \
                     entry.get('point') in held.get(host, {}) and \
-                    getattr(point, 'tracker_lock', False) and \
-                    entry.get('phase') != 'unlocked':
+                    point.holds_lock(str(entry.get('phase'))):
                 found.add(host)
         return found
 

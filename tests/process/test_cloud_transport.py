@@ -28,6 +28,7 @@ from faultdriver.cmd import cloud as cloud_cmd
 from faultdriver.cmd import main
 from faultdriver.control import client
 from faultdriver.control import server as server_module
+from faultdriver.process import procs
 from tests import sshd
 
 pytestmark = pytest.mark.skipif(
@@ -159,23 +160,10 @@ def test_reach_shows_the_status(capfd, server_sshd, served):
     assert code == 0
 
 
-def _children(pid):
-    found = []
-    for entry in os.listdir('/proc'):
-        try:
-            with open('/proc/%s/stat' % entry, 'rb') as f:
-                fields = f.read().rsplit(b')', 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if fields[0] != b'Z' and int(fields[1]) == pid:
-            found.append(int(entry))
-    return found
-
-
 def _gone(pid):
+    """Exited (a zombie not yet reaped counts as gone)."""
     try:
-        with open('/proc/%d/stat' % pid, 'rb') as f:
-            return f.read().rsplit(b')', 1)[1].split()[0] == b'Z'
+        return procs._stat_fields(pid)[0] == b'Z'
     except OSError:
         return True
 
@@ -196,7 +184,7 @@ def test_the_master_ends_with_a_killed_runner(server_sshd):
         stdout=subprocess.PIPE, text=True, start_new_session=True)
     try:
         assert runner.stdout.readline().strip() == 'open'
-        masters = _children(runner.pid)
+        masters = procs.descendants(runner.pid)
         assert len(masters) == 1
         master = masters[0]
         assert os.getpgid(master) == runner.pid
