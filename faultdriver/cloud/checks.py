@@ -28,6 +28,7 @@ NOT_NOVA_34 = 'Nova is not 34.x'
 HOST_MISMATCH = 'host mismatch'
 NODENAME_MISMATCH = 'nodename mismatch'
 DIRTY = 'dirty host'
+POINTS_DIFFER = 'points catalogue differs'
 #: Seconds of ``report_interval`` beyond which a crash scenario waits
 #: long for the API to show the compute down (``service_down_time`` is
 #: set from it: devstack's 120 s gives 720 s).
@@ -86,6 +87,50 @@ def refusals(host: profile_module.HostProfile,
                 status.get('host'), status.get('nodenames'), host.alias,
                 host.nodename)))
     return found
+
+
+def catalogue_refusal(host: profile_module.HostProfile, status: Status,
+                      remote: typing.Sequence[typing.Mapping[str, object]],
+                      local: typing.Mapping[str, typing.Any]
+                      ) -> typing.Optional[errors.HostRefused]:
+    """Refused when ``host``'s FaultDriver (its ``points`` op:
+    ``remote``) does not know a point of this runner's catalogue
+    (``local``) as this runner does: scenarios and sweeps name points
+    from the runner's catalogue (a sweep's trace puts a rule on each),
+    and the host would refuse a rule on a point it lacks mid-run, or
+    fire a point under the tracker lock where the runner plans a phase
+    before it.  Points only the host has are not the runner's to use,
+    and not refused."""
+    theirs = {str(p.get('name')): p for p in remote}
+    missing = sorted(name for name in local if name not in theirs)
+    changed = sorted(
+        name for name, point in local.items() if name in theirs and (
+            theirs[name].get('kind') != point.kind or
+            bool(theirs[name].get('tracker_lock')) != point.tracker_lock))
+    if not missing and not changed:
+        return None
+    said = []
+    if missing:
+        said.append('it lacks %d of this runner\'s points (%s%s)' % (
+            len(missing), ', '.join(missing[:5]),
+            ', ...' if len(missing) > 5 else ''))
+    if changed:
+        said.append('it knows %s with another kind or tracker lock' %
+                    ', '.join(changed))
+    return errors.HostRefused(
+        host.ssh, POINTS_DIFFER, '%s: its FaultDriver is faultdriver %s, '
+        'this runner\'s %s; install the same faultdriver on the computes '
+        'and the runner' % ('; '.join(said),
+                            status.get('faultdriver_version') or '(unknown)',
+                            _own_version()))
+
+
+def _own_version() -> str:
+    from importlib import metadata
+    try:
+        return metadata.version('faultdriver')
+    except metadata.PackageNotFoundError:
+        return '(not installed)'
 
 
 def dirt(host: profile_module.HostProfile, status: Status,

@@ -29,6 +29,7 @@ from faultdriver.cloud import computes as computes_module
 from faultdriver.cloud import errors
 from faultdriver.cloud import profile as profile_module
 from faultdriver import exception
+from faultdriver import points as points_module
 from faultdriver.scenario import model
 from faultdriver.scenario import play
 from faultdriver.scenario import tiers
@@ -89,6 +90,11 @@ def preflight(profile: profile_module.Profile,
         found = checks.refusals(host, reading.status)
         if found:
             raise found[0]
+        differs = checks.catalogue_refusal(
+            host, reading.status, computes.control(alias).points(),
+            points_module.catalogue())
+        if differs is not None:
+            raise differs
         dirty = checks.dirty(host, checks.dirt(
             host, reading.status, computes.exists(alias, host.start_rules)))
         if dirty is not None:

@@ -25,6 +25,7 @@ from faultdriver.cloud import profile as profile_module
 from faultdriver.cloud import transport
 from faultdriver.control import client as control_client
 from faultdriver.control import protocol
+from faultdriver import points as points_module
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,6 +61,11 @@ def check_hosts(profile: profile_module.Profile,
         refused = checks.refusals(host, reading.status)
         if refused:
             raise refused[0]
+        differs = checks.catalogue_refusal(
+            host, reading.status, computes.control(alias).points(),
+            points_module.catalogue())
+        if differs is not None:
+            raise differs
         dirty = checks.dirty(host, checks.dirt(
             host, reading.status, computes.exists(alias, host.start_rules)))
         if dirty is not None:

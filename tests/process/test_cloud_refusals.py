@@ -3,8 +3,8 @@ cloud check`` against a REAL key-only sshd on 127.0.0.1 (tests/sshd.py)
 and a real faultdriver control server behind it: exit 2 naming the host
 (its SSH target) and the fact -- host down, key refused, socket absent,
 no opt-in, host or nodename mismatch, dirty host, FaultDriver not the
-compute_driver, Nova not 34.x -- and ``cloud restore`` leaving a clean
-host.
+compute_driver, Nova not 34.x, a FaultDriver that knows other points --
+and ``cloud restore`` leaving a clean host.
 
 What a nova-compute adds to ``status`` (its host, nodenames, Nova
 version, ``rpc_started``) is given by the control server's ComputeHooks
@@ -55,13 +55,20 @@ def directory():
     shutil.rmtree(path, ignore_errors=True)
 
 
-def serve(engine, directory, facts=COMPUTE):
+def serve(engine, directory, facts=COMPUTE, catalogue=None):
+    """A control server as FaultDriver's: this faultdriver's own points
+    catalogue (``catalogue``: another's)."""
+    from faultdriver import points
+    from faultdriver import rules
     from tests.unit import fakes
+    catalogue = catalogue or points.catalogue()
     compute = ops.ComputeHooks(facts=lambda: dict(facts)) if facts \
         else ops.NO_COMPUTE
     return server_module.ControlServer(
-        os.path.join(directory, 'c.sock'), engine, fakes.CATALOGUE,
-        fakes.rule, compute=compute).start()
+        os.path.join(directory, 'c.sock'), engine, catalogue,
+        lambda text: rules.validate(rules.parse(text), catalogue,
+                                    fakes.ACTIONS),
+        compute=compute).start()
 
 
 def write_profile(running, directory, ssh='fd-a', socket=None,
@@ -133,6 +140,20 @@ def test_what_the_compute_says_of_itself(capfd, server_sshd, directory,
     served = serve(engine, directory, facts)
     try:
         refused(capfd, write_profile(server_sshd, directory), 'fd-a', fact)
+    finally:
+        served.stop()
+
+
+def test_a_faultdriver_with_other_points(capfd, server_sshd, directory,
+                                        engine):
+    """A compute whose FaultDriver is another faultdriver, knowing five
+    points: the runner's scenarios and sweeps name the rest."""
+    from tests.unit import fakes
+    served = serve(engine, directory, catalogue=fakes.CATALOGUE)
+    try:
+        err = refused(capfd, write_profile(server_sshd, directory), 'fd-a',
+                      checks.POINTS_DIFFER)
+        assert 'faultdriver 1.0' in err and 'lacks' in err
     finally:
         served.stop()
 

@@ -71,3 +71,36 @@ def test_every_host_must_share_the_rpc_timeout():
     other = dict(same, dest=checks.Reading(dict(GOOD, settings={
         'rpc_response_timeout': 60}), 0))
     assert checks.same_setting(other, 'rpc_response_timeout') is None
+
+
+def remote_catalogue(drop=(), relock=()):
+    """What a host's ``points`` op answers, from this runner's own
+    catalogue, with points dropped or their tracker lock flipped."""
+    from faultdriver import points
+    return [{'name': p.name, 'kind': p.kind,
+             'tracker_lock': p.tracker_lock != (p.name in relock)}
+            for p in points.catalogue().values() if p.name not in drop]
+
+
+def test_a_host_whose_faultdriver_knows_other_points_is_refused():
+    from faultdriver import points
+    local = points.catalogue()
+    status = dict(GOOD, faultdriver_version='0.1.dev1')
+    assert checks.catalogue_refusal(
+        HOST, status, remote_catalogue(), local) is None
+    # Points only the host knows are not the runner's to use.
+    extra = remote_catalogue() + [{'name': 'future_step', 'kind': 'driver'}]
+    assert checks.catalogue_refusal(HOST, status, extra, local) is None
+
+    missing = checks.catalogue_refusal(
+        HOST, status, remote_catalogue(drop={'pre_live_migration'}), local)
+    assert (missing.host, missing.fact) == ('fd-b', checks.POINTS_DIFFER)
+    assert 'lacks 1 of this runner\'s points (pre_live_migration)' in str(
+        missing)
+    assert 'faultdriver 0.1.dev1' in str(missing)
+
+    locked = next(name for name, p in local.items() if p.tracker_lock)
+    changed = checks.catalogue_refusal(
+        HOST, status, remote_catalogue(relock={locked}), local)
+    assert 'knows %s with another kind or tracker lock' % locked in str(
+        changed)
