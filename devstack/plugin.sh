@@ -315,7 +315,7 @@ function configure_faultdriver_test_timings {
 # the paths (control socket, journal, start rules) and the nodename.
 function _faultdriver_profile_host {
     local alias=$1 host=$2 unit=$3 socket=$4 journal=$5 start_rules=$6
-    local nodename=$7
+    local nodename=$7 uri
     cat <<EOF_HOST
   $alias:
     ssh: $STACK_USER@$HOST_IP
@@ -328,6 +328,12 @@ function _faultdriver_profile_host {
     log: {journald: $unit}
     start_rules: $start_rules
 EOF_HOST
+    # A libvirt compute's guests are asked of its libvirt (virsh over
+    # SSH, as the stack user, a member of the libvirt group).
+    if [[ $VIRT_DRIVER == libvirt ]]; then
+        uri=$(iniget "$NOVA_CPU_CONF" libvirt connection_uri)
+        echo "    libvirt: {uri: '${uri:-qemu:///system}'}"
+    fi
 }
 
 # The cloud profile of this node's computes (doc/source/tiers.rst, the

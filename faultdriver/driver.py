@@ -293,6 +293,10 @@ class FaultDriver(_Delegating):
                           if tracker is not None else None),
             'nova_version': novacompat.nova_version(),
             'faultdriver_version': hostfacts.faultdriver_version(),
+            # The driver it wraps, as a class path: a runner tells
+            # libvirt (whose guests it can ask with virsh) from a fake.
+            'inner_driver': '%s.%s' % (type(self._inner).__module__,
+                                       type(self._inner).__qualname__),
             'settings': hostfacts.settings(),
             'tracker_fixes': [patch.name for patch in self._fault_patches],
             # None: outside a compute manager, nothing to know.

@@ -8,8 +8,9 @@ stop may take (``graceful_shutdown_timeout`` and Nova 34's
 ``manager_shutdown_timeout``, of which the manager waits for its tasks
 at most all but ``min(20, it)`` seconds), how often the timer runs the
 resource periodic (``update_resources_interval``), which CPUs the host
-pins (``[compute] cpu_shared_set``, ``cpu_dedicated_set``) and whether
-its log has the DEBUG texts expectations count (``debug``).  Values are
+pins (``[compute] cpu_shared_set``, ``cpu_dedicated_set``), where its
+libvirt answers (``[libvirt] connection_uri``) and whether its log has
+the DEBUG texts expectations count (``debug``).  Values are
 nova.conf's as this process read them.  Where each option is defined is
 declared in :mod:`faultdriver.novacompat.declared`.
 """
@@ -29,6 +30,10 @@ DEFAULT_OPTIONS = ('rpc_response_timeout', 'long_rpc_timeout',
                    'debug')
 #: ``[compute]`` options status reports.
 COMPUTE_OPTIONS = ('cpu_shared_set', 'cpu_dedicated_set')
+#: ``[libvirt]`` options status reports: where a runner's ``virsh``
+#: reaches the host's libvirt (empty: libvirt's default for the
+#: virt_type, ``qemu:///system``).
+LIBVIRT_OPTIONS = ('connection_uri',)
 
 
 def faultdriver_version():
@@ -44,6 +49,8 @@ def settings():
     found = {name: CONF[name] for name in DEFAULT_OPTIONS}
     found.update({'compute.' + name: CONF.compute[name]
                   for name in COMPUTE_OPTIONS})
+    found.update({'libvirt.' + name: CONF.libvirt[name]
+                  for name in LIBVIRT_OPTIONS})
     return found
 
 

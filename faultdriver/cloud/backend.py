@@ -46,6 +46,22 @@ START_TIMEOUT = 180
 #: The image a profile without ``image`` boots from: faultdriver's
 #: boot-sector guest, uploaded under this name.
 DEFAULT_IMAGE = 'faultdriver-guest'
+#: What ``virsh domstate`` prints, as the libvirt tier names a state
+#: (libvirt's VIR_DOMAIN_* name in lower case).
+VIRSH_STATES = {'no state': 'nostate', 'running': 'running',
+                'idle': 'blocked', 'paused': 'paused',
+                'in shutdown': 'shutdown', 'shut off': 'shutoff',
+                'crashed': 'crashed', 'pmsuspended': 'pmsuspended'}
+
+
+def guest_states(found: typing.Iterable[typing.Mapping[str, typing.Any]]
+                 ) -> records.Guests:
+    """``{uuid: state}`` of the host helper's ``guests`` answer, each
+    state as the libvirt tier names it ('?' for a word virsh may add)."""
+    return {str(guest['uuid']): VIRSH_STATES.get(str(guest['state']), '?')
+            for guest in found}
+
+
 #: Where a compute's log is read from: a log file's byte offset, or
 #: journald's cursor (None: where it ends when asked).
 LogPosition = typing.Union[int, str, None]
@@ -677,8 +693,15 @@ class CloudNova(backend_base.BackendBase):
     # -- the hypervisor's view -------------------------------------------
 
     def guests(self, host: str) -> typing.Optional[records.Guests]:
-        """None: the cloud tier does not ask the hypervisor yet."""
-        return None
+        """``{instance uuid: state}`` of the guests ``host``'s libvirt
+        has, asked with ``virsh`` on the host (the profile's
+        ``hosts.ALIAS.libvirt``), named as the libvirt tier names them;
+        None where the profile names no libvirt (a fake driver)."""
+        libvirt = self.computes.host(host).libvirt
+        if libvirt is None:
+            return None
+        return guest_states(self.computes.helper(host).guests(
+            libvirt.uri, libvirt.container))
 
     def tracked_tasks(self, host: str) -> list[records.TrackedTask]:
         tasks: list[records.TrackedTask] = self.computes.control(

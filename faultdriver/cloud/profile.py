@@ -24,6 +24,10 @@ DIRECTORY = os.path.join('~', '.config', 'faultdriver', 'clouds')
 MANAGERS = ('systemd', 'docker', 'podman', 'stack')
 HOST_KEYS = ('ssh', 'host', 'nodename', 'manager', 'unit', 'socket',
              'journal', 'log', 'start_rules')
+#: Optional per host: its hypervisor is libvirt, asked with ``virsh``.
+OPTIONAL_HOST_KEYS = ('libvirt',)
+LIBVIRT_KEYS = ('uri', 'container')
+LIBVIRT_URI = 'qemu:///system'
 TOP_KEYS = ('format', 'cloud', 'clouds_yaml', 'fault_injection_allowed',
             'ssh_config', 'hosts', 'broker', 'image', 'network')
 BROKER_KEYS = ('ssh', 'vhost', 'container')
@@ -52,6 +56,19 @@ class HostProfile:
     #: ``('file', PATH)`` or ``('journald', UNIT)``.
     log: typing.Tuple[str, str]
     start_rules: str
+    #: Its hypervisor, where it is libvirt: ``virsh`` on the host (in
+    #: ``container`` on kolla) answers for its guests.  None: a
+    #: hypervisor the cloud tier does not ask (fake drivers).
+    libvirt: typing.Optional['Libvirt'] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Libvirt:
+    """How a compute's libvirt is asked: ``virsh -c URI``, run on the
+    host over SSH (or with ``docker exec CONTAINER`` there)."""
+
+    uri: str = LIBVIRT_URI
+    container: typing.Optional[str] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,7 +139,7 @@ def _host(path: str, alias: str, data: object) -> HostProfile:
     key = 'hosts.%s.' % alias
     if not isinstance(data, dict):
         _fail(path, key[:-1], 'a mapping of ' + ', '.join(HOST_KEYS), data)
-    _unknown(path, key, data, HOST_KEYS)
+    _unknown(path, key, data, HOST_KEYS + OPTIONAL_HOST_KEYS)
     text = {name: typing.cast(str, _text(
         path, key, data, name,
         absolute=name in ('socket', 'journal', 'start_rules')))
@@ -142,7 +159,25 @@ def _host(path: str, alias: str, data: object) -> HostProfile:
                        unit=text['unit'], socket=text['socket'],
                        journal=text['journal'],
                        log=(kind, typing.cast(str, where)),
-                       start_rules=text['start_rules'])
+                       start_rules=text['start_rules'],
+                       libvirt=_libvirt(path, key, data))
+
+
+def _libvirt(path: str, key: str, data: typing.Mapping[str, object]
+             ) -> typing.Optional[Libvirt]:
+    if data.get('libvirt') is None:
+        return None
+    raw = data['libvirt']
+    if not isinstance(raw, dict):
+        _fail(path, key + 'libvirt', 'a mapping of ' +
+              ', '.join(LIBVIRT_KEYS) + ' (each optional: {} is '
+              'virsh -c %s on the host)' % LIBVIRT_URI, raw)
+    _unknown(path, key + 'libvirt.', raw, LIBVIRT_KEYS)
+    return Libvirt(
+        uri=_text(path, key + 'libvirt.', raw, 'uri', required=False)
+        or LIBVIRT_URI,
+        container=_text(path, key + 'libvirt.', raw, 'container',
+                        required=False))
 
 
 def parse(path: str, data: object) -> Profile:
@@ -233,11 +268,8 @@ def dump(profile: Profile) -> typing.Dict[str, object]:
         data['clouds_yaml'] = profile.clouds_yaml
     if profile.ssh_config:
         data['ssh_config'] = profile.ssh_config
-    data['hosts'] = {alias: {
-        'ssh': h.ssh, 'host': h.host, 'nodename': h.nodename,
-        'manager': h.manager, 'unit': h.unit, 'socket': h.socket,
-        'journal': h.journal, 'log': {h.log[0]: h.log[1]},
-        'start_rules': h.start_rules} for alias, h in profile.hosts.items()}
+    data['hosts'] = {alias: _dump_host(h)
+                     for alias, h in profile.hosts.items()}
     if profile.broker:
         data['broker'] = {'ssh': profile.broker.ssh,
                           'vhost': profile.broker.vhost,
@@ -245,4 +277,18 @@ def dump(profile: Profile) -> typing.Dict[str, object]:
     if profile.image:
         data['image'] = profile.image
     data['network'] = profile.network
+    return data
+
+
+def _dump_host(host: HostProfile) -> typing.Dict[str, object]:
+    data: typing.Dict[str, object] = {
+        'ssh': host.ssh, 'host': host.host, 'nodename': host.nodename,
+        'manager': host.manager, 'unit': host.unit, 'socket': host.socket,
+        'journal': host.journal, 'log': {host.log[0]: host.log[1]},
+        'start_rules': host.start_rules}
+    if host.libvirt is not None:
+        libvirt = {'uri': host.libvirt.uri}
+        if host.libvirt.container:
+            libvirt['container'] = host.libvirt.container
+        data['libvirt'] = libvirt
     return data

@@ -28,6 +28,7 @@ from faultdriver.cloud import checks
 from faultdriver.cloud import computes as computes_module
 from faultdriver.cloud import errors
 from faultdriver.cloud import profile as profile_module
+from faultdriver.cloud import provides
 from faultdriver import exception
 from faultdriver import points as points_module
 from faultdriver.scenario import model
@@ -138,8 +139,9 @@ def api_refusals(profile: profile_module.Profile, cloud: api_module.CloudAPI,
 def run(path: str, variant: str, mode: str,
         profile_path: str) -> variant_report.VariantReport:
     scenario = model.load(path)
-    model.check_tier(scenario, tiers.CLOUD)
     profile = profile_module.load(path=profile_path)
+    provides.use(profile, scenario.hosts)
+    model.check_tier(scenario, tiers.CLOUD)
     refuse_unrunnable(scenario, variant, profile)
     report = variant_report.VariantReport.begin(scenario, variant, mode,
                                                 tiers.CLOUD)

@@ -312,6 +312,22 @@ def _filled(template: str, host: typing.Optional[str], what: str) -> str:
     return template.replace(HOST_FIELD, host)
 
 
+#: The class path of Nova's libvirt driver (a FaultDriver's
+#: ``inner_driver`` in its status).
+LIBVIRT_DRIVER = 'nova.virt.libvirt.driver.LibvirtDriver'
+
+
+def libvirt_of(status: typing.Mapping[str, typing.Any]
+               ) -> typing.Optional[profile_module.Libvirt]:
+    """How the compute whose status this is has its libvirt asked,
+    where FaultDriver wraps Nova's libvirt driver: ``virsh -c`` its
+    ``[libvirt] connection_uri`` (libvirt's default where unset)."""
+    if status.get('inner_driver') != LIBVIRT_DRIVER:
+        return None
+    uri = (status.get('settings') or {}).get('libvirt.connection_uri')
+    return profile_module.Libvirt(uri=uri or profile_module.LIBVIRT_URI)
+
+
 def init(name: str, cloud: str, targets: typing.Mapping[str, str],
          socket: str, manager: str, unit: str, log: typing.Tuple[str, str],
          start_rules: str, ssh_config: typing.Optional[str] = None,
@@ -364,7 +380,8 @@ def init(name: str, cloud: str, targets: typing.Mapping[str, str],
             manager=manager, unit=_filled(unit, host, '--unit'),
             socket=where, journal=str(status.get('journal')),
             log=(log[0], _filled(log[1], host, '--log-file')),
-            start_rules=_filled(start_rules, host, '--start-rules'))
+            start_rules=_filled(start_rules, host, '--start-rules'),
+            libvirt=libvirt_of(status))
         refused = checks.refusals(probe, status)
         if host is not None and probe.host != host:
             refused.insert(0, errors.HostRefused(

@@ -101,11 +101,24 @@ def use_cloud(parsed_args, hosts=None, wanted_by='--cloud'):
     if not (parsed_args.cloud or parsed_args.profile):
         raise exception.ScenarioError('%s: expected --cloud NAME (or '
                                       '--profile PATH)' % wanted_by)
+    from faultdriver.cloud import provides
     profile = profile_module.load(parsed_args.cloud, parsed_args.profile)
+    provides.use(profile, hosts)
     found = survey.check(profile, [h for h in (hosts or profile.hosts)
                                    if h in profile.hosts])
     os.environ[launch.CLOUD_PROFILE] = os.path.abspath(profile.path)
     use_rpc_timeout(survey.rpc_timeout(found))
+
+
+def use_provisions(parsed_args, hosts=None):
+    """The cloud tier as the profile's computes are (their libvirt
+    gives a real hypervisor: cloud.provides), before a scenario is
+    checked against it; the profile is only read."""
+    from faultdriver.cloud import profile as profile_module
+    from faultdriver.cloud import provides
+    _refuse_backend(parsed_args)
+    provides.use(profile_module.load(parsed_args.cloud, parsed_args.profile),
+                 hosts)
 
 
 def use_rpc_timeout(seconds):
@@ -127,14 +140,19 @@ def cloud_backend(parsed_args, hosts=None):
     ``parsed_args.backend``."""
     if not (parsed_args.cloud or parsed_args.profile):
         return parsed_args.backend
+    from faultdriver.scenario import tiers
+    _refuse_backend(parsed_args)
+    use_cloud(parsed_args, hosts)
+    return tiers.CLOUD
+
+
+def _refuse_backend(parsed_args):
     from faultdriver import exception
     from faultdriver.scenario import tiers
     if parsed_args.backend != tiers.DEFAULT:
         raise exception.ScenarioError(
             '--backend %s and --cloud: expected one of them (--cloud runs '
             'on the cloud tier)' % parsed_args.backend)
-    use_cloud(parsed_args, hosts)
-    return tiers.CLOUD
 
 
 class _ProfileCommand(command.Command):

@@ -240,7 +240,9 @@ class ScenarioRun(command.Command):
                     % (scenario.path, v, rules.suggest(v, scenario.variants),
                        ', '.join(scenario.variants)))
         if parsed_args.cloud or parsed_args.profile:
-            # What the cloud tier lacks, named before a host is reached.
+            # What the cloud tier lacks, named before a host is reached
+            # (a cloud whose computes are libvirt provides their guests).
+            cloud_cmd.use_provisions(parsed_args, scenario.hosts)
             model.check_tier(scenario, tiers.CLOUD)
         parsed_args.backend = cloud_cmd.cloud_backend(parsed_args,
                                                       scenario.hosts)

@@ -234,6 +234,7 @@ ASSUMPTIONS = [
            ('update_resources_interval',)),
           ('nova.conf.compute.compute_group_opts',
            ('cpu_shared_set', 'cpu_dedicated_set')),
+          ('nova.conf.libvirt.libvirt_general_opts', ('connection_uri',)),
           ('nova.conf.rpc.rpc_opts', ('long_rpc_timeout',)),
           ('oslo_messaging.rpc.client._client_opts',
            ('rpc_response_timeout',)),

@@ -127,9 +127,17 @@ class Scenario:
     def runs_on(self, backend: str) -> bool:
         """Whether its ``backends`` admits ``backend``: a remote tier (a
         cloud) runs a scenario that names none, where the cloud provides
-        what it needs (checked when its run loads it)."""
-        return backend in self.backends or (
-            'backends' not in self.data and tiers.get(backend).remote)
+        what it needs (checked when its run loads it), and one written
+        for real libvirt where the cloud's computes are libvirt (it
+        provides a real hypervisor: cloud.provides)."""
+        tier = tiers.get(backend)
+        if backend in self.backends:
+            return True
+        if not tier.remote:
+            return False
+        return 'backends' not in self.data or (
+            'libvirt' in self.backends and
+            tiers.Provision.REAL_HYPERVISOR in tier.provides)
 
     @property
     def dedicated_cpus(self) -> bool:

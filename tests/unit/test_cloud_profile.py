@@ -47,6 +47,20 @@ def test_what_dump_writes_loads_the_same(tmp_path):
     assert again == loaded
 
 
+def test_a_host_s_libvirt_is_optional_and_read_back(tmp_path):
+    data = changed(lambda d: d['hosts']['src'].update(libvirt={}))
+    data['hosts']['dest']['libvirt'] = {'uri': 'qemu+tcp://b/system',
+                                        'container': 'nova_libvirt'}
+    loaded = profile.load(path=write(tmp_path, data))
+    assert loaded.hosts['src'].libvirt == profile.Libvirt(
+        uri='qemu:///system', container=None)
+    assert loaded.hosts['dest'].libvirt.container == 'nova_libvirt'
+    assert profile.load(path=write(tmp_path, GOOD)).hosts['src'].libvirt \
+        is None
+    again = profile.load(path=write(tmp_path, profile.dump(loaded)))
+    assert again == loaded
+
+
 def changed(edit):
     data = copy.deepcopy(GOOD)
     edit(data)
@@ -73,6 +87,10 @@ def changed(edit):
     (lambda d: d['hosts']['dest'].update(host='compute-a'),
      'hosts.dest.host', 'hosts.src has it too'),
     (lambda d: d.update(broker={'vhost': '/'}), 'broker.ssh', 'a string'),
+    (lambda d: d['hosts']['src'].update(libvirt='qemu:///system'),
+     'hosts.src.libvirt', 'a mapping of uri, container'),
+    (lambda d: d['hosts']['src'].update(libvirt={'url': 'x'}),
+     'hosts.src.libvirt.url', 'one of uri, container'),
 ])
 def test_a_wrong_key_is_named_with_the_file(tmp_path, edit, key, expected):
     path = write(tmp_path, changed(edit))

@@ -312,6 +312,8 @@ class TestFakeComputesAndTimings(PluginRun):
             self.assertEqual(group.control_socket, host['socket'])
             self.assertEqual(group.journal_path, host['journal'])
             self.assertEqual(group.start_rules_path, host['start_rules'])
+            # A fake compute has no libvirt to ask.
+            self.assertNotIn('libvirt', host)
 
     def test_extra_gives_the_fake_computes_their_state_paths(self):
         # devstack makes them with sudo mkdir: root's, while each fake
@@ -326,6 +328,24 @@ class TestFakeComputesAndTimings(PluginRun):
              for host in ('node1', 'node2')],
             [line for line in self.calls.read_text().splitlines()
              if line.startswith('sudo chown')])
+
+    def test_a_libvirt_compute_s_profile_names_its_libvirt(self):
+        profile = self.tmp / 'profile.yaml'
+        settings = dict(FAULTDRIVER_ENABLED='True',
+                        FAULTDRIVER_CLOUD_PROFILE=str(profile))
+        self.assert_ok(self.run_plugin('stack', 'post-config', **settings))
+        cpu_conf = self.tmp / 'nova-cpu.conf'
+        cpu_conf.write_text(self.nova_conf.read_text())
+        self.assert_ok(self.run_plugin('stack', 'extra', **settings))
+        # One compute on a node without nova-api: dest.
+        [(alias, host)] = yaml.safe_load(profile.read_text())[
+            'hosts'].items()
+        self.assertEqual('dest', alias)
+        self.assertEqual({'uri': 'qemu:///system'}, host['libvirt'])
+        from faultdriver.cloud import profile as profile_module
+        loaded = profile_module.load(path=str(profile))
+        self.assertEqual(profile_module.Libvirt(),
+                         loaded.hosts['dest'].libvirt)
 
     def test_profile_without_opt_in_does_not_allow_faults(self):
         profile = self.tmp / 'profile.yaml'

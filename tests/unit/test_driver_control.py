@@ -20,6 +20,9 @@ from faultdriver import hostfacts
 from faultdriver import novacompat
 from tests.unit import test_driver
 
+#: The class DriverTestBase's inner_driver fake_small names.
+INNER_CLASS = 'nova.virt.fake.SmallFakeDriver'
+
 
 class TestControlSocket(test_driver.DriverTestBase):
 
@@ -121,6 +124,7 @@ class TestControlSocket(test_driver.DriverTestBase):
                    debug=True)
         self.flags(cpu_dedicated_set='2-3', cpu_shared_set='0-1',
                    group='compute')
+        self.flags(connection_uri='qemu+tcp://h/system', group='libvirt')
         self.start()
         before = time.time()
         status = client_module.Client(self.path).status()
@@ -133,13 +137,15 @@ class TestControlSocket(test_driver.DriverTestBase):
             'nova_version': novacompat.nova_version(),
             'faultdriver_version': hostfacts.faultdriver_version(),
             'tracker_fixes': [], 'start_rules': None,
+            'inner_driver': INNER_CLASS,
             'settings': {
                 'rpc_response_timeout': 8, 'long_rpc_timeout': 70,
                 'report_interval': 3, 'graceful_shutdown_timeout': 40,
                 'manager_shutdown_timeout': 30,
                 'update_resources_interval': -1, 'debug': True,
                 'compute.cpu_dedicated_set': '2-3',
-                'compute.cpu_shared_set': '0-1'}}, status)
+                'compute.cpu_shared_set': '0-1',
+                'libvirt.connection_uri': 'qemu+tcp://h/system'}}, status)
         self.assertEqual('34.0.0', status['nova_version'])
 
     def test_timer_refused_where_there_is_no_compute_manager(self):
