@@ -170,6 +170,10 @@ from faultdriver.process import guest_image
 sys.stdout.buffer.write(guest_image.disk(1 << 20))' \
         > "$ROOTFS/opt/stack/images/faultdriver-guest.img"
     install -m 0644 "$(local_conf)" "$ROOTFS/opt/stack/devstack/local.conf"
+    if [[ $LAYOUT == libvirt ]]; then
+        install -m 0755 "$HERE/tools/devstack/local.sh" \
+            "$ROOTFS/opt/stack/devstack/local.sh"
+    fi
     sed -i "s/^HOST_IP=.*/HOST_IP=$NODE_ADDR/" \
         "$ROOTFS/opt/stack/devstack/local.conf"
     share_ssh_key

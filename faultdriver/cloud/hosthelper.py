@@ -72,15 +72,30 @@ _ANSI = re.compile(r'\x1b\[[0-9;]*[A-Za-z]')
 Answer = Dict[str, object]
 
 
+#: What a change to a unit and journald's records need: nothing as
+#: root; ``sudo -n`` as any other SSH user (devstack's stack user has
+#: passwordless sudo; a sudo that asks for a password fails, naming
+#: the command, never waits).  Reading a unit's state needs neither.
+SUDO: List[str] = [] if os.geteuid() == 0 else ['sudo', '-n']
+
+
 class Failed(Exception):
     """What went wrong, as the one fact the runner reports."""
 
 
-def run(argv: List[str], check: bool = True) -> str:
-    """stdout of ``argv``; Failed naming the command if it fails."""
+def as_root(argv: List[str]) -> List[str]:
+    return SUDO + argv
+
+
+def run(argv: List[str], check: bool = True,
+        text_in: Optional[str] = None) -> str:
+    """stdout of ``argv`` (given ``text_in`` on stdin); Failed naming the
+    command if it fails."""
     try:
         done = subprocess.run(argv, capture_output=True, text=True,
-                              stdin=subprocess.DEVNULL)
+                              input=text_in,
+                              stdin=None if text_in is not None
+                              else subprocess.DEVNULL)
     except FileNotFoundError:
         raise Failed('no %s on this host' % argv[0]) from None
     if check and done.returncode != 0:
@@ -130,7 +145,7 @@ def _is_active(unit: str) -> str:
 
 
 def systemd_stop(unit: str, timeout: float) -> Answer:
-    run(['systemctl', 'stop', '--no-block', unit])
+    run(as_root(['systemctl', 'stop', '--no-block', unit]))
     deadline = time.monotonic() + timeout
     while _is_active(unit) in UP_STATES:
         if time.monotonic() >= deadline:
@@ -149,13 +164,14 @@ def systemd_stop(unit: str, timeout: float) -> Answer:
 def systemd_crash(unit: str) -> Answer:
     # --kill-who=all: every process of the unit's cgroup, and nothing
     # outside it (libvirtd and the QEMU guests have their own units).
-    run(['systemctl', 'kill', '--kill-who=all', '--signal=SIGKILL', unit])
+    run(as_root(['systemctl', 'kill', '--kill-who=all', '--signal=SIGKILL',
+                 unit]))
     return {'killed': unit}
 
 
 def systemd_start(unit: str) -> Answer:
-    run(['systemctl', 'reset-failed', unit], check=False)
-    run(['systemctl', 'start', unit])
+    run(as_root(['systemctl', 'reset-failed', unit]), check=False)
+    run(as_root(['systemctl', 'start', unit]))
     return {'started': unit}
 
 
@@ -172,11 +188,11 @@ def systemd_disable_restart(unit: str, runtime_dir: str) -> Answer:
     if previous == 'no':
         return {'changed': False, 'previous': previous}
     path = _drop_in(unit, runtime_dir)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, 'w') as f:
-        f.write('# faultdriver: no automatic restart during a run\n'
-                '[Service]\nRestart=no\n')
-    run(['systemctl', 'daemon-reload'])
+    run(as_root(['mkdir', '-p', os.path.dirname(path)]))
+    run(as_root(['tee', path]), text_in=(
+        '# faultdriver: no automatic restart during a run\n'
+        '[Service]\nRestart=no\n'))
+    run(as_root(['systemctl', 'daemon-reload']))
     return {'changed': True, 'previous': previous, 'drop_in': path}
 
 
@@ -184,12 +200,10 @@ def systemd_restore_restart(unit: str, previous: str,
                             runtime_dir: str) -> Answer:
     path = _drop_in(unit, runtime_dir)
     if os.path.exists(path):
-        os.unlink(path)
-        try:
-            os.rmdir(os.path.dirname(path))
-        except OSError:
-            pass                    # other drop-ins stay
-        run(['systemctl', 'daemon-reload'])
+        run(as_root(['rm', '-f', path]))
+        # Other drop-ins stay (rmdir fails on a directory not empty).
+        run(as_root(['rmdir', os.path.dirname(path)]), check=False)
+        run(as_root(['systemctl', 'daemon-reload']))
     return {'restored': previous, 'drop_in': path}
 
 
@@ -316,7 +330,7 @@ def journal(path: str, line: int) -> Answer:
 
 
 def journald(unit: str, cursor: Optional[str]) -> Answer:
-    argv = ['journalctl', '-u', unit, '-o', 'json', '--no-pager']
+    argv = as_root(['journalctl', '-u', unit, '-o', 'json', '--no-pager'])
     if cursor is None:
         argv += ['-n', '1']
     else:

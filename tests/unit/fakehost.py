@@ -20,6 +20,21 @@ from faultdriver.cloud import helper
 PROGRAMS = ('systemctl', 'docker', 'podman', 'journalctl', 'virsh',
             'rabbitmqctl')
 
+#: The system's Python, which any user may run (the helper's python3 on
+#: a host).
+SYSTEM_PYTHON = '/usr/bin/python3'
+
+#: ``sudo``: records its argv, then runs the command it was given (a
+#: recording fake itself), as passwordless sudo does.
+SUDO = '''#!%s -S
+import json, os, sys
+home = os.environ['FAKEHOST_DIR']
+with open(os.path.join(home, 'calls.jsonl'), 'a') as f:
+    f.write(json.dumps(['sudo'] + sys.argv[1:]) + '\\n')
+command = [a for a in sys.argv[1:] if a != '-n']
+os.execvp(command[0], command)
+'''
+
 FAKE = '''#!%s -S
 import json, os, sys
 home = os.environ['FAKEHOST_DIR']
@@ -46,7 +61,13 @@ for answer in answers:
 
 class FakeHost:
 
-    def __init__(self):
+    def __init__(self, user=None):
+        """``user``: the helper runs as this user (``runuser``; the
+        caller must be root), as an SSH user that is not root does."""
+        self.user = user
+        # Another user cannot run this process's interpreter (a venv
+        # under root's home): the system's python3 then.
+        python = sys.executable if user is None else SYSTEM_PYTHON
         self.directory = tempfile.mkdtemp(prefix='fdhost')
         self.bin = os.path.join(self.directory, 'bin')
         self.runtime_dir = os.path.join(self.directory, 'run')
@@ -54,9 +75,14 @@ class FakeHost:
         for name in PROGRAMS:
             path = os.path.join(self.bin, name)
             with open(path, 'w') as f:
-                f.write(FAKE % sys.executable)
+                f.write(FAKE % python)
             os.chmod(path, 0o755)
+        with open(os.path.join(self.bin, 'sudo'), 'w') as f:
+            f.write(SUDO % python)
+        os.chmod(os.path.join(self.bin, 'sudo'), 0o755)
         self.answer()
+        if user is not None:
+            os.chmod(self.directory, 0o777)     # its calls, as that user
 
     def answer(self, *answers):
         """Canned answers: ``(argv prefix, stdout[, exit code[, stderr[,
@@ -74,9 +100,25 @@ class FakeHost:
             return []
 
     def helper(self):
-        return helper.HostHelper(helper.LocalRunner(env={
-            'PATH': self.bin + os.pathsep + os.environ['PATH'],
-            'FAKEHOST_DIR': self.directory}))
+        env = {'PATH': self.bin + os.pathsep + os.environ['PATH'],
+               'FAKEHOST_DIR': self.directory}
+        if self.user is None:
+            return helper.HostHelper(helper.LocalRunner(env=env))
+        return helper.HostHelper(AsUser(self.user, env),
+                                 python=SYSTEM_PYTHON)
 
     def close(self):
         shutil.rmtree(self.directory, ignore_errors=True)
+
+
+class AsUser(helper.LocalRunner):
+    """Runs the helper on this machine as ``user`` (root runs
+    ``runuser``, which keeps the environment)."""
+
+    def __init__(self, user, env):
+        super().__init__(env=env)
+        self.user = user
+
+    def run(self, argv, input=None, timeout=120):
+        return super().run(['runuser', '-u', self.user, '--'] + argv,
+                           input=input, timeout=timeout)

@@ -51,6 +51,33 @@ def test_crash_kills_the_unit_alone_and_restore_starts_it(host, audit):
     assert audit_module.restore(audit, lambda name: host.helper()) == []
 
 
+@pytest.mark.skipif(os.geteuid() != 0 and not os.environ.get('CI'),
+                    reason='runs the helper as another user: needs root')
+def test_a_user_who_is_not_root_changes_units_through_sudo(audit):
+    # devstack's SSH user is stack: systemctl kill, start and journald's
+    # records need root; reading a unit's state does not.
+    fake = fakehost.FakeHost(user='nobody')
+    try:
+        fake.answer((['systemctl', 'show'], 'LoadState=loaded\n'
+                     'ActiveState=failed\nResult=signal\n'),
+                    (['journalctl'], '{"__CURSOR": "c1", "MESSAGE": "m"}\n'))
+        driver = services.Systemd(fake.helper(), UNIT, audit,
+                                  runtime_dir=fake.runtime_dir)
+        driver.crash()
+        assert driver.state()['state'] == 'crashed'
+        fake.helper().journald(UNIT, 'c0')
+        assert fake.calls() == [
+            ['sudo', '-n'] + KILL, KILL,
+            ['systemctl', 'show', '-p', 'LoadState,ActiveState,SubState,'
+             'Result,ExecMainCode,ExecMainStatus,MainPID', UNIT],
+            ['sudo', '-n', 'journalctl', '-u', UNIT, '-o', 'json',
+             '--no-pager', '--after-cursor', 'c0'],
+            ['journalctl', '-u', UNIT, '-o', 'json', '--no-pager',
+             '--after-cursor', 'c0']]
+    finally:
+        fake.close()
+
+
 def test_a_start_settles_the_crash(host, audit):
     driver = systemd(host, audit, services.devstack_unit(2))
     driver.crash()
