@@ -464,3 +464,14 @@ class TestEditableNova(PluginRun):
         subprocess.run(imports, check=True, cwd=elsewhere)
         link = checkout / 'nova/virt/faultdriver'
         self.assertEqual(ROOT / 'nova/virt/faultdriver', link.readlink())
+
+
+def test_devstack_reads_one_project_name_from_setup_cfg():
+    """devstack's inc/python takes a project's name from setup.cfg with
+    ``awk '/^name.*=/ {print $3}'`` (then removes it from the upper
+    constraints): it must read one word.  A real stack.sh once read
+    'faultdriver False' (mypy's namespace_packages, now in mypy.ini)."""
+    done = subprocess.run(['awk', '/^name.*=/ {print $3}',
+                           str(ROOT / 'setup.cfg')],
+                          capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ['faultdriver']
