@@ -4,28 +4,23 @@ expectations' follow-up moves run with the rule disarmed.
 Seen on a real devstack: a ``1*shutdown`` rule left armed by a failed
 step fired inside moves-again and stopped the source compute, which the
 next run then found down.  Invariant: the rule never fires (the journal
-shows no crash, dest stays up) and moves-again moves the server away and
-back; the verdict is still the failed step.
+shows no crash) and moves-again moves the server away and back; the
+verdict is still the failed step.
 """
 
 import json
 import os
-import subprocess
-import sys
+
+from tests.functional.test_bundled_scenarios import mode
+from tests.functional.test_scenario_cli import run_cli
 
 SCENARIO = os.path.join(os.path.dirname(__file__), 'data',
                         'failed-step-leaves-a-rule.yaml')
 
 
 def test_a_failed_step_disarms_the_scenario_s_rules():
-    mode = ('threading' if os.environ.get(
-        'OS_NOVA_DISABLE_EVENTLET_PATCHING', 'True') == 'True'
-        else 'eventlet')
-    done = subprocess.run(
-        [sys.executable, '-m', 'faultdriver.cmd.main', 'scenario', 'run',
-         SCENARIO, '--mode', mode, '-f', 'json'],
-        capture_output=True, text=True, timeout=600,
-        env=dict(os.environ, PYTHONWARNINGS='ignore'))
+    done = run_cli('scenario', 'run', SCENARIO, '--mode', mode(),
+                   '-f', 'json')
     assert done.returncode == 1, done.stderr[-3000:]
     result = json.loads(done.stdout)
     assert result['verdicts'] == {'stock': 'step failed'}
