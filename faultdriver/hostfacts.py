@@ -16,6 +16,7 @@ declared in :mod:`faultdriver.novacompat.declared`.
 """
 
 from importlib import metadata
+import typing
 
 from nova import conf as nova_conf
 
@@ -36,7 +37,7 @@ COMPUTE_OPTIONS = ('cpu_shared_set', 'cpu_dedicated_set')
 LIBVIRT_OPTIONS = ('connection_uri',)
 
 
-def faultdriver_version():
+def faultdriver_version() -> typing.Optional[str]:
     try:
         return metadata.version('faultdriver')
     except metadata.PackageNotFoundError:

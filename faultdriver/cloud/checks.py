@@ -126,11 +126,10 @@ def catalogue_refusal(host: profile_module.HostProfile, status: Status,
 
 
 def _own_version() -> str:
-    from importlib import metadata
-    try:
-        return metadata.version('faultdriver')
-    except metadata.PackageNotFoundError:
-        return '(not installed)'
+    # Imported here: hostfacts reads Nova's options (only a refusal
+    # needs this runner's version).
+    from faultdriver import hostfacts
+    return hostfacts.faultdriver_version() or '(not installed)'
 
 
 def dirt(host: profile_module.HostProfile, status: Status,

@@ -25,7 +25,6 @@ from faultdriver.cloud import profile as profile_module
 from faultdriver.cloud import transport
 from faultdriver.control import client as control_client
 from faultdriver.control import protocol
-from faultdriver import points as points_module
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,23 +52,13 @@ def check_hosts(profile: profile_module.Profile,
                 aliases: typing.Optional[typing.Sequence[str]] = None
                 ) -> typing.List[HostReport]:
     """Each host (``aliases``, default all) reached, refused or
-    reported."""
+    reported: the checks every run's preflight makes."""
+    from faultdriver.cloud import runner
     found = []
-    for alias in aliases or list(profile.hosts):
+    readings = runner.preflight(profile, computes,
+                                aliases or list(profile.hosts))
+    for alias, reading in readings.items():
         host = profile.hosts[alias]
-        reading = checks.read_status(computes.control(alias))
-        refused = checks.refusals(host, reading.status)
-        if refused:
-            raise refused[0]
-        differs = checks.catalogue_refusal(
-            host, reading.status, computes.control(alias).points(),
-            points_module.catalogue())
-        if differs is not None:
-            raise differs
-        dirty = checks.dirty(host, checks.dirt(
-            host, reading.status, computes.exists(alias, host.start_rules)))
-        if dirty is not None:
-            raise dirty
         status = reading.status
         found.append(HostReport(
             alias=alias, ssh=host.ssh, host=host.host,
