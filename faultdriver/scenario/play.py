@@ -113,7 +113,7 @@ def disarm(steps: typing.Any, variant: str) -> None:
     crash the steps left) is said and skipped."""
     for host in steps.scenario.hosts:
         try:
-            steps.nova.faults.set_rules(host, [])
+            steps.do_clear_rules(host)
         except Exception as exc:
             progress(variant, 'rules on %s not cleared after the failed '
                      'step: %s' % (host, str(exc)[:200]))
