@@ -193,7 +193,9 @@ def connect(profile: profile_module.Profile) -> CloudAPI:
         headers = {
             'compute': {'OpenStack-API-Version':
                         negotiated(adapters['compute'], 'compute')},
-            'placement': {'OpenStack-API-Version': 'placement latest'}}
+            'placement': {'OpenStack-API-Version': 'placement latest'},
+            # What Nova 34's Cinder client asks: the attachments API.
+            'block-storage': {'OpenStack-API-Version': 'volume 3.44'}}
     except keystoneauth1.exceptions.ClientException as exc:
         raise exception.ConfigError(
             '%s: cloud %s: cannot authenticate or find the compute API: %s'

@@ -67,6 +67,8 @@ def guest_states(found: typing.Iterable[typing.Mapping[str, typing.Any]]
 LogPosition = typing.Union[int, str, None]
 #: An audit record's undo that is an API call, not a host helper's.
 API_UNDO = 'api-delete'
+#: A run's volume's size: the smallest Cinder makes.
+VOLUME_GB = 1
 #: Journal keys that name a host.
 _JOURNAL_HOSTS = ('host', 'periodic_host')
 _PERIODIC_HOST = re.compile(r'(periodic\([^)]*host\s*=\s*)([\w.-]+)')
@@ -359,6 +361,9 @@ class CloudNova(backend_base.BackendBase):
         self._flavors: typing.Dict[typing.Tuple[int, str], str] = {}
         #: Servers this run booted (deleted at its end).
         self.servers: typing.List[str] = []
+        #: Volumes this run created (deleted at its end, unless a
+        #: server's deletion took them).
+        self.volumes: typing.List[str] = []
         self._log_from: typing.Dict[str, LogPosition] = {}
         self._image: typing.Optional[str] = None
         #: What :meth:`begin` found on the hosts (leftovers.present).
@@ -367,7 +372,7 @@ class CloudNova(backend_base.BackendBase):
     # -- the run's beginning and end ------------------------------------------
 
     def record_api(self, host: str, kind: str, name: str) -> None:
-        """In the audit log before it is made: a server or flavor named
+        """In the audit log before it is made: a server, flavor or volume named
         ``name`` the run creates, which ``cloud restore`` deletes (by
         name: a runner killed before the API answered left no id)."""
         audit = self.computes.audit
@@ -439,6 +444,7 @@ class CloudNova(backend_base.BackendBase):
             except AssertionError:
                 pass
         cleaned = self._drop_leaked(ours)
+        cleaned += self._delete_volumes()
         for flavor in self._flavors.values():
             try:
                 self.cloud.request('DELETE', '/flavors/%s' % flavor)
@@ -477,6 +483,28 @@ class CloudNova(backend_base.BackendBase):
                                       self.computes.host(alias).start_rules)
         return cleaned
 
+    def _delete_volumes(self) -> typing.List[str]:
+        """The run's volumes its servers' deletion did not take (one
+        attached after boot, one a fault left attached), deleted; one a
+        leftover attachment keeps Cinder from deleting is said, never
+        left silently."""
+        said = []
+        for volume_id in self.volumes:
+            try:
+                if self._volume(volume_id)['status'] == 'deleting':
+                    continue            # its server's deletion took it
+                self.cloud.request('DELETE', '/volumes/%s' % volume_id,
+                                   service='block-storage',
+                                   ok=(202, 204, 404))
+            except api_module.APIError as exc:
+                if exc.status == 404:
+                    continue
+                said.append('volume %s of the run is left on the cloud: '
+                            'Cinder refused its deletion (%d): delete its '
+                            'attachments, then the volume' % (
+                                volume_id, exc.status))
+        return said
+
     def _consumers(self) -> typing.Set[str]:
         """The placement consumers of this run (:mod:`leftovers`), its
         servers deleted before the end included."""
@@ -512,23 +540,30 @@ class CloudNova(backend_base.BackendBase):
                       timeout: float = backend.SERVER_TIMEOUT,
                       status: str = 'ACTIVE', volume: bool = False,
                       port: bool = False) -> records.Server:
-        """On ``host`` (2.74's ``host``) from the profile's image; no
-        network unless ``port`` (the profile's network)."""
-        if volume:
-            raise exception.ScenarioError(
-                'the cloud tier boots no server from a volume yet')
+        """On ``host`` (2.74's ``host``) from the profile's image, or
+        with ``volume`` from a new volume of that image (the run's, its
+        root disk, deleted with the server: the block device mapping the
+        process tiers boot with); no network unless ``port`` (the
+        profile's network)."""
         if port and self.profile.network == 'none':
             raise exception.ScenarioError(
                 '%s: key network: a server with a port needs a network id'
                 % self.profile.path)
-        body = {'server': {
+        body: dict[str, typing.Any] = {'server': {
             'name': 'faultdriver-%s-%d' % (self.run_id, len(self.servers)),
-            'imageRef': self.image(),
             'flavorRef': flavor_id or self.create_flavor(
                 self.default_vcpus),
             'networks': ([{'uuid': self.profile.network}] if port
                          else 'none'),
             'host': host}}
+        if volume:
+            body['server']['block_device_mapping_v2'] = [{
+                'boot_index': 0, 'source_type': 'volume',
+                'destination_type': 'volume',
+                'uuid': self._create_volume(host, image=True),
+                'delete_on_termination': True}]
+        else:
+            body['server']['imageRef'] = self.image()
         self.record_api(host, 'server', str(body['server']['name']))
         server_id = self.cloud.post('/servers', body)['server']['id']
         self.servers.append(server_id)
@@ -554,27 +589,86 @@ class CloudNova(backend_base.BackendBase):
                 self._image = str(found[0]['id'])
         return self._image
 
+    def _create_volume(self, host: str, image: bool = False) -> str:
+        """A new volume of the run (from the profile's image when
+        ``image``), in the audit log first (``cloud restore`` deletes it
+        by name), waited for until Cinder says it is available."""
+        name = 'faultdriver-%s-v%d' % (self.run_id, len(self.volumes))
+        self.record_api(host, 'volume', name)
+        request: dict[str, typing.Any] = {'size': VOLUME_GB, 'name': name}
+        if image:
+            request['imageRef'] = self.image()
+        volume_id = str(self.cloud.post('/volumes', {'volume': request},
+                                        service='block-storage')[
+                                            'volume']['id'])
+        self.volumes.append(volume_id)
+        self.wait(lambda: self._volume(volume_id)['status'] == 'available',
+                  'volume %s available' % volume_id, backend.SERVER_TIMEOUT)
+        return volume_id
+
+    def _volume(self, volume_id: str) -> api_module.Json:
+        return self.cloud.get('/volumes/%s' % volume_id,
+                              service='block-storage')['volume']
+
     def server_volumes(self, server: records.Server) -> records.VolumeViews:
-        return {}       # no volumes: create_server refuses them
+        """From Cinder, as its admin reads them: the server's
+        attachments (3.27's list, filtered by instance), each with the
+        host its volume's view names for it (``host_name``, shown for a
+        completed attachment only: one Cinder has not completed reads as
+        not connected), and the API's block device mappings (2.89: the
+        attachment id each names)."""
+        try:
+            attachments = self.cloud.get(
+                '/attachments?all_tenants=1&instance_id=%s' % server['id'],
+                service='block-storage')['attachments']
+        except api_module.APIError as exc:
+            if exc.status == 404:
+                attachments = []
+            else:
+                raise
+        found: records.VolumeViews = {}
+        hosts: dict[str, typing.Optional[str]] = {}
+        for volume_id in sorted({a['volume_id'] for a in attachments}):
+            for shown in self._volume(volume_id)['attachments']:
+                hosts[shown['attachment_id']] = shown.get('host_name')
+            found[volume_id] = {'attachments': [], 'bdm': None}
+        for attachment in attachments:
+            found[attachment['volume_id']]['attachments'].append(
+                {'id': attachment['id'],
+                 'host': hosts.get(attachment['id'])})
+        for bdm in self._volume_attachments(server):
+            found.setdefault(bdm['volumeId'], {'attachments': [],
+                                               'bdm': None})[
+                'bdm'] = bdm.get('attachment_id')
+        return found
+
+    def _volume_attachments(
+            self, server: records.Server) -> list[api_module.Json]:
+        try:
+            found: list[api_module.Json] = self.cloud.get(
+                '/servers/%s/os-volume_attachments' % server['id'])[
+                    'volumeAttachments']
+            return found
+        except api_module.APIError as exc:
+            if exc.status == 404:       # the server is gone
+                return []
+            raise
 
     def request_volume_attach(self, server: records.Server) -> str:
-        raise exception.ScenarioError(
-            'the cloud tier attaches no volumes yet')
+        """A new volume of the run, attached through the API."""
+        fields = self.server_fields(server)
+        volume_id = self._create_volume(fields['host'] or self.hosts[0])
+        self.cloud.post('/servers/%s/os-volume_attachments' % server['id'],
+                        {'volumeAttachment': {'volumeId': volume_id}})
+        return volume_id
 
     def request_volume_detach(self, server: records.Server,
                               volume_id: str) -> None:
-        raise exception.ScenarioError(
-            'the cloud tier detaches no volumes yet')
+        self.cloud.request('DELETE', '/servers/%s/os-volume_attachments/%s'
+                           % (server['id'], volume_id))
 
     def mapped_volumes(self, server: records.Server) -> set[str]:
-        try:
-            found = self.cloud.get('/servers/%s/os-volume_attachments'
-                                   % server['id'])['volumeAttachments']
-        except api_module.APIError as exc:
-            if exc.status == 404:
-                return set()
-            raise
-        return {bdm['volumeId'] for bdm in found}
+        return {bdm['volumeId'] for bdm in self._volume_attachments(server)}
 
     def server_ports(self, server: records.Server) -> records.PortBindings:
         """Neutron's ports of the server and their bindings per host

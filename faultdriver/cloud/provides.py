@@ -5,7 +5,9 @@ cloud faultdriver did not build gives: a nova-compute process per host,
 Nova's Neutron and Cinder clients over HTTP.  A profile whose computes
 name their libvirt (``hosts.ALIAS.libvirt``) gives a real hypervisor
 too: the guests are asked of libvirt itself (``virsh`` over SSH), so
-the scenarios written for the libvirt tier's guests run there.  Nothing
+the scenarios written for the libvirt tier's guests run there.  A
+profile that names a network (``network``) gives servers a port on it,
+whose bindings Neutron's binding-extended API shows.  Nothing
 else is widened: a guest's transfer is not limited on a cloud
 (``live-migration-bandwidth`` is Nova's option there, the cloud's own).
 """
@@ -22,12 +24,16 @@ def of(profile: profile_module.Profile,
        ) -> typing.FrozenSet[tiers.Provision]:
     """What the profile's hosts (``aliases``, default all) give beyond
     the cloud tier: a real hypervisor when every one names its
-    libvirt."""
+    libvirt; a network (ports and their bindings, read from Neutron)
+    when the profile names one."""
     hosts = [profile.hosts[a] for a in (aliases or profile.hosts)
              if a in profile.hosts]
+    found = set()
     if hosts and all(host.libvirt is not None for host in hosts):
-        return frozenset({tiers.Provision.REAL_HYPERVISOR})
-    return frozenset()
+        found.add(tiers.Provision.REAL_HYPERVISOR)
+    if profile.network != 'none':
+        found.add(tiers.Provision.NETWORK)
+    return frozenset(found)
 
 
 def use(profile: profile_module.Profile,

@@ -109,6 +109,8 @@ def audit_logs(profile: profile_module.Profile) -> typing.List[str]:
 
 #: Seconds a compute restore started is given to answer again.
 START_TIMEOUT = 180.0
+#: The order ``cloud restore`` deletes what runs created in, by kind.
+RESTORE_ORDER = ('server', 'volume', 'flavor')
 
 
 def _answering(computes: computes_module.Computes, alias: str,
@@ -132,7 +134,7 @@ def delete_created(profile: profile_module.Profile,
                    logs: typing.Sequence[audit_module.AuditLog],
                    cloud: typing.Optional[api_module.CloudAPI] = None
                    ) -> typing.List[str]:
-    """Delete the servers and flavors the logs' runs created and did
+    """Delete the servers, volumes and flavors the logs' runs created and did
     not delete (found by the run's names), then what placement still
     holds for those servers and their migrations on the profile's hosts
     (:mod:`leftovers`: a leak the killed run never got to clean).
@@ -146,8 +148,12 @@ def delete_created(profile: profile_module.Profile,
         return said
     cloud = cloud or api_module.connect(profile)
     ours: typing.Set[str] = set()
+    # Servers first: a volume is deleted with its server, or can be
+    # once the server is gone; a flavor once no server uses it.
+    created.sort(key=lambda found: RESTORE_ORDER.index(found[1]['undo'][1]))
     for log, change in created:
         _undo, kind, name = change['undo']
+        kept = False        # left open for the next restore
         if kind == 'server':
             found = cloud.get('/servers?all_tenants=1&name=^%s$' % name,
                               translate=False)['servers']
@@ -160,6 +166,24 @@ def delete_created(profile: profile_module.Profile,
                     '/servers?all_tenants=1&name=^%s$' % name,
                     translate=False)['servers']:
                 time.sleep(1.0)
+        elif kind == 'volume':
+            # After the servers: a volume attached to one is deleted
+            # with it or once it is gone.
+            found = [v for v in cloud.get(
+                '/volumes/detail?all_tenants=1&name=%s' % name,
+                service='block-storage', translate=False)['volumes']
+                if v.get('name') == name and v.get('status') != 'deleting']
+            for volume in found:
+                try:
+                    cloud.request('DELETE', '/volumes/%s' % volume['id'],
+                                  service='block-storage',
+                                  ok=(202, 204, 404))
+                except api_module.APIError as exc:
+                    said.append('%s: volume %s (%s) not deleted: Cinder '
+                                'refused (%d), delete its attachments, then '
+                                'the volume' % (change['host'], name,
+                                                volume['id'], exc.status))
+                    kept = True
         else:
             found = [f for f in cloud.get('/flavors/detail?is_public=None',
                                           translate=False)['flavors']
@@ -167,6 +191,8 @@ def delete_created(profile: profile_module.Profile,
             for flavor in found:
                 cloud.request('DELETE', '/flavors/%s' % flavor['id'],
                               ok=(202, 204, 404))
+        if kept:
+            continue
         log.mark_restored(change['seq'])
         if found:
             said.append('%s: deleted %s %s' % (change['host'], kind, name))

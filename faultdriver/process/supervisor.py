@@ -38,6 +38,7 @@ import typing
 from faultdriver import hostshape
 from faultdriver.process import config
 from faultdriver.process import keystone
+from faultdriver.process import network_standin
 from faultdriver.process import procs
 from faultdriver.process import runner
 from faultdriver.process import sshd
@@ -221,7 +222,9 @@ class Supervisor:
             'clouds_yaml': os.path.join(self.out, 'clouds.yaml'),
             'fault_injection_allowed': True,
             'ssh_config': os.path.join(self.out, 'ssh_config'),
-            'hosts': hosts, 'image': standins.IMAGE_ID, 'network': 'none'}
+            'hosts': hosts, 'image': standins.IMAGE_ID,
+            # The network stand-in's one network: a server with a port.
+            'network': network_standin.NETWORK_ID}
         _write_yaml(os.path.join(self.out, 'profile.yaml'), profile)
 
     def _give(self) -> None:

@@ -22,7 +22,11 @@ libvirt driver gives a ``local`` volume to QEMU as a block device, which
 QEMU refuses to open on a regular file), the same path on every host, as
 a SAN's device would be.  A volume a server boots from is created from
 the image (its content written first, as Cinder's create-from-image),
-so a real guest boots from it.
+so a real guest boots from it.  A volume is also created (``POST
+/volumes``, from the image when the request names one) and deleted
+(refused while it has an attachment, as Cinder refuses) through the
+API: what the cloud tier does as a user would, against ``faultdriver
+stack up``.
 
 Not modelled: volume types, backends and their capacity, multiattach
 (a second server's attachment is refused, as for a volume that does not
@@ -148,6 +152,17 @@ class BlockStorage:
             return _error(404, 'itemNotFound', 'no such path %s' % path)
         kind, rest = parts[2], parts[3:]
         body = standins.request_body(environ)
+        if kind == 'volumes' and method == 'POST' and not rest:
+            # A volume created through the API (a cloud tier's run
+            # against this stack): outside the lock, which
+            # create_volume takes.
+            request = body.get('volume') or {}
+            volume_id = self.create_volume(
+                name=request.get('name') or 'faultdriver-volume',
+                image=standins.image_bytes() if request.get('imageRef')
+                else None)
+            with self._lock:
+                return 202, {'volume': self._shown(volume_id)}
         with self._lock:
             if kind == 'volumes':
                 return self._volumes_answer(method, rest, body)
@@ -165,6 +180,19 @@ class BlockStorage:
         if volume is None:
             return _error(404, 'itemNotFound', 'Volume %s could not be '
                           'found.' % rest[0])
+        if method == 'DELETE' and not rest[1:]:
+            if any(a['volume_id'] == rest[0]
+                   for a in self._attachments.values()):
+                return _error(400, 'badRequest', 'Invalid volume: Volume '
+                              'status must be available or error or '
+                              'error_restoring or error_extending or '
+                              'error_managing and must not be migrating, '
+                              'attached, belong to a group, have snapshots, '
+                              'awaiting a transfer, or be disassociated from '
+                              'snapshots after volume transfer.')
+            # Its file (or loop device) goes with the stack's directory.
+            del self._volumes[rest[0]]
+            return 202, None
         if method == 'POST' and rest[1:] == ['action']:
             # The API's detach marks the volume first, and unmarks it if
             # the detach cannot go on.
@@ -182,10 +210,13 @@ class BlockStorage:
         if not rest or rest == ['detail']:
             if method == 'POST':
                 return self._create(body['attachment'])
+            # Cinder's list view (``status`` the attach status);
+            # ``all_tenants`` filters nothing here (one project).
             return 200, {'attachments': [
-                copy.deepcopy(a) for a in self._attachments.values()
+                dict(copy.deepcopy(a), status=a['attach_status'])
+                for a in self._attachments.values()
                 if all(a.get({'instance_id': 'instance'}.get(k, k)) in v
-                       for k, v in query.items())]}
+                       for k, v in query.items() if k != 'all_tenants')]}
         attachment = self._attachments.get(rest[0])
         if attachment is None:
             return _error(404, 'itemNotFound', 'Attachment %s could not be '

@@ -317,11 +317,13 @@ TIERS = {tier.name: tier for tier in (
          rpc_timeout=PROCESSES_RPC_TIMEOUT, extra='cloud', remote=True,
          # Each host's nova-compute is a process (a unit) of its own,
          # its Nova clients reach the cloud's Neutron and Cinder over
-         # HTTP; volumes, ports and the hypervisor's guests are not read
-         # yet.
+         # HTTP, the run reads volumes and their attachments from
+         # Cinder; a network and a real hypervisor come with the profile
+         # (faultdriver/cloud/provides.py).
          provides=frozenset({Provision.PROCESS_PER_HOST,
                              Provision.NEUTRON_REQUESTS,
                              Provision.CINDER_REQUESTS,
+                             Provision.BLOCK_STORAGE,
                              Provision.CALL_HEARTBEATS})),
 )}
 NAMES = tuple(TIERS)

@@ -30,6 +30,8 @@ from faultdriver.cloud import survey
 from faultdriver.process import client as process_client
 from faultdriver.process import standins
 from faultdriver.scenario import conformance
+from faultdriver.scenario.invariants import attachments
+from faultdriver.scenario import runstate
 from tests import sshd
 from tests import stacks
 
@@ -62,7 +64,10 @@ def headerless_api(stack, profile):
     return api.CloudAPI(
         {'compute': adapter.Adapter(plain, endpoint_override=stack.api_url),
          'placement': adapter.Adapter(
-             plain, endpoint_override=stack.placement_url)},
+             plain, endpoint_override=stack.placement_url),
+         'block-storage': adapter.Adapter(
+             plain, endpoint_override='%s/v3/%s' % (
+                 stack.cinder.url, process_client.PROJECT))},
         api.Aliases(profile.hosts),
         {'compute': process_client.HEADERS,
          'placement': process_client.PLACEMENT_HEADERS})
@@ -124,6 +129,7 @@ def exercise(nova):
     others_on_the_hosts_make_the_run_cloud_dirty(nova)
     restore_deletes_a_killed_runs_server_and_its_leak(nova, server, done)
     leaked_allocations_are_deleted_only_for_the_run(nova, server['id'])
+    volumes_are_read_from_cinder_and_deleted_with_the_run(nova)
 
 
 def plant(nova, host, consumer):
@@ -198,3 +204,62 @@ def leaked_allocations_are_deleted_only_for_the_run(nova, server_id):
                     'after its server was deleted' % server_id]
     nova.cloud.request('DELETE', '/allocations/%s' % FOREIGN,
                        service='placement')
+
+
+def volumes_are_read_from_cinder_and_deleted_with_the_run(nova):
+    """A server from a volume and a volume attached to it, both made
+    through the APIs as a user makes them: each volume's attachment is
+    read from Cinder with the host its volume's view names (the alias),
+    the block device mapping naming that attachment; a detached volume
+    and a server's boot volume are gone after the run's end, and
+    ``cloud restore`` deletes by name a volume a killed run left."""
+    server = nova.boot('a', volume=True)
+    [root] = nova.mapped_volumes(server)
+    views = nova.server_volumes(server)
+    assert list(views) == [root]
+    [attachment] = views[root]['attachments']
+    assert attachment['host'] == 'a'
+    assert views[root]['bdm'] == attachment['id']
+    assert attachments.misattached_volumes(
+        {'vm': runstate.RunServer(server['id'], 'ACTIVE', 'a', None, [],
+                                  volumes=views)}) == []
+
+    extra = nova.request_volume_attach(server)
+    nova.wait(lambda: len(nova.server_volumes(server).get(
+        extra, {}).get('attachments', [])) == 1 and nova.server_volumes(
+            server)[extra]['attachments'][0]['host'] == 'a',
+        'volume attached on a', 60)
+    nova.request_volume_detach(server, extra)
+    nova.wait(lambda: extra not in nova.server_volumes(server),
+              'volume detached', 60)
+    assert nova.cloud.get('/volumes/%s' % extra, service='block-storage')[
+        'volume']['status'] == 'available'
+
+    # The run's end: the server's deletion takes its root volume, the
+    # run deletes the detached one.
+    nova.api.delete_server(server['id'])
+    nova.wait(lambda: not nova.server_exists(server), 'server deleted', 60)
+    nova.servers.remove(server['id'])
+    assert nova._delete_volumes() == []
+    for volume_id in (root, extra):
+        with pytest.raises(api.APIError) as error:
+            nova.cloud.get('/volumes/%s' % volume_id,
+                           service='block-storage')
+        assert error.value.status == 404
+
+    directory = tempfile.mkdtemp(prefix='fdaudit', dir='/tmp')
+    try:
+        left = nova._create_volume('a')
+        [name] = [v['name'] for v in nova.cloud.get(
+            '/volumes/detail', service='block-storage')['volumes']
+            if v['id'] == left]
+        log = audit.AuditLog(os.path.join(directory, 'killed.jsonl'))
+        log.record('fd-a', 'volume:' + name, 'create volume ' + name,
+                   (backend.API_UNDO, 'volume', name))
+        assert survey.delete_created(nova.profile, [log], nova.cloud) == [
+            'fd-a: deleted volume ' + name]
+        assert log.open() == []
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+    with pytest.raises(api.APIError):
+        nova.cloud.get('/volumes/%s' % left, service='block-storage')

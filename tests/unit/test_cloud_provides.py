@@ -27,11 +27,16 @@ def host(alias, libvirt):
         start_rules='/r', libvirt=libvirt)
 
 
-def cloud(src, dest):
+def cloud(src, dest, network='none'):
     return profile.Profile(path='/p.yaml', cloud='c',
                            fault_injection_allowed=True,
                            hosts={'src': host('src', src),
-                                  'dest': host('dest', dest)})
+                                  'dest': host('dest', dest)},
+                           network=network)
+
+
+#: The seed report's server: from a volume, with a port.
+SEED_SERVER = 'stale-error-migration-context-bfv'
 
 
 @pytest.fixture(autouse=True)
@@ -76,3 +81,21 @@ def test_use_widens_only_the_cloud_tier_s_provisions():
         == dataclasses.replace(before[tiers.CLOUD], provides=frozenset())
     assert after[tiers.CLOUD].provides == before[tiers.CLOUD].provides | {
         tiers.Provision.REAL_HYPERVISOR}
+
+
+def test_a_profile_s_network_gives_ports_volumes_come_with_the_tier():
+    """Block storage is every cloud's (Cinder through the catalog); a
+    port needs the profile's network: without one the seed report's
+    server is refused when it loads, naming the step and what it lacks,
+    with one it runs."""
+    provides.use(cloud(None, None))
+    with pytest.raises(exception.ScenarioError) as caught:
+        model.check_tier(model.load(SEED_SERVER), tiers.CLOUD)
+    assert 'steps[0].boot: needs a network; backend cloud lacks it' in \
+        str(caught.value)
+    assert tiers.Provision.BLOCK_STORAGE in tiers.get(tiers.CLOUD).provides
+
+    with_network = cloud(None, None, network='3cb9bc59-net')
+    assert provides.of(with_network) == {tiers.Provision.NETWORK}
+    provides.use(with_network)
+    model.check_tier(model.load(SEED_SERVER), tiers.CLOUD)  # refuses nothing
