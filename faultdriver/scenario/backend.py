@@ -34,6 +34,9 @@ WAIT_TIMEOUT = 30
 #: Seconds a boot or a delete is given: the process tier's services are
 #: slower than the embedded ones; a faster tier just returns sooner.
 SERVER_TIMEOUT = 90
+#: A boot's ``status`` that waits for either outcome, ACTIVE or ERROR:
+#: where a variant's fix decides which (the expectations judge it).
+ACTIVE_OR_ERROR = 'ACTIVE-OR-ERROR'
 #: Seconds one resource-tracker periodic run by a step is given.
 PERIODIC_TIMEOUT = 60
 

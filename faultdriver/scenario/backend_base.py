@@ -113,12 +113,21 @@ class BackendBase(_Contract):
                         **expected: typing.Optional[str]) -> records.Server:
         """Wait until the server's fields (``status='ACTIVE'``,
         ``host='src'``, ``task_state=None``) match; returns the server.
-        A server in ERROR when ERROR is not asked for fails at once, with
-        its fault: nothing brings it back by itself."""
+        ``status=backend.ACTIVE_OR_ERROR`` matches either.  A server in
+        ERROR when ERROR is not asked for fails at once, with its fault:
+        nothing brings it back by itself."""
+        either = expected.get('status') == backend.ACTIVE_OR_ERROR
+
+        def matches(key: str, found: typing.Optional[str],
+                    wanted: typing.Optional[str]) -> bool:
+            if key == 'status' and either:
+                return found in ('ACTIVE', 'ERROR')
+            return found == wanted
+
         def reached() -> typing.Optional[records.Server]:
             fields = typing.cast(typing.Mapping[str, typing.Optional[str]],
                                  self.server_fields(server))
-            if all(fields[k] == v for k, v in expected.items()):
+            if all(matches(k, fields[k], v) for k, v in expected.items()):
                 return self.api.get_server(server['id'])
             if fields['status'] == 'ERROR' and \
                     expected.get('status') != 'ERROR':

@@ -134,7 +134,7 @@ class Steps(recovery.Recovery):
             return self.nova.boot(host=host, status=status, volume=volume,
                                   port=port)
         created = boot()
-        if status == 'ERROR':
+        if created['status'] == 'ERROR':
             self.servers[server] = created
             return 'ERROR: %s' % created.get('fault', {}).get('message')
         if pin_as:

@@ -4,11 +4,14 @@ fault control and their compute API; the shared members are not
 overridden; the check (faultdriver.scenario.conformance) names what a
 backend lacks, a default it drops and an annotation it changes."""
 
+import pytest
+
 from nova.tests.functional.api import client as nova_api_client
 
 from faultdriver.harness import embedded
 from faultdriver.harness import injection
 from faultdriver.process import nova as process_nova
+from faultdriver.scenario import backend
 from faultdriver.scenario import backend_base
 from faultdriver.scenario import conformance
 
@@ -181,3 +184,41 @@ def test_every_tier_annotates_the_contract_as_it_is_declared():
             have = typing.get_type_hints(getattr(cls, name))
             assert {key: have.get(key) for key in wanted} == wanted, (
                 cls.__name__, name)
+
+
+class _Statuses(backend_base.BackendBase):
+    """A server whose API status goes through ``statuses``, one a read
+    (the last one stays)."""
+
+    POLL = 0
+
+    def __init__(self, *statuses):
+        self.statuses = list(statuses)
+        self.api = self
+
+    def server_fields(self, server):
+        status = self.statuses.pop(0) if len(self.statuses) > 1 \
+            else self.statuses[0]
+        return {'status': status, 'host': 'dest', 'task_state': None}
+
+    def get_server(self, server_id):
+        return {'id': server_id, 'status': self.statuses[0],
+                'fault': {'message': 'No valid host was found.'}}
+
+
+def test_active_or_error_waits_for_either_outcome_of_a_boot():
+    """A boot whose outcome a variant's fix decides: BUILD is waited
+    through, ACTIVE and ERROR both end the wait; a plain ACTIVE wait
+    still fails at once on ERROR, and ACTIVE-OR-ERROR still times out
+    on a server that never leaves BUILD."""
+    either = backend.ACTIVE_OR_ERROR
+    for outcome in ('ACTIVE', 'ERROR'):
+        found = _Statuses('BUILD', 'BUILD', outcome).wait_for_server(
+            {'id': 's2'}, timeout=5, status=either)
+        assert found['status'] == outcome
+    with pytest.raises(AssertionError, match='went to ERROR'):
+        _Statuses('BUILD', 'ERROR').wait_for_server(
+            {'id': 's2'}, timeout=5, status='ACTIVE')
+    with pytest.raises(AssertionError, match='s2'):
+        _Statuses('BUILD').wait_for_server({'id': 's2'}, timeout=0.2,
+                                           status=either)
