@@ -109,7 +109,8 @@ INVALID = [
     (changed(['steps', 1], {'force-down': {'host': 'src', 'down': 'yes'}}),
      "steps[1].force-down.down: 'yes' is not of type 'boolean'"),
     (changed(['steps', 1], {'boot': {'server': 's2', 'status': 'BUILD'}}),
-     "steps[1].boot.status: 'BUILD' is not one of ['ACTIVE', 'ERROR']"),
+     "steps[1].boot.status: 'BUILD' is not one of ['ACTIVE', 'ERROR', "
+     "'ACTIVE-OR-ERROR']"),
 ]
 
 
