@@ -256,7 +256,9 @@ RECOGNISERS = (
          Sign('accounting-matches-placement', charged_for_nothing('src')),
          Sign('tasks-ended', r'live_migration_at_dest')),
         (Where(LIVE, ('live_migration',), 'src', DELETE, ('before',)),
-         Where(LIVE, ('post_live_migration',), 'src', DELETE),
+         # _post_live_migration and its driver step on src.
+         Where(LIVE, ('post_live_migration', 'post_live_migration_at_source'),
+               'src', DELETE),
          Where(LIVE, ('capabilities_as_traits', 'pre_live_migration',
                       'post_live_migration_at_destination'), 'dest',
                DELETE))),

@@ -183,6 +183,12 @@ RECORDED = [
      'second-call(delete)', 'allocations-consistent',
      ['src holds 20 DISK_GB, 2048 MEMORY_MB, 2 PCPU for 69593b03-1cb0-4128-'
       'b4da-e10117202f6a, no server or migration of the scenario']),
+    # ... and while its driver step is held, on real processes (F15's
+    # second-call A/B sweep of live-migration-bfv, 2026-12-07).
+    ('F20', 'live-migration', 'post_live_migration_at_source', 'src',
+     'before', 'second-call(delete)', 'allocations-consistent',
+     ['src holds 512 MEMORY_MB, 2 PCPU for 84fd3757-3314-4721-95ef-'
+      '1b71d5293571, no server or migration of the scenario']),
     ('F20', 'live-migration', 'capabilities_as_traits', 'dest', 'after',
      'second-call(delete)', 'tasks-ended',
      {'dest': ['live_migration_at_dest (fd29aa68)']}),
