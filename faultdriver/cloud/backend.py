@@ -612,11 +612,11 @@ class CloudNova(backend_base.BackendBase):
 
     def server_volumes(self, server: records.Server) -> records.VolumeViews:
         """From Cinder, as its admin reads them: the server's
-        attachments (3.27's list, filtered by instance), each with the
-        host its volume's view names for it (``host_name``, shown for a
-        completed attachment only: one Cinder has not completed reads as
-        not connected), and the API's block device mappings (2.89: the
-        attachment id each names)."""
+        attachments (the list of microversion 3.27 on, filtered by
+        instance), each with the host its volume's view names for it
+        (``host_name``, shown for a completed attachment only: one Cinder
+        has not completed reads as not connected), and the API's block
+        device mappings (2.89: the attachment id each names)."""
         try:
             attachments = self.cloud.get(
                 '/attachments?all_tenants=1&instance_id=%s' % server['id'],
