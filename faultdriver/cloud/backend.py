@@ -490,19 +490,12 @@ class CloudNova(backend_base.BackendBase):
         left silently."""
         said = []
         for volume_id in self.volumes:
-            try:
-                if self._volume(volume_id)['status'] == 'deleting':
-                    continue            # its server's deletion took it
-                self.cloud.request('DELETE', '/volumes/%s' % volume_id,
-                                   service='block-storage',
-                                   ok=(202, 204, 404))
-            except api_module.APIError as exc:
-                if exc.status == 404:
-                    continue
+            refused = leftovers.delete_volume(self.cloud, volume_id)
+            if refused is not None:
                 said.append('volume %s of the run is left on the cloud: '
                             'Cinder refused its deletion (%d): delete its '
                             'attachments, then the volume' % (
-                                volume_id, exc.status))
+                                volume_id, refused))
         return said
 
     def _consumers(self) -> typing.Set[str]:

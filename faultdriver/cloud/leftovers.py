@@ -23,6 +23,23 @@ from faultdriver.cloud import api as api_module
 Nodenames = typing.Iterable[str]
 
 
+def delete_volume(cloud: api_module.CloudAPI,
+                  volume_id: str) -> typing.Optional[int]:
+    """Delete one of a run's volumes unless it is gone or going (its
+    server's deletion took it).  Returns the status of Cinder's refusal
+    (a leftover attachment keeps the volume), for the caller to say;
+    None once it is deleted or gone."""
+    try:
+        if cloud.get('/volumes/%s' % volume_id, service='block-storage')[
+                'volume']['status'] == 'deleting':
+            return None
+        cloud.request('DELETE', '/volumes/%s' % volume_id,
+                      service='block-storage', ok=(202, 204, 404))
+    except api_module.APIError as exc:
+        return None if exc.status == 404 else exc.status
+    return None
+
+
 def consumers(cloud: api_module.CloudAPI,
               server_ids: typing.Iterable[str]) -> typing.Set[str]:
     """The servers' ids and their migrations' uuids, read before the

@@ -174,15 +174,12 @@ def delete_created(profile: profile_module.Profile,
                 service='block-storage', translate=False)['volumes']
                 if v.get('name') == name and v.get('status') != 'deleting']
             for volume in found:
-                try:
-                    cloud.request('DELETE', '/volumes/%s' % volume['id'],
-                                  service='block-storage',
-                                  ok=(202, 204, 404))
-                except api_module.APIError as exc:
+                refused = leftovers.delete_volume(cloud, volume['id'])
+                if refused is not None:
                     said.append('%s: volume %s (%s) not deleted: Cinder '
                                 'refused (%d), delete its attachments, then '
                                 'the volume' % (change['host'], name,
-                                                volume['id'], exc.status))
+                                                volume['id'], refused))
                     kept = True
         else:
             found = [f for f in cloud.get('/flavors/detail?is_public=None',
