@@ -38,6 +38,9 @@ class Point:
     produces: tuple = ()
     #: Service points: the Nova method that is the step (dotted).
     method: str = ''
+    #: Service points: the HTTP statuses Nova's own code retries at the
+    #: step (a transient one of them must change nothing).
+    retries: tuple = ()
     #: RPC points: how the manager's method is reached: 'call' or
     #: 'cast' ('' for other points).
     rpc: str = ''
@@ -98,6 +101,7 @@ def catalogue():
             operations=tuple(service_facts.get('operations', ())),
             raises=(), produces=tuple(service_facts.get('produces', ())),
             method=service_facts['method'],
+            retries=tuple(service_facts.get('retries', ())),
             doc=service_facts.get('doc', ''))
     for name, rpc_facts in data.get('rpc', {}).items():
         points['rpc.' + name] = Point(

@@ -381,7 +381,8 @@ def case_scenario(workflow: records.Workflow, case: Case,
             if 'servers-settled' in expectation:
                 expectation['servers-settled'] = {
                     'failure': failure_args(data, case, backend)}
-    if clean is not None and case.action in TIMING_ONLY:
+    if clean is not None and (case.action in TIMING_ONLY or
+                              retried_by_nova(case, backend)):
         args: records.ScenarioData = {'outcome': clean}
         if clean_accounting:
             args['accounting'] = clean_accounting
@@ -402,6 +403,20 @@ def case_scenario(workflow: records.Workflow, case: Case,
     if trace_recovery and needs_restart(case):
         _recover_rules(data, case.host).extend(trace.trace_rules(backend))
     return data
+
+
+def retried_by_nova(case: Case, backend: str = tiers.DEFAULT) -> bool:
+    """Whether ``case``'s fault is one transient answer Nova's own code
+    retries at the step (the point's ``retries`` fact: Cinder's
+    ``attachment_update``/``_delete`` retry 500 and 504): its case must
+    then end as the clean run did (``outcome-as-clean``), as a timing-only
+    action's does.  A connection failure is left out: whether
+    keystoneauth retries it is the deployment's ``http_retries``."""
+    if case.action != 'http-error':
+        return False
+    answered = re.search(r'http\((\d+)\)', case.rule(backend) or '')
+    point = points_module.catalogue()[case.point]
+    return answered is not None and int(answered.group(1)) in point.retries
 
 
 def _second_call(data: records.ScenarioData, case: Case) -> None:

@@ -400,3 +400,55 @@ class NeutronTest(ServiceCallTest):
         self.assertEqual([], self.listed)
         # [neutron] http_retries (1 here) retries beneath Nova.
         self.assertEqual(1 + CONF.neutron.http_retries, len(self.faults()))
+
+    # The steps that bind the ports to a host through Nova's
+    # _update_port_binding_for_instance: its first request lists the
+    # instance's ports, the one the fault fails.
+
+    def test_unshelve_rebind_fails_before_any_port_is_listed(self):
+        # LP 1862633's step: the unshelve host binds the ports to itself.
+        from neutronclient.common import exceptions as neutron_exception
+        from nova.network import neutron
+        self.rule('network.setup_instance_network_on_host: 1*http(500)')
+
+        def rebind():
+            return neutron.API().setup_instance_network_on_host(
+                self.context, self.instance, 'compute1')
+        with self.assertRaises(neutron_exception.NeutronClientException) \
+                as caught:
+            _on_compute(self.manager, rebind)
+        self.assertEqual(500, caught.exception.status_code)
+        self.assertEqual([], self.listed)
+        self.assertEqual([('network.setup_instance_network_on_host',
+                           'before', 'http')], self.faults())
+        # Not the other binding steps' rules: setup_networks_on_host's
+        # request is the same, its rule does not fire here.
+        self.rule('network.setup_networks_on_host: 1*http(500)')
+        _on_compute(self.manager, rebind)
+        self.assertEqual([[SOURCE]], self.listed)
+
+    def test_move_finish_connfail_after_the_retries(self):
+        from keystoneauth1 import exceptions as ks_exception
+        from nova.network import neutron
+        from nova import objects
+        self.rule('network.migrate_instance_finish: connfail')
+        migration = objects.Migration(dest_compute='compute1')
+        with self.assertRaises(ks_exception.ConnectFailure):
+            _on_compute(self.manager, lambda: neutron.API(
+                ).migrate_instance_finish(self.context, self.instance,
+                                          migration, None))
+        self.assertEqual([], self.listed)
+        self.assertEqual(1 + CONF.neutron.http_retries, len(self.faults()))
+
+    def test_network_info_read_fails_at_its_first_request(self):
+        # LP 1879787's step: a compute reads the network info from Neutron.
+        from neutronclient.common import exceptions as neutron_exception
+        from nova.network import neutron
+        self.rule('network.get_instance_nw_info: 1*http(500)')
+        self.instance.info_cache = None
+        with self.assertRaises(neutron_exception.NeutronClientException):
+            _on_compute(self.manager, lambda: neutron.API(
+                ).get_instance_nw_info(self.context, self.instance))
+        self.assertEqual([], self.listed)
+        self.assertEqual([('network.get_instance_nw_info', 'before',
+                           'http')], self.faults())

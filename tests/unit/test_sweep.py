@@ -614,6 +614,29 @@ def test_only_timing_cases_must_end_as_the_clean_run():
         clean=clean), 'case.yaml')
 
 
+def test_an_error_nova_retries_must_end_as_the_clean_run():
+    """One 500 (or, after the work, 504) where Nova's own code retries
+    it (Cinder's attachment_update) must change nothing; a connection
+    failure (retried only as the deployment's http_retries say) and an
+    error where Nova does not retry (Neutron's port update) are judged
+    by the invariants alone."""
+    workflow = model.load('evacuation-bfv')
+    clean = {'s1': {'status': 'SHUTOFF', 'host': 'dest',
+                    'migrations': ['completed']}}
+    for point, phase, action, added in (
+            ('volume.attachment_update', 'before', 'http-error', True),
+            ('volume.attachment_update', 'after', 'http-error', True),
+            ('volume.attachment_update', 'before', 'connfail', False),
+            ('network.setup_instance_network_on_host', 'before',
+             'http-error', False)):
+        case = cases.Case(point, 'dest', phase, action)
+        data = cases.case_scenario(workflow, case, 'process', clean=clean)
+        found = [e for e in data['expectations'] if 'outcome-as-clean' in e]
+        assert bool(found) is added, (point, phase, action)
+        # As the sweep writes it for processes (execute.with_backends).
+        model.validate(dict(data, backends=['process']), 'case.yaml')
+
+
 @pytest.mark.parametrize('name, operation', [
     ('live-migration', 'live-migration'), ('evacuation', 'evacuation'),
     ('cold-migration-confirm', 'migration'),

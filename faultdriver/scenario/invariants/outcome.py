@@ -94,17 +94,20 @@ def outcome_after_shutdown(
 OUTCOME_AS_CLEAN = base.Invariant(
     'outcome-as-clean',
     'the moves should end as in the clean run when only the timing '
-    'changed',
+    'changed or Nova retried the failure',
     outcome_as_clean, swept=False,
     details='Added by the sweep to timing-only cases (a periodic at a '
-            "step, the host's own or another host's): each server ends "
+            "step, the host's own or another host's) and to a transient "
+            "service error Nova's own code retries at the step (a point's "
+            '`retries`: one 500 or 504 at Cinder\'s attachment_update or '
+            "attachment_delete): each server ends "
             'with the status, host and migration statuses of the '
             "workflow's clean run (`outcome`, written by the sweep), and "
             'each host whose pinned pCPUs matched placement when the clean '
             "run's moves ended (`accounting`, taken as `recover` begins, "
             "before its periodics) matches when this run's moves end.  "
             'When the periodic runs is no fault, so an outcome it changes '
-            'is a race in Nova.',
+            'is a race in Nova; an error Nova retried is no failure.',
     args={'outcome': {'$ref': '#/$defs/moves-ended'},
           'accounting': {
               'description': "`{host: true|false}`: whether the host's "
