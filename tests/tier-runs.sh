@@ -89,7 +89,10 @@ process)
         "env OS_NOVA_DISABLE_EVENTLET_PATCHING=False python -m pytest -q -p no:cacheprovider tests/process/test_keystone.py"
         # A service-side failure: the Neutron stand-in answers the
         # conductor's port binding 500 (its pseudo-host's rule).
-        "faultdriver scenario run neutron-fails-conductors-binding --backend process --mode threading")
+        "faultdriver scenario run neutron-fails-conductors-binding --backend process --mode threading"
+        # The broker restarted while dest holds pre_live_migration: the
+        # move completes or rolls back cleanly (#43's control plane).
+        "faultdriver scenario run broker-restart-while-dest-prepares --backend process --mode eventlet")
     ;;
 libvirt)
     # Two lines, as the process tier's (tests/libvirt/test_tier.py counts

@@ -105,6 +105,10 @@ FUNCTIONS = {
     'service_is': [
         'service_is() { [ "$(openstack compute service list --service '
         'nova-compute --host "$1" -f value -c State)" = "$2" ]; }'],
+    'all_up': [
+        '# all_up: no Nova service the API takes for down',
+        'all_up() { ! openstack compute service list -f value -c State | '
+        'grep -qx down; }'],
     'guest_is': [
         '# guest_is NODE SERVER STATE: libvirt\'s state of the guest',
         'guest_is() { [ "$(ssh "$1" sudo virsh domstate "$(field "$2" id)"'
@@ -434,6 +438,27 @@ def _step_wait_point(steps, where, host, point, count=1, phase='before',
     steps.use('fdctl')
     steps.add('fdctl %s wait %s --count %d --phase %s --timeout %s' % (
         node(host), point, count, phase, timeout))
+
+
+#: A devstack's systemd units of each control-plane service (on the node
+#: that runs the recipe: devstack's controller).
+CONTROL_UNITS = {'rabbitmq': 'rabbitmq-server',
+                 'nova-conductor': 'devstack@n-super-cond '
+                                   'devstack@n-cond-cell1',
+                 'nova-scheduler': 'devstack@n-sch',
+                 'placement': 'devstack@placement-api'}
+
+
+def _step_stop_service(steps, where, service):
+    steps.add('sudo systemctl stop %s' % CONTROL_UNITS[service])
+
+
+def _step_start_service(steps, where, service):
+    steps.use('wait_for', 'all_up')
+    steps.add('sudo systemctl start %s' % CONTROL_UNITS[service],
+              '# until every Nova service reports up again (their '
+              'heartbeats go over the broker and the conductor)',
+              'wait_for 120 all_up')
 
 
 def _step_wait_queued(steps, where, host, method, expired=True, timeout=30):

@@ -313,6 +313,76 @@ class ProcessNova(backend_base.BackendBase):
                                                   out.splitlines())
                    if len(parts) == 2 and parts[0] in names)
 
+    # -- the control plane (tiers.Provision.CONTROL_PLANE) ---------------
+
+    def stop_service(self, name: str) -> None:
+        """Stop control-plane service ``name`` (``stack.CONTROL_SERVICES``)
+        as its service manager would."""
+        self.stack.stop_control(name)
+
+    def start_service(self, name: str) -> None:
+        """Start control-plane service ``name`` again; returns once it
+        serves: the broker once every Nova service that runs consumes its
+        queue again and the API shows a heartbeat of each newer than its
+        last before the broker stopped (Nova's services reconnect by
+        themselves: this waits, it does not help them; one that never
+        does fails the step), nova-conductor and nova-scheduler once the
+        API shows a heartbeat newer than the stopped process's last (as a
+        compute's restart waits, ``wait_own_heartbeat``), placement once
+        it listens."""
+        binary = name if name.startswith('nova-') else None
+        seen: typing.Dict[typing.Tuple[str, typing.Optional[str]],
+                          object] = {}
+        if name == 'rabbitmq':
+            # Their heartbeats go through the conductor over the broker:
+            # the last ones before it stopped.
+            seen = self._heartbeats()
+        elif binary:
+            seen = {(binary, None): self._heartbeat(binary)}
+        self.stack.start_control(name)
+        if name == 'rabbitmq':
+            self.wait(self._queues_consumed, 'every running service '
+                      'consuming its queue again after the broker started',
+                      90)
+        if seen:
+            # Until then the API takes them for down once
+            # service_down_time passed (a move: "Compute service of src is
+            # unavailable at this time").
+            def beating() -> bool:
+                return all(self._heartbeat(*service) != last
+                           for service, last in seen.items())
+            self.wait(beating, lambda: 'a new heartbeat of %s (the API '
+                      'still shows %s)' % (', '.join(
+                          b if h is None else '%s on %s' % (b, h)
+                          for b, h in seen), seen), 90)
+
+    def _heartbeat(self, binary: str,
+                   host: typing.Optional[str] = None) -> object:
+        return self.admin_api.get_services(binary, host)[0].get('updated_at')
+
+    def _heartbeats(self) -> typing.Dict[
+            typing.Tuple[str, typing.Optional[str]], object]:
+        """The last heartbeat of the conductor, the scheduler and each
+        running compute, by ``(binary, host)``."""
+        found: typing.Dict[typing.Tuple[str, typing.Optional[str]],
+                           object] = {
+            (binary, None): self._heartbeat(binary)
+            for binary in ('nova-conductor', 'nova-scheduler')}
+        for host, process in self.stack.computes.items():
+            if process.alive():
+                found[('nova-compute', host)] = self._heartbeat(
+                    'nova-compute', host)
+        return found
+
+    def _queues_consumed(self) -> bool:
+        """Whether the conductor's, the scheduler's and each running
+        compute's queue has a consumer."""
+        queues = ['conductor', 'scheduler'] + [
+            'compute.%s' % host for host, process in
+            self.stack.computes.items() if process.alive()]
+        return all(self._queue_column('consumers', (queue,))
+                   for queue in queues)
+
     # -- servers ----------------------------------------------------------
 
     def create_flavor(

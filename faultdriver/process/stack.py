@@ -38,6 +38,7 @@ from faultdriver.process import servicefaults
 from faultdriver.process import standins
 from faultdriver.process import tap_agent
 from faultdriver.process import volume_standin
+from faultdriver.scenario import controlsteps
 from faultdriver.scenario import prereqs
 from faultdriver.scenario import tiers
 
@@ -68,6 +69,25 @@ class PartFailed(RuntimeError):
     def __init__(self, part: str, cause: object) -> None:
         super().__init__('%s did not start: %s' % (part, cause))
         self.part = part
+
+
+#: The control-plane services a scenario may stop and start
+#: (``stop-service``/``start-service``): the broker, Nova's conductor
+#: and scheduler, placement.  nova-api and the stand-ins are the
+#: runner's way in and out, not faults.
+CONTROL_SERVICES = controlsteps.SERVICES
+#: Seconds a stopped control-plane service has to end after SIGTERM (a
+#: service manager's stop timeout), then SIGKILL.
+CONTROL_STOP_GRACE = 10.0
+
+
+def _control_process(name: str) -> str:
+    """The stack's process name of control-plane service ``name``;
+    ValueError naming the services for another."""
+    if name not in CONTROL_SERVICES or name == 'rabbitmq':
+        raise ValueError('no control-plane process %r: expected one of %s'
+                         % (name, ', '.join(CONTROL_SERVICES)))
+    return name
 
 
 class Stack:
@@ -592,10 +612,42 @@ class Stack:
 
     # -- services ---------------------------------------------------------
 
+    # -- the control plane, stopped and started by a scenario ------------
+
+    def stop_control(self, name: str) -> None:
+        """Stop control-plane service ``name`` (:data:`CONTROL_SERVICES`)
+        as its service manager would: SIGTERM, SIGKILL after
+        :data:`CONTROL_STOP_GRACE` seconds."""
+        if name == 'rabbitmq':
+            self.rabbit.stop_broker(CONTROL_STOP_GRACE)
+        else:
+            self.processes[_control_process(name)].stop(CONTROL_STOP_GRACE)
+
+    def start_control(self, name: str) -> None:
+        """Start control-plane service ``name`` again after
+        :meth:`stop_control`; returns once it listens (the broker,
+        placement) or runs (nova-conductor and nova-scheduler: the caller
+        waits for their heartbeat, :class:`faultdriver.process.nova.
+        ProcessNova`)."""
+        if name == 'rabbitmq':
+            self.rabbit.relaunch().wait_ready()
+            return
+        process = self.processes[_control_process(name)]
+        if process.alive():
+            raise RuntimeError('%s is not stopped (pid %s)'
+                               % (name, process.pid))
+        if name == 'placement':
+            self._start_wsgi('placement', 'placement.wsgi.api:application',
+                             self.placement_port,
+                             {'OS_PLACEMENT_CONFIG_DIR': self.placement_dir})
+        else:
+            self._start_service(name)
+
     def _start_wsgi(self, name: str, app: str, port: int,
                     env: typing.Mapping[str, str]) -> None:
         folder = os.path.join(self.dir, name + '-gunicorn')
-        os.makedirs(folder)
+        # Exists when a scenario starts the service again.
+        os.makedirs(folder, exist_ok=True)
         # One log: gunicorn's errors (a port in use) end a failed start's
         # message (procs.check_alive).
         log = os.path.join(self.logs, name + '.out')

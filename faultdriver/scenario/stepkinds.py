@@ -10,12 +10,14 @@ methods with their entries in ``schema.yaml`` and their export in
 ``faultdriver/export/steps.py`` (tests/unit/test_scenario_kinds.py keeps
 the three equal); a registered kind may not take one of their names.
 Newer bundled kinds are records from the start (:data:`BUILTIN`, from
-:mod:`faultdriver.scenario.serverops` and
-:mod:`faultdriver.scenario.tasksteps`).
+:mod:`faultdriver.scenario.serverops`,
+:mod:`faultdriver.scenario.tasksteps` and
+:mod:`faultdriver.scenario.controlsteps`).
 """
 
 import typing
 
+from faultdriver.scenario import controlsteps
 from faultdriver.scenario import serverops
 from faultdriver.scenario import specs
 from faultdriver.scenario import tasksteps
@@ -26,7 +28,7 @@ StepKind = specs.StepKind
 
 #: The bundled records (their module declares them with
 #: ``specs.StepKind``, so it does not import this one).
-BUILTIN = serverops.KINDS + tasksteps.KINDS
+BUILTIN = serverops.KINDS + tasksteps.KINDS + controlsteps.KINDS
 _registered: typing.Dict[str, StepKind] = {k.name: k for k in BUILTIN}
 _version = [0]
 

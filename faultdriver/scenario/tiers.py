@@ -86,6 +86,14 @@ class Provision(enum.Enum):
         "fire; the embedded Nova's CinderFixture sends none",
         ('volume',))
 
+    CONTROL_PLANE = (
+        'a control plane it may stop and start',
+        "the broker (RabbitMQ), nova-conductor, nova-scheduler and "
+        'placement are processes the tier started, which a scenario may '
+        'stop and start again (``stop-service``, ``start-service``); the '
+        "embedded Nova's share the runner's process and its fake "
+        "transport, a cloud's are its operator's")
+
     SERVICE_SIDE = (
         'stand-ins that fail requests service-side',
         "rules for a stand-in's pseudo-host (neutron, cinder) fail the "
@@ -296,7 +304,8 @@ TIERS = {tier.name: tier for tier in (
                              Provision.NOVA_OPTIONS,
                              Provision.NEUTRON_REQUESTS,
                              Provision.CINDER_REQUESTS,
-                             Provision.SERVICE_SIDE})),
+                             Provision.SERVICE_SIDE,
+                             Provision.CONTROL_PLANE})),
     Tier('libvirt', 'Nova as processes on real libvirt + QEMU',
          'as real processes on real libvirtd + QEMU per host (also '
          'libvirt-daemon-system, qemu-system-x86, qemu-utils, root and '

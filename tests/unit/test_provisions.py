@@ -62,6 +62,9 @@ NEEDING = {
     P.CINDER_REQUESTS: (
         "rules: {src: ['volume.attachment_update.after: connfail']}\n" +
         BOOT, 'rules.src[0]'),
+    P.CONTROL_PLANE: (
+        BOOT + '  - stop-service: {service: rabbitmq}\n',
+        'steps[1].stop-service'),
 }
 
 
