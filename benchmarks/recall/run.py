@@ -137,18 +137,10 @@ def command(entry, folder, mode, workers=None, lock=None):
 def verdict(doc):
     """``(found, caught, flaky)`` of an A/B sweep's document: the
     regressions (cases ok on stock, broken with the shape, not broken when
-    replayed on stock) with the invariants each broke on B; then the
-    cases at a step only the shape has (a call the fix took out, as
-    1879787's Neutron read) that broke there (``new``: no stock case to
-    compare, its fault cannot happen on stock Nova)."""
+    replayed on stock) with the invariants each broke on B."""
     broken = {case['id']: case['broken'] for case in doc['b']['cases']}
     caught = [{'case': case, 'broken': broken.get(case, [])}
               for case in doc['ab']['regressions']]
-    on_stock = {case['id'] for case in doc['a']['cases']}
-    caught += [{'case': case['id'], 'broken': case['broken'], 'new': True}
-               for case in doc['b']['cases']
-               if case['id'] not in on_stock and case['broken'] and
-               not case.get('internal_error')]
     return bool(caught), caught, doc['ab'].get('flaky', [])
 
 
@@ -213,10 +205,7 @@ def table(rows):
     for row in rows:
         if row['caught']:
             first = row['caught'][0]
-            how = '%s%s (%s)%s' % (first['case'],
-                                   ' [a step only the shape has]'
-                                   if first.get('new') else '',
-                                   ', '.join(first['broken']),
+            how = '%s (%s)%s' % (first['case'], ', '.join(first['broken']),
                                  ' +%d more' % (len(row['caught']) - 1)
                                  if len(row['caught']) > 1 else '')
         else:

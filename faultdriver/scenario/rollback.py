@@ -44,8 +44,12 @@ HOSTS = ('source', 'dest', 'any')
 OPERATIONS = ('live-migration', 'migration', 'resize', 'evacuation',
               'shelve')
 #: The sweep's action classes the invariant runs for, and the table's
-#: action each is (``raise-generic`` raises too, another exception).
-ACTIONS = {'raise': 'raise', 'raise-generic': 'raise', 'crash': 'crash'}
+#: action each is (``raise-generic`` raises too, another exception; a
+#: service's failure at a service-call point reaches the step as the
+#: exception Nova's client raises -- where Nova swallows it, or its own
+#: retry absorbs it, the point has no ``raise`` row).
+ACTIONS = {'raise': 'raise', 'raise-generic': 'raise', 'crash': 'crash',
+           'http-error': 'raise', 'connfail': 'raise'}
 #: The statuses a rolled-back server is in: the workflows boot ACTIVE
 #: servers, and the table's rollbacks set the vm_state back to it.
 ROLLED_BACK_STATUS = 'ACTIVE'

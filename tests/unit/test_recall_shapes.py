@@ -133,30 +133,13 @@ def test_a_shape_on_processes_has_its_own_stock_sweep_there():
 
 
 def test_found_is_per_case_regressions_not_flaky():
-    doc = {'a': {'cases': [{'id': 'x', 'broken': []},
-                           {'id': 'y', 'broken': []}]},
-           'b': {'cases': [{'id': 'x', 'broken': ['migrations-terminal']},
+    doc = {'b': {'cases': [{'id': 'x', 'broken': ['migrations-terminal']},
                            {'id': 'y', 'broken': ['moves-again']}]},
            'ab': {'regressions': ['x'], 'flaky': ['y']}}
     assert RUN.verdict(doc) == (
         True, [{'case': 'x', 'broken': ['migrations-terminal']}], ['y'])
     doc['ab'] = {'regressions': [], 'flaky': ['y']}
     assert RUN.verdict(doc) == (False, [], ['y'])
-
-
-def test_a_broken_case_at_a_step_only_the_shape_has_is_found():
-    doc = {'a': {'cases': [{'id': 'x', 'broken': []}]},
-           'b': {'cases': [{'id': 'x', 'broken': []},
-                           {'id': 'new-ok', 'broken': []},
-                           {'id': 'new-failed', 'broken': [],
-                            'internal_error': 'boom'},
-                           {'id': 'new', 'broken': ['servers-settled']}]},
-           'ab': {'regressions': [], 'flaky': []}}
-    assert RUN.verdict(doc) == (
-        True, [{'case': 'new', 'broken': ['servers-settled'], 'new': True}],
-        [])
-    assert 'new [a step only the shape has] (servers-settled)' in RUN.table(
-        [{'status': 'found', 'shape': 's', 'caught': RUN.verdict(doc)[1]}])
 
 
 def test_a_sweep_document_of_another_format_is_named_not_read():

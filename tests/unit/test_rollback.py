@@ -133,6 +133,20 @@ def test_the_exception_picks_the_row():
     assert (rolled.ends, other.ends) == ('rollback', 'error')
 
 
+def test_a_service_failure_raised_into_the_unshelve_rolls_it_back():
+    """A Neutron failure binding the unshelve host's ports (LP 1862633's
+    step) is the spawn's rollback, for either service failure class; a
+    service point without a raise row promises nothing."""
+    for action in ('http-error', 'connfail'):
+        row = rollback.promise('shelve',
+                               'network.setup_instance_network_on_host',
+                               'dest', 'after', action)
+        assert row.ends == 'shelved-offloaded'
+        assert row.nova.endswith('ComputeManager._unshelve_instance')
+    assert rollback.promise('live-migration', 'network.setup_networks_on_host',
+                            'dest', 'before', 'http-error') is None
+
+
 def test_a_phase_outside_the_row_has_no_promise():
     assert rollback.promise('live-migration', 'live_migration', 'source',
                             'before', 'crash').ends == 'rollback'

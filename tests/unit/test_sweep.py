@@ -633,6 +633,10 @@ def test_an_error_nova_retries_must_end_as_the_clean_run():
         data = cases.case_scenario(workflow, case, 'process', clean=clean)
         found = [e for e in data['expectations'] if 'outcome-as-clean' in e]
         assert bool(found) is added, (point, phase, action)
+        # Otherwise a failure of the step: as clean or as Nova's rollback.
+        failed = [e for e in data['expectations']
+                  if 'outcome-after-failure' in e]
+        assert bool(failed) is not added, (point, phase, action)
         # As the sweep writes it for processes (execute.with_backends).
         model.validate(dict(data, backends=['process']), 'case.yaml')
 

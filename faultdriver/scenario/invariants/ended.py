@@ -100,8 +100,9 @@ SERVERS_SETTLED = base.Invariant(
     'servers-settled',
     'every server should be ACTIVE, SHUTOFF or ERROR with no task state',
     servers_settled, _export_settled,
-    details='`failure` (added by the sweep to `raise`, `raise-generic` and '
-            "`crash` cases, the fault as `outcome-after-failure` takes it): "
+    details='`failure` (added by the sweep to `raise`, `raise-generic`, '
+            "`crash`, `http-error` and `connfail` cases, the fault as "
+            "`outcome-after-failure` takes it): "
             'a server an operation that is no move was asked of (a shelve) '
             'may also end in the one other status, with no task state, '
             "that the rollback table's row for the fault promises (a "

@@ -13,7 +13,7 @@ FAULT = {'operation': {'type': ['string', 'null'], 'maxLength': 40},
          'point': {'type': 'string', 'maxLength': 100},
          'host': {'type': 'string', 'maxLength': 255},
          'phase': {'enum': ['before', 'after', 'unlocked']},
-         'action': {'enum': ['crash', 'raise', 'raise-generic']},
+         'action': {'enum': sorted(rollback.ACTIONS)},
          'exception': {'type': 'string', 'maxLength': 100},
          'origin': {'type': 'object', 'maxProperties': 64,
                     'additionalProperties': {'type': 'string',
@@ -26,7 +26,9 @@ OUTCOME_AFTER_FAILURE = base.Invariant(
     'step promises',
     rollback.after_failure, swept=False,
     details='Added by the sweep to cases whose fault makes a step fail '
-            '(`raise`, `raise-generic`, `crash`): each server the clean '
+            '(`raise`, `raise-generic`, `crash`; `http-error` and '
+            "`connfail`, unless Nova's own code retries the answer): each "
+            'server the clean '
             'run moved ends as in the clean run (`outcome`, written by the '
             "sweep) or as Nova's rollback table "
             '(faultdriver/data/rollback.yaml, shown in the sweeps page) '
