@@ -610,8 +610,6 @@ class Stack:
         self._manage('db', 'sync')
         schema.save(self)
 
-    # -- services ---------------------------------------------------------
-
     # -- the control plane, stopped and started by a scenario ------------
 
     def stop_control(self, name: str) -> None:
@@ -642,6 +640,8 @@ class Stack:
                              {'OS_PLACEMENT_CONFIG_DIR': self.placement_dir})
         else:
             self._start_service(name)
+
+    # -- services ---------------------------------------------------------
 
     def _start_wsgi(self, name: str, app: str, port: int,
                     env: typing.Mapping[str, str]) -> None:
