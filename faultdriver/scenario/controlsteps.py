@@ -12,9 +12,11 @@ goes on through Nova's own reconnection and retries.
 Only where the tier started those services itself
 (``Provision.CONTROL_PLANE``: the process tiers); a scenario that uses
 them elsewhere is refused when it loads.  ``start-service`` returns once
-the service serves again (the broker: every running service consumes
-its queue again; the conductor and the scheduler: a new heartbeat), so
-the next step meets a running control plane, not a reconnecting one.
+the service serves again (the broker: every running Nova service
+consumes its queue again and reports a new heartbeat; the conductor and
+the scheduler: a new heartbeat), so the next step meets a running
+control plane, not a reconnecting one -- nor computes the API still
+takes for down.
 """
 
 import typing
@@ -83,7 +85,9 @@ KINDS = (
         'description': 'Start a control-plane service that '
         '`stop-service` stopped; the step ends once it serves again: the '
         'broker once every running Nova service consumes its queue again '
-        '(they reconnect by themselves), the conductor and the scheduler '
+        'and reports a new heartbeat (they reconnect by themselves; until '
+        'then the API takes them for down), the conductor and the '
+        'scheduler '
         'once the API shows a new heartbeat, placement once it listens.',
         'type': 'object', 'additionalProperties': False,
         'required': ['service'], 'properties': {'service': _SERVICE}}),
