@@ -67,28 +67,30 @@ def _start(steps: Steps, service: str) -> str:
     return '%s serving again' % service
 
 
-_SERVICE = {'description': 'The control-plane service: the broker '
-            '(`rabbitmq`), `nova-conductor`, `nova-scheduler` or '
-            '`placement`.', 'enum': list(SERVICES)}
+def _schema(description: str) -> typing.Dict[str, typing.Any]:
+    """A control step's schema entry: its description, one ``service``."""
+    return {'description': description, 'type': 'object',
+            'additionalProperties': False, 'required': ['service'],
+            'properties': {'service': {
+                'description': 'The control-plane service: the broker '
+                '(`rabbitmq`), `nova-conductor`, `nova-scheduler` or '
+                '`placement`.', 'enum': list(SERVICES)}}}
+
 
 KINDS = (
-    specs.StepKind('stop-service', _stop, {
-        'description': 'Stop a control-plane service as its service '
+    specs.StepKind('stop-service', _stop, _schema(
+        'Stop a control-plane service as its service '
         'manager would (SIGTERM, SIGKILL after 10 s): the broker\'s '
         'queues that are not durable, every RPC queue of Nova\'s, go '
         'with it.  The process tiers only (they started it).  Usually '
         'while a `hang` rule holds a step (`wait-point`), `start-service` '
-        'and `release` after it.',
-        'type': 'object', 'additionalProperties': False,
-        'required': ['service'], 'properties': {'service': _SERVICE}}),
-    specs.StepKind('start-service', _start, {
-        'description': 'Start a control-plane service that '
+        'and `release` after it.')),
+    specs.StepKind('start-service', _start, _schema(
+        'Start a control-plane service that '
         '`stop-service` stopped; the step ends once it serves again: the '
         'broker once every running Nova service consumes its queue again '
         'and reports a new heartbeat (they reconnect by themselves; until '
         'then the API takes them for down), the conductor and the '
         'scheduler '
-        'once the API shows a new heartbeat, placement once it listens.',
-        'type': 'object', 'additionalProperties': False,
-        'required': ['service'], 'properties': {'service': _SERVICE}}),
+        'once the API shows a new heartbeat, placement once it listens.')),
 )
