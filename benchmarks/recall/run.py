@@ -137,10 +137,15 @@ def command(entry, folder, mode, workers=None, lock=None):
 def verdict(doc):
     """``(found, caught, flaky)`` of an A/B sweep's document: the
     regressions (cases ok on stock, broken with the shape, not broken when
-    replayed on stock) with the invariants each broke on B."""
+    replayed on stock) with the invariants each broke on B; then B's
+    cases at a step only the shape takes that broke there (``new``: a
+    call the fix took out, as 1879787's Neutron read; no stock case to
+    compare, the fault cannot happen on stock Nova)."""
     broken = {case['id']: case['broken'] for case in doc['b']['cases']}
     caught = [{'case': case, 'broken': broken.get(case, [])}
               for case in doc['ab']['regressions']]
+    caught += [{'case': case, 'broken': broken.get(case, []), 'new': True}
+               for case in doc['ab'].get('new_steps', ())]
     return bool(caught), caught, doc['ab'].get('flaky', [])
 
 
@@ -205,9 +210,12 @@ def table(rows):
     for row in rows:
         if row['caught']:
             first = row['caught'][0]
-            how = '%s (%s)%s' % (first['case'], ', '.join(first['broken']),
-                                 ' +%d more' % (len(row['caught']) - 1)
-                                 if len(row['caught']) > 1 else '')
+            how = '%s%s (%s)%s' % (first['case'],
+                                   ' [a step only the shape takes]'
+                                   if first.get('new') else '',
+                                   ', '.join(first['broken']),
+                                   ' +%d more' % (len(row['caught']) - 1)
+                                   if len(row['caught']) > 1 else '')
         else:
             how = row.get('error') or 'no case ok on stock broke%s' % (
                 ' (flaky: %s)' % ', '.join(row['flaky'])

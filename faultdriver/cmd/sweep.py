@@ -156,7 +156,8 @@ class Sweep(command.Command):
         launch.refuse_missing(parsed_args.backend,
                               parsed_args.confirm or tiers.DEFAULT)
 
-        def one(patches, nova_patches, folder, nova_tree):
+        def one(patches, nova_patches, folder, nova_tree,
+                trace_change=False):
             return sweep.run(
                 parsed_args.workflow, actions=actions,
                 points=_split(parsed_args.points),
@@ -166,7 +167,8 @@ class Sweep(command.Command):
                 workers=parsed_args.workers, confirm=parsed_args.confirm,
                 nova_patches=nova_patches, nova_tree=nova_tree,
                 depth=parsed_args.depth,
-                recovery_points=_split(parsed_args.recovery_points))
+                recovery_points=_split(parsed_args.recovery_points),
+                trace_change=trace_change)
         results = parsed_args.results
         ab = parsed_args.ab or parsed_args.ab_nova_patch or \
             parsed_args.ab_nova_tree
@@ -181,13 +183,14 @@ class Sweep(command.Command):
             stock = one(parsed_args.patches, parsed_args.nova_patch,
                         results and os.path.join(results, 'a'),
                         parsed_args.nova_tree)
-            # The same cases with the fix: B sweeps A's trace.
+            # The same cases with the fix: B sweeps A's trace, and the
+            # steps its own trace adds (a call only the change makes).
             later = os.path.join(results, 'b') if results else \
                 tempfile.mkdtemp(prefix='faultdriver-sweep-')
             sweep.share_trace(stock['results'], later)
             fixed = one(parsed_args.patches + parsed_args.ab,
                         parsed_args.nova_patch + parsed_args.ab_nova_patch,
-                        later, tree_b)
+                        later, tree_b, trace_change=True)
             doc = {'format_version': stock['format_version'],
                    'a': stock, 'b': fixed, 'ab': sweep.recheck_regressions(
                 compare.compare(stock, fixed), stock, parsed_args.mode,

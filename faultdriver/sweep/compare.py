@@ -3,7 +3,8 @@ known finding of doc/findings.rst, or an unrecognised one) a candidate
 fix removes, which it keeps, and which it adds (a fix must not add any);
 which cases it breaks that held before (regressions, listed first); and
 which cases could not be compared because one side did not run to its
-checks (never counted as removed)."""
+checks (never counted as removed); and which of B's cases, at steps only
+B's Nova takes (no stock case to compare), broke something there."""
 
 import typing
 
@@ -26,8 +27,10 @@ def signature(finding: records.Finding) -> Signature:
 
 
 def compare(stock: records.Document, fixed: records.Document) -> Diff:
-    """``{'removed', 'kept', 'added', 'unchecked', 'regressions'}``:
-    finding signatures as dicts, and case ids."""
+    """``{'removed', 'kept', 'added', 'unchecked', 'regressions',
+    'new_steps'}``: finding signatures as dicts, and case ids
+    (``new_steps``: B's cases at a step A's trace lacks that broke an
+    invariant; their findings are among the ``added``)."""
     before: typing.Dict[Signature, records.Finding] = {
         signature(f): f for f in stock['findings']}
     after: typing.Dict[Signature, records.Finding] = {
@@ -60,6 +63,9 @@ def compare(stock: records.Document, fixed: records.Document) -> Diff:
             'unchecked': listed(s for s in gone if not checked(before[s])),
             'kept': listed(set(before) & set(after)),
             'added': listed(set(after) - set(before)),
+            'new_steps': sorted(
+                i for i in set(cases_b) - set(cases_a)
+                if i not in failed and cases_b[i]['broken']),
             'causes': compare_causes(stock, fixed, failed),
             'internal_errors': failed}
 
@@ -125,6 +131,9 @@ def text(diff: Diff) -> str:
         if diff['unchecked'] else '',
         ', %d REGRESSIONS' % len(diff['regressions'])
         if diff['regressions'] else '')]
+    if diff.get('new_steps'):
+        lines[0] += ', %d broken at steps only the change takes' % len(
+            diff['new_steps'])
     found = diff.get('causes')
     if found:
         lines.append('Causes: %s' % '; '.join(
@@ -135,6 +144,9 @@ def text(diff: Diff) -> str:
     for case in diff['regressions']:
         lines.append('  REGRESSION %s: ok without the change, broken with '
                      'it' % case)
+    for case in diff.get('new_steps', ()):
+        lines.append('  NEW STEP   %s: broken with the change, at a step '
+                     'stock Nova does not take' % case)
     for case in diff.get('flaky', ()):
         lines.append('  flaky      %s: ok once without the change, broken '
                      'when replayed without it too' % case)

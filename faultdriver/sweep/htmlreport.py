@@ -100,7 +100,7 @@ def _one(doc: records.Document, base: typing.Optional[str],
                     '; ' + report.recovery_line(doc).strip()
                     if doc.get('recovery') else ''),
                 '<p>%s</p>' % escape(report.clean_line(doc))
-                if doc.get('clean_run') else '', _matrix(doc, base),
+                if report.clean_line(doc) else '', _matrix(doc, base),
                 _causes(doc, base)))
 
 
@@ -122,7 +122,10 @@ def render(doc: records.Document, base: typing.Optional[str] = None) -> str:
         regressions = ''.join(
             '<li class="bad">REGRESSION %s: ok without the change, broken '
             'with it</li>' % escape(case)
-            for case in diff.get('regressions', ()))
+            for case in diff.get('regressions', ())) + ''.join(
+            '<li class="bad">NEW STEP %s: broken with the change, at a '
+            'step stock Nova does not take</li>' % escape(case)
+            for case in diff.get('new_steps', ()))
         found = diff.get('causes')
         causes = '<h3>Causes</h3><ul>%s</ul>' % ''.join(
             '<li>%s: %s</li>' % (kind, escape(', '.join(found[kind]) or

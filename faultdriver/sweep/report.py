@@ -108,6 +108,13 @@ def text(doc: records.Document) -> str:
 def clean_line(doc: records.Document) -> str:
     """The clean run's finding, in a line (else nothing)."""
     run = doc.get('clean_run')
+    own = doc.get('change_clean_run')
+    if own:
+        own_line = ('This Nova\'s own clean run (no fault) broke %s: its '
+                    'finding, under its cause below\n' % ', '.join(
+                        own['broken']))
+        return own_line + (clean_line(dict(doc, change_clean_run=None))
+                           if run else '')
     if not run:
         return ''
     if run.get('shared'):

@@ -93,7 +93,8 @@ def run(workflow_name: str,
         confirm: typing.Optional[str] = None,
         nova_patches: typing.Sequence[str] = (), depth: int = 1,
         recovery_points: typing.Optional[typing.Collection[str]] = None,
-        nova_tree: typing.Optional[str] = None) -> records.Document:
+        nova_tree: typing.Optional[str] = None,
+        trace_change: bool = False) -> records.Document:
     """Run the sweep; returns ``{'workflow', 'trace', 'cases',
     'findings', ...}``.  ``points``/``hosts`` narrow the traced steps (a
     reduced sweep), ``shard`` = (K, N) runs every N-th case from the K-th.
@@ -102,6 +103,12 @@ def run(workflow_name: str,
     ``depth`` 2: then a second fault in the recovery of each first fault
     that needs one (:mod:`faultdriver.sweep.recovery`), its points
     narrowed to ``recovery_points`` if given.
+
+    ``trace_change``: an A/B's B, which runs the cases of A's trace
+    (:func:`share_trace`), traces its own Nova too and adds the cases at
+    the steps only that Nova takes (``change_steps``): a change that
+    adds a call (a Neutron read the fix had taken out) is swept where it
+    adds it, not only where stock Nova already had a step.
     """
     progress = progress or _stderr
     if depth not in DEPTHS:
@@ -127,8 +134,13 @@ def run(workflow_name: str,
     try:
         steps = traced_steps(workflow, folder, mode, backend, pool,
                              1 if points else workers, nova_changes)
+        added: typing.List[trace.TracedStep] = []
+        if trace_change:
+            added = only_in(traced_steps(
+                workflow, os.path.join(folder, CHANGE), mode, backend, pool,
+                1, nova_changes), steps)
         chosen = _chosen_cases(workflow, steps, actions, points, hosts,
-                               shard, backend, progress)
+                               shard, backend, progress, added)
 
         clean_moves = clean_outcome(folder)
         clean_accounting = clean_outcome(folder, MOVE_END)
@@ -166,10 +178,15 @@ def run(workflow_name: str,
     findings = findings_module.findings_of(
         results, os.path.join(folder, 'findings'),
         workflow.data.get('operation'), baseline)
-    if clean_run and not clean_run.get('shared'):
-        findings = clean.findings(
-            workflow, clean_run, os.path.join(folder, 'findings'),
-            patches, nova_changes) + findings
+    # Its own clean run's finding; an A/B's B judges its cases by A's
+    # (shared) but reports what its own traced run broke, if it traced.
+    own_clean = clean_outcome(os.path.join(folder, CHANGE), CLEAN) \
+        if trace_change else None
+    for broken_clean in (clean_run, own_clean):
+        if broken_clean and not broken_clean.get('shared'):
+            findings = clean.findings(
+                workflow, broken_clean, os.path.join(folder, 'findings'),
+                patches, nova_changes) + findings
     if confirm:
         findings_module.confirm(findings, confirm, mode, os.path.join(
             folder, 'findings'), progress)
@@ -181,12 +198,19 @@ def run(workflow_name: str,
            'shard': '%d/%d' % shard,
            'results': folder,
            'trace': [step.to_json() for step in steps],
+           # An A/B's B: the steps its own trace adds to A's (their
+           # cases have no stock counterpart); None: not traced.
+           'change_steps': [step.to_json() for step in added]
+           if trace_change else None,
            'cases': results, 'findings': findings,
            'causes': [cause.to_json() for cause in found],
            'summary': causes.summary(found),
            # What the clean run broke (its finding is in ``findings``);
            # ``shared``: an A/B's B judged against A's clean run.
            'clean_run': clean_run,
+           # An A/B's B: what its own traced run broke (None: nothing,
+           # or not traced); its finding is in ``findings``.
+           'change_clean_run': own_clean,
            'internal_errors': [c['id'] for c in results
                                if c['internal_error']],
            'depth': depth, 'recovery': pruning,
@@ -201,9 +225,14 @@ def _chosen_cases(workflow: records.Workflow,
                   points: typing.Optional[typing.Collection[str]],
                   hosts: typing.Optional[typing.Collection[str]],
                   shard: typing.Tuple[int, int], backend: str,
-                  progress: Say) -> typing.List[cases_module.Case]:
+                  progress: Say,
+                  added: typing.Sequence[trace.TracedStep] = ()
+                  ) -> typing.List[cases_module.Case]:
     """This shard's cases of the traced ``steps`` narrowed to ``points``
-    and ``hosts``."""
+    and ``hosts``; then those of the ``added`` steps (an A/B's B: steps
+    only its Nova takes), sharded apart so that B's shard K runs A's
+    shard K's cases."""
+    steps, added = list(steps), list(added)
     if points:
         wanted = [rules.split_phase(name) for name in points]
 
@@ -211,20 +240,28 @@ def _chosen_cases(workflow: records.Workflow,
                    point: str, phase: typing.Optional[str]) -> bool:
             return step.point == point and phase in (None, step.phase)
         unknown = sorted(name for name, (point, phase) in zip(points, wanted)
-                         if not any(matches(s, point, phase) for s in steps))
+                         if not any(matches(s, point, phase)
+                                    for s in steps + added))
         if unknown:
             raise exception.ScenarioError(
                 '--points %s: not hit by workflow %s; its steps: %s' % (
                     ', '.join(unknown), workflow.name,
                     ', '.join(sorted({'%s.%s' % (s.point, s.phase)
                                       for s in steps}))))
-        steps = [s for s in steps
-                 if any(matches(s, point, phase) for point, phase in wanted)]
+        steps, added = ([s for s in some if any(
+            matches(s, point, phase) for point, phase in wanted)]
+            for some in (steps, added))
     if hosts:
-        steps = [s for s in steps if s.host in hosts]
+        steps, added = ([s for s in some if s.host in hosts]
+                        for some in (steps, added))
+    calls = cases_module.second_calls(workflow.data)
     every = cases_module.generate(steps, actions, backend, workflow.hosts,
-                                  cases_module.second_calls(workflow.data))
-    if not every:
+                                  calls)
+    common = {case.id for case in every}
+    more = [case for case in cases_module.generate(
+        added, actions, backend, workflow.hosts, calls)
+        if case.id not in common]
+    if not every and not more:
         # A sweep of nothing would report no finding, as a clean one does.
         raise exception.ScenarioError(
             'workflow %s: no case: none of the %d chosen steps takes a '
@@ -234,10 +271,24 @@ def _chosen_cases(workflow: records.Workflow,
             'outside a periodic and a restarted service, in a workflow with '
             'a move step)' % (
                 workflow.name, len(steps), ','.join(actions)))
-    chosen = cases_module.shard(every, *shard)
-    progress('%d steps traced, %d cases, shard %d/%d runs %d' % (
-        len(steps), len(every), shard[0], shard[1], len(chosen)))
+    chosen = cases_module.shard(every, *shard) + \
+        cases_module.shard(more, *shard)
+    progress('%d steps traced, %d cases%s, shard %d/%d runs %d' % (
+        len(steps), len(every), ' (and %d steps only the change takes, '
+        '%d cases)' % (len(added), len(more)) if added else '',
+        shard[0], shard[1], len(chosen)))
     return chosen
+
+
+def only_in(own: typing.Iterable[trace.TracedStep],
+            shared: typing.Iterable[trace.TracedStep]
+            ) -> typing.List[trace.TracedStep]:
+    """The steps of ``own`` (B's trace) at no point, phase and host of
+    ``shared`` (A's): a case's id names those three, so a step both take
+    is one case, run as A's trace has it."""
+    have = {(step.point, step.phase, step.host) for step in shared}
+    return [step for step in own
+            if (step.point, step.phase, step.host) not in have]
 
 
 def share_trace(folder: str, other: str) -> None:
@@ -291,6 +342,9 @@ def recheck_regressions(diff: compare.Diff, stock: records.Document,
 STEPS = 'steps.json'
 OUTCOME = 'outcome.json'
 MOVE_END = 'move-end.json'
+#: Where an A/B's B keeps its own trace (``CHANGE/trace/``): the steps
+#: its Nova takes, of which those A's trace lacks get cases too.
+CHANGE = 'change'
 #: What the clean run broke, where it broke something
 #: (:func:`faultdriver.sweep.clean.record`): the workflow's own finding.
 CLEAN = 'clean.json'

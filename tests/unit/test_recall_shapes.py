@@ -142,6 +142,17 @@ def test_found_is_per_case_regressions_not_flaky():
     assert RUN.verdict(doc) == (False, [], ['y'])
 
 
+def test_found_counts_a_broken_case_at_a_step_only_the_shape_takes():
+    doc = {'b': {'cases': [{'id': 'n', 'broken': ['servers-settled']}]},
+           'ab': {'regressions': [], 'flaky': [], 'new_steps': ['n']}}
+    found, caught, _ = RUN.verdict(doc)
+    assert found and caught == [
+        {'case': 'n', 'broken': ['servers-settled'], 'new': True}]
+    row = {'status': 'found', 'shape': 's', 'caught': caught, 'flaky': []}
+    assert 'n [a step only the shape takes] (servers-settled)' in \
+        RUN.table([row])
+
+
 def test_a_sweep_document_of_another_format_is_named_not_read():
     assert RUN.unreadable({'a': {}, 'b': {'format_version': 2}}) is None
     assert RUN.unreadable({'a': {'format_version': 2},

@@ -351,6 +351,42 @@ def test_shards_split_the_cases_without_overlap():
     assert all(parts)
 
 
+def test_a_b_sweep_adds_the_steps_only_its_nova_takes():
+    """An A/B's B runs A's cases (the same shard of them) and, apart,
+    those at the steps its own trace adds: a step both traces have is
+    one case, even hit after other setup hits (``skip``) on B."""
+    from faultdriver.sweep import sweep
+    own = [trace.TracedStep('pre_live_migration', 'dest', 'before',
+                            skip=1),
+           trace.TracedStep('network.get_instance_nw_info', 'src',
+                            'before'),
+           trace.TracedStep('network.get_instance_nw_info', 'src', 'after')]
+    added = sweep.only_in(own, STEPS)
+    assert [(s.point, s.host, s.phase) for s in added] == [
+        ('network.get_instance_nw_info', 'src', 'before'),
+        ('network.get_instance_nw_info', 'src', 'after')]
+    workflow = model.load('live-migration')
+    said = []
+    actions = ['crash', 'http-error']
+    for k in (1, 2):
+        alone = sweep._chosen_cases(workflow, STEPS, actions, None, None,
+                                    (k, 2), 'process', said.append)
+        both = sweep._chosen_cases(workflow, STEPS, actions, None, None,
+                                   (k, 2), 'process', said.append, added)
+        assert [c.id for c in both[:len(alone)]] == [c.id for c in alone]
+        assert [c.point for c in both[len(alone):]] == [
+            'network.get_instance_nw_info']
+    assert said[-1].endswith('(and 2 steps only the change takes, '
+                             '2 cases), shard 2/2 runs 2')
+    # --points may name a step only B takes; --hosts narrows both.
+    only = sweep._chosen_cases(
+        workflow, STEPS, ['http-error'], ['network.get_instance_nw_info'],
+        ['src'], (1, 1), 'process', said.append, added)
+    assert sorted(c.id for c in only) == [
+        'network.get_instance_nw_info.after@src:http-error',
+        'network.get_instance_nw_info.before@src:http-error']
+
+
 def test_cases_run_slowest_action_first_in_their_order_within_one():
     generated = cases.generate(STEPS, cases.ACTIONS)
     ordered = cases.slowest_first(generated)
@@ -485,6 +521,41 @@ def test_ab_compare_names_removed_kept_and_added_findings():
     assert [f['invariant'] for f in diff['added']] == ['moves-again']
     assert compare.text(diff).splitlines()[0] == (
         'A/B with fix: 1 findings removed, 1 kept, 1 added')
+
+
+def test_ab_lists_broken_cases_at_steps_only_the_change_takes():
+    """A case of B with no A counterpart (B's own trace added its step)
+    is no regression, nor silent: broken there, it is named."""
+    from faultdriver.sweep import compare
+
+    def case(id_, *broken, error=False):
+        return {'id': id_, 'broken': list(broken), 'internal_error': error}
+    stock = {'patches': [], 'findings': [], 'cases': [case('a')]}
+    fixed = {'patches': ['fix'], 'findings': [], 'cases': [
+        case('a'), case('new-broken', 'allocations-consistent'),
+        case('new-ok'), case('new-failed', 'x', error=True)]}
+    diff = compare.compare(stock, fixed)
+    assert diff['regressions'] == []
+    assert diff['new_steps'] == ['new-broken']
+    lines = compare.text(diff).splitlines()
+    assert lines[0].endswith(', 1 broken at steps only the change takes')
+    assert '  NEW STEP   new-broken: broken with the change, at a step ' \
+        'stock Nova does not take' in lines
+
+
+def test_b_says_what_its_own_clean_run_broke_beside_a_s():
+    """An A/B's B judges its cases by A's clean run, and says what its
+    own traced run (the change's Nova, no fault) broke."""
+    from faultdriver.sweep import report
+    shared = {'broken': ['x'], 'shared': '/r/a'}
+    own = {'broken': ['servers-settled']}
+    assert report.clean_line({'clean_run': None,
+                              'change_clean_run': own}) == (
+        "This Nova's own clean run (no fault) broke servers-settled: its "
+        'finding, under its cause below\n')
+    both = report.clean_line({'clean_run': shared, 'change_clean_run': own})
+    assert both.splitlines()[1].startswith('The clean run (of /r/a, ')
+    assert report.clean_line({'clean_run': None}) == ''
 
 
 def test_html_report_escapes_and_links_reproducers(tmp_path):
