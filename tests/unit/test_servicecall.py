@@ -176,6 +176,16 @@ class CinderTest(ServiceCallTest):
         self.service.route('PUT', '/v3/project/attachments/.*', self.update)
         self.service.route('DELETE', '/v3/project/attachments/.*',
                            self.delete)
+        self.service.route('POST', '/v3/project/attachments', self.create)
+        # Cinder's version document (attachment_create checks the
+        # microversion first: its step's first request).
+        self.service.route('GET', '/', lambda request: (300, {'versions': [{
+            'id': 'v3.0', 'status': 'CURRENT', 'version': '3.70',
+            'min_version': '3.0', 'updated': '2026-01-01T00:00:00Z',
+            'links': [{'rel': 'self',
+                       'href': self.service.url + '/v3/'}]}]}))
+        self.service.route('POST', '/v3/project/attachments/[^/]+/action',
+                           self.complete)
 
     def update(self, request):
         self.received.append(request.method)
@@ -186,6 +196,24 @@ class CinderTest(ServiceCallTest):
             connection_info={'driver_volume_type': 'iscsi',
                              'data': {'target_lun': 1}})
         return 200, {'attachment': dict(attachment)}
+
+    def create(self, request):
+        self.received.append(request.method)
+        body = request.body['attachment']
+        key = '%08d-0000-4000-8000-000000000000' % len(self.attachments)
+        self.attachments[key] = {
+            'id': key, 'volume_id': body['volume_uuid'],
+            'status': 'attaching', 'attach_mode': 'rw',
+            'instance': body['instance_uuid'],
+            'connector': body['connector'],
+            'connection_info': {'driver_volume_type': 'iscsi', 'data': {}}}
+        return 200, {'attachment': dict(self.attachments[key])}
+
+    def complete(self, request):
+        self.received.append(request.method)
+        key = request.path.rsplit('/', 2)[1]
+        self.attachments[key]['status'] = 'attached'
+        return 204, None
 
     def delete(self, request):
         self.received.append(request.method)
@@ -244,6 +272,44 @@ class CinderTest(ServiceCallTest):
             _on_compute(self.manager, self.update_attachment)
         self.assertEqual([], self.received)
 
+    def create_attachment(self):
+        return cinder.API().attachment_create(
+            self.context, VOLUME, SOURCE, {'host': 'compute1'}, '/dev/vdb')
+
+    def test_a_500_creating_an_attachment_is_not_retried(self):
+        # LP 1899835's step: dest's pre_live_migration creates the new
+        # host's attachment; Nova does not retry a create.  The step's
+        # first request is the microversion check: its 500 comes up as
+        # keystoneauth's error, which Nova does not translate.
+        from cinderclient import exceptions as cinder_exception
+        from keystoneauth1 import exceptions as ka_exception
+        self.rule('volume.attachment_create: 1*http(500)')
+        with self.assertRaises(ka_exception.InternalServerError):
+            _on_compute(self.manager, self.create_attachment)
+        self.rule('volume.attachment_create: 1*off -> 1*http(500)')
+        with self.assertRaises(cinder_exception.ClientException) as caught:
+            _on_compute(self.manager, self.create_attachment)
+        self.assertEqual(500, caught.exception.code)
+        self.assertEqual([ATTACHMENT], list(self.attachments))
+        self.assertEqual([], self.received)
+        # Its hits used, the next create reaches Cinder.
+        created = _on_compute(self.manager, self.create_attachment)
+        self.assertEqual('compute1', created['connector']['host'])
+        self.assertEqual(2, len(self.attachments))
+
+    def test_a_504_after_the_complete_reaches_the_caller(self):
+        # Cinder marked the attachment attached; the proxy's 504 still
+        # fails Nova's call (no retry): the caller sees an error although
+        # the work was done.
+        from cinderclient import exceptions as cinder_exception
+        self.rule('volume.attachment_complete.after: 1*http(504)')
+        with self.assertRaises(cinder_exception.ClientException) as caught:
+            _on_compute(self.manager, lambda: cinder.API().attachment_complete(
+                self.context, ATTACHMENT))
+        self.assertEqual(504, caught.exception.code)
+        self.assertEqual('attached', self.attachments[ATTACHMENT]['status'])
+        self.assertEqual(['POST'], self.received)
+
     def test_a_request_no_compute_makes_never_fires(self):
         # The conductor's call (no ComputeManager frame on its stack).
         self.rule('volume.attachment_update: http(500)')
@@ -252,10 +318,10 @@ class CinderTest(ServiceCallTest):
         self.assertEqual([], self.faults())
 
 
-class PlacementTest(ServiceCallTest):
+class PlacementService(ServiceCallTest):
     """``SchedulerReportClient`` through a keystoneauth adapter that,
     like the openstacksdk proxy Nova builds (and Nova's PlacementFixture),
-    does not raise on an error status."""
+    does not raise on an error status (no tests of its own)."""
 
     def setUp(self):
         super().setUp()
@@ -284,6 +350,9 @@ class PlacementTest(ServiceCallTest):
         for consumer, body in request.body.items():
             self.allocations[consumer] = body['allocations']
         return 204, None
+
+
+class PlacementTest(PlacementService):
 
     def move(self):
         return self.client.move_allocations(self.context, SOURCE, TARGET)
@@ -322,6 +391,78 @@ class PlacementTest(ServiceCallTest):
                 self.context, TARGET, {'allocations': {}})))
         self.assertEqual([('placement.put_allocations', 'before', 'http')],
                          self.faults())
+
+
+class PlacementCleanupTest(PlacementService):
+    """The report client's clean-up steps: an evacuated-from host's tree
+    removed from the instance's allocation, a consumer's allocation
+    deleted."""
+
+    def setUp(self):
+        super().setUp()
+        self.service.route('GET', '/resource_providers', self.tree)
+        self.service.route('PUT', '/allocations/.*', self.put)
+
+    def tree(self, request):
+        return 200, {'resource_providers': [{
+            'uuid': PROVIDER, 'name': 'compute1', 'generation': 1,
+            'parent_provider_uuid': None,
+            'root_provider_uuid': PROVIDER}]}
+
+    def put(self, request):
+        consumer = request.path.rsplit('/', 1)[1]
+        self.allocations[consumer] = request.body['allocations']
+        return 204, None
+
+    def test_the_tree_removal_fails_by_its_request(self):
+        def remove():
+            return self.client.remove_provider_tree_from_instance_allocation(
+                self.context, SOURCE, PROVIDER)
+        self.rule('placement.remove_provider_tree_from_instance_allocation:'
+                  ' 1*http(500)')
+        with self.assertRaises(
+                nova_exception.ConsumerAllocationRetrievalFailed):
+            _on_compute(self.manager, remove)
+        self.rule('placement.remove_provider_tree_from_instance_allocation:'
+                  ' 1*off -> 1*http(500)')
+        with self.assertRaises(
+                nova_exception.ResourceProviderRetrievalFailed):
+            _on_compute(self.manager, remove)
+        self.rule('placement.remove_provider_tree_from_instance_allocation:'
+                  ' 2*off -> 1*http(500)')
+        self.assertFalse(_on_compute(self.manager, remove))
+        self.assertIn(PROVIDER, self.allocations[SOURCE])
+        # Cleared, the removal goes through.
+        self.assertTrue(_on_compute(self.manager, remove))
+        self.assertEqual({}, self.allocations[SOURCE])
+
+    def test_a_connection_failure_removing_the_tree_is_not_swallowed(self):
+        from keystoneauth1 import exceptions as ka_exception
+        self.rule('placement.remove_provider_tree_from_instance_allocation:'
+                  ' 1*connfail')
+        remove = self.client.remove_provider_tree_from_instance_allocation
+        with self.assertRaises(ka_exception.ConnectFailure):
+            _on_compute(self.manager,
+                        lambda: remove(self.context, SOURCE, PROVIDER))
+        self.assertIn(PROVIDER, self.allocations[SOURCE])
+
+    def delete(self):
+        return self.client.delete_allocation_for_instance(
+            self.context, SOURCE, consumer_type='migration')
+
+    def test_a_delete_fails_loudly_on_a_500_quietly_on_no_connection(self):
+        self.rule('placement.delete_allocation_for_instance: 1*http(500)')
+        with self.assertRaises(nova_exception.AllocationDeleteFailed):
+            _on_compute(self.manager, self.delete)
+        self.rule('placement.delete_allocation_for_instance: 1*connfail')
+        self.assertIsNone(_on_compute(self.manager, self.delete))
+        self.assertIn(PROVIDER, self.allocations[SOURCE])
+        self.assertEqual(
+            [('placement.delete_allocation_for_instance', 'before', 'http'),
+             ('placement.delete_allocation_for_instance', 'before',
+              'connfail')], self.faults())
+        self.assertTrue(_on_compute(self.manager, self.delete))
+        self.assertEqual({}, self.allocations[SOURCE])
 
 
 class CatalogueTest(unittest.TestCase):
