@@ -143,8 +143,26 @@ def test_a_service_failure_raised_into_the_unshelve_rolls_it_back():
                                'dest', 'after', action)
         assert row.ends == 'shelved-offloaded'
         assert row.nova.endswith('ComputeManager._unshelve_instance')
-    assert rollback.promise('live-migration', 'network.setup_networks_on_host',
-                            'dest', 'before', 'http-error') is None
+    assert rollback.promise('live-migration', 'network.migrate_instance_start',
+                            'src', 'before', 'http-error') is None
+
+
+@pytest.mark.parametrize('point', [
+    'network.get_instance_nw_info', 'volume.attachment_create',
+    'network.setup_networks_on_host', 'volume.attachment_complete'])
+def test_a_service_failure_in_dests_pre_live_migration_rolls_it_back(point):
+    """Each service call of dest's pre_live_migration raises into it:
+    the step's own rollback (the source's ACTIVE, migration failed); an
+    ERROR there breaks the invariant."""
+    for action in ('http-error', 'connfail'):
+        met, _text, _actual = check(point, 'dest', action, ROLLED_BACK,
+                                    'after')
+        assert met
+        met, _text, _actual = check(point, 'dest', action, ERRORED, 'before')
+        assert not met
+    # A failure at the source's call of the same point is no such row.
+    assert rollback.promise('live-migration', point, 'src', 'before',
+                            'http-error') is None
 
 
 def test_a_phase_outside_the_row_has_no_promise():
