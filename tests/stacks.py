@@ -33,6 +33,15 @@ def pinned_stack(hosts=('src', 'dest')):
     return stack_module.Stack(faults=faults, mode=MODE, progress=print)
 
 
+def unpinned_stack(hosts=('src', 'dest')):
+    """A fake_numa stack without dedicated pCPUs, for unpinned servers
+    (no NUMA claim adds steps to what a test looks at); a context
+    manager."""
+    faults = {host: {'inner_driver': 'fake_numa', 'enabled': True}
+              for host in hosts}
+    return stack_module.Stack(faults=faults, mode=MODE, progress=print)
+
+
 #: Seconds a failed start and its teardown may take: a hang guard, not a
 #: speed target.
 BOUND = 120

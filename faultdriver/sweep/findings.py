@@ -203,6 +203,20 @@ def confirm(findings: typing.List[records.Finding], backend: str, mode: str,
             progress('confirm on %s: %s at %s.%s@%s (%s): %s' % (
                 backend, finding['invariant'], finding['point'],
                 finding['phase'], finding['host'], finding['action'],
-                verdict if fired else 'not replayed: the fault never '
-                'fired there'))
+                confirm_text(finding['confirmed'], fired, verdict)))
     return findings
+
+
+def confirm_text(confirmed: typing.Optional[bool], fired: bool,
+                 verdict: typing.Optional[str]) -> str:
+    """What a replay says of one finding: its own invariant's answer
+    first -- the replay's verdict covers every invariant of the case,
+    and one the embedded run kept may break on processes too, which
+    makes the whole replay 'bug not reproduced' while this finding's
+    invariant broke as recorded."""
+    if not fired:
+        return 'not replayed: the fault never fired there'
+    if confirmed is None:
+        return 'not replayed: %s' % verdict
+    return '%s (the replay: %s)' % (
+        'confirmed' if confirmed else 'NOT CONFIRMED', verdict)

@@ -13,7 +13,7 @@ other recogniser rejects them.
 
 ``second-call`` cases are recognised by their call (the action class's
 label, ``second-call(delete)``): F20, F21; service-call classes by
-their class: F22 (``connfail``).
+their class: F22 and F26 (``connfail``).
 
 F23 is recognised where the sweep sees it: the shelve workflow's
 ``recover`` resets the task state it leaves, so ``outcome-after-failure``
@@ -276,6 +276,14 @@ RECOGNISERS = (
          Sign('allocations-consistent', r'src holds [^\']* for migration '
               r's1#\d+ \(reverted\)')),
         (Where(COLD, ('placement.move_allocations',), 'src', CONNFAIL),)),
+    Recogniser(
+        'F26', 'a placement failure at a live migration\'s end leaves the '
+        'finished migration holding the source',
+        (Sign('allocations-consistent', migration_holds('src',
+                                                        ['completed'])),
+         Sign('accounting-matches-placement', charged_for_nothing('src'))),
+        (Where(LIVE, ('placement.delete_allocation_for_instance',), 'src',
+               CONNFAIL),)),
     Recogniser(
         'F23', 'a compute crash during a shelve\'s snapshot leaves its '
         'task state set for good',

@@ -10,15 +10,11 @@ In the process tier's tests line.
 
 from faultdriver.process import nova as process_nova
 from faultdriver.process import procs
-from faultdriver.process import stack as stack_module
 from tests import stacks
 
 
 def test_each_control_service_stops_starts_and_serves_again():
-    faults = {host: {'inner_driver': 'fake_numa', 'enabled': True}
-              for host in ('src', 'dest')}
-    with stack_module.Stack(faults=faults, mode=stacks.MODE,
-                            progress=print) as stack:
+    with stacks.unpinned_stack() as stack:
         stack.wait_schedulable()
         nova = process_nova.ProcessNova(stack, pinned=False)
         server = nova.boot('src')

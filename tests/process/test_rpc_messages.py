@@ -24,7 +24,6 @@ In the process tier's tests line.
 
 from faultdriver.process import config
 from faultdriver.process import nova as process_nova
-from faultdriver.process import stack as stack_module
 from faultdriver import rpcmessage
 from tests import stacks
 
@@ -55,10 +54,7 @@ def test_drop_and_lost_reply_stop_heartbeats_a_slow_handler_does_not():
     assert CALL_MONITOR + 6 < GAVE_UP < config.TIMINGS['long_rpc_timeout']
     # Unpinned: a NUMA claim in the destination's check would add a
     # step to what a lost reply leaves, beside the point here.
-    faults = {host: {'inner_driver': 'fake_numa', 'enabled': True}
-              for host in ('src', 'dest')}
-    with stack_module.Stack(faults=faults, mode=stacks.MODE,
-                            progress=print) as stack:
+    with stacks.unpinned_stack() as stack:
         stack.wait_schedulable()
         nova = process_nova.ProcessNova(stack, pinned=False)
         server = nova.boot('src')

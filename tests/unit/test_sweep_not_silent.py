@@ -334,6 +334,19 @@ def test_a_confirm_whose_fault_never_fired_is_not_a_verdict(
     assert finding['confirmed'] is confirmed
 
 
+def test_a_confirm_says_the_findings_answer_before_the_replays():
+    """A replay that broke one more invariant than the embedded case
+    says 'bug not reproduced' as a whole; the finding whose invariant
+    broke as recorded is still confirmed, and the line says so first."""
+    from faultdriver.sweep import findings
+    assert findings.confirm_text(True, True, 'bug not reproduced') == (
+        'confirmed (the replay: bug not reproduced)')
+    assert findings.confirm_text(False, True, 'ok') == (
+        'NOT CONFIRMED (the replay: ok)')
+    assert findings.confirm_text(None, False, 'ok').startswith(
+        'not replayed: the fault never fired')
+
+
 def test_a_sweep_with_no_case_is_refused_not_reported_clean():
     """peer-periodic has no rule inside the tracker lock: a sweep of such
     steps alone would report no finding, as a clean one does."""

@@ -123,6 +123,14 @@ RECORDED = [
     ('F22', 'resize', 'placement.move_allocations', 'src', 'after',
      'connfail', 'accounting-matches-placement',
      {'src': '2 pinned / 2 PCPU', 'dest': '2 pinned / 3 PCPU'}),
+    # F26: the migration's allocation delete at the end of a live
+    # migration fails to connect (live-migration-bfv's sweep).
+    ('F26', 'live-migration', 'placement.delete_allocation_for_instance',
+     'src', 'before', 'connfail', 'allocations-consistent',
+     ['src holds 2048 MEMORY_MB, 2 PCPU for migration s1#1 (completed)']),
+    ('F26', 'live-migration', 'placement.delete_allocation_for_instance',
+     'src', 'after', 'connfail', 'accounting-matches-placement',
+     {'src': '0 pinned / 2 PCPU', 'dest': '4 pinned / 4 PCPU'}),
     # F11: a graceful stop's hold on the source.
     ('F11', 'live-migration', 'live_migration', 'src', 'before',
      'shutdown-hold', 'allocations-consistent', MIGRATION_ON_SRC),
