@@ -9,6 +9,7 @@ B's Nova takes (no stock case to compare), broke something there."""
 import typing
 
 from faultdriver.sweep import casetext
+from faultdriver.sweep import clean
 from faultdriver.sweep import records
 
 KEYS = ('invariant', 'point', 'host', 'phase', 'action', 'first')
@@ -41,11 +42,13 @@ def compare(stock: records.Document, fixed: records.Document) -> Diff:
         c['id']: c for c in fixed.get('cases', ())}
     failed = sorted(i for i in set(cases_a) | set(cases_b)
                     if _errored(cases_a.get(i)) or _errored(cases_b.get(i)))
+    ran = set(cases_b) | ({clean.CASE_ID} if traced_itself(fixed) else set())
 
     def checked(finding: records.Finding) -> bool:
         """Every case of a stock finding ran to its checks with the fix
-        too (a case that errored there removed nothing)."""
-        return all(case in cases_b and case not in failed
+        too (a case that errored there removed nothing; the clean run's
+        where B traced its own Nova)."""
+        return all(case in ran and case not in failed
                    for case in finding['cases'])
 
     def listed(signatures: typing.Iterable[Signature]
@@ -70,6 +73,14 @@ def compare(stock: records.Document, fixed: records.Document) -> Diff:
             'internal_errors': failed}
 
 
+def traced_itself(fixed: records.Document) -> bool:
+    """Whether B ran a clean run of its own Nova (an A/B's B traces
+    itself: ``change_steps`` is set), so that A's clean-run finding was
+    checked on B: kept where B's own clean run broke it too, removed
+    where not.  B documents written before that have no such run."""
+    return fixed.get('change_steps') is not None
+
+
 def _errored(case: typing.Optional[records.CaseResult]) -> bool:
     """Whether a side's case did not run to its checks (no such case:
     no)."""
@@ -82,14 +93,16 @@ def compare_causes(stock: records.Document, fixed: records.Document,
     """``{'removed', 'unchecked', 'kept', 'added'}``: the causes (their
     labels) A shows and B does not (those of which a case did not run to
     its checks on B, or is no case of B's, are ``unchecked``: the clean
-    run's, which B does not run again), both show, B adds."""
+    run's where B did not trace its own Nova), both show, B adds."""
     if 'causes' not in stock and 'causes' not in fixed:
         return None         # documents of format version 1
     before: typing.Dict[str, records.CauseJSON] = {
         c['key']: c for c in stock.get('causes', ())}
     after: typing.Dict[str, records.CauseJSON] = {
         c['key']: c for c in fixed.get('causes', ())}
-    ran = {c['id'] for c in fixed.get('cases', ())} - set(failed)
+    ran = ({c['id'] for c in fixed.get('cases', ())} |
+           ({clean.CASE_ID} if traced_itself(fixed) else set())) - \
+        set(failed)
 
     def checked(cause: records.CauseJSON) -> bool:
         return all(case['id'] in ran for case in cause['cases'])

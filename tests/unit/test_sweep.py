@@ -543,6 +543,32 @@ def test_ab_lists_broken_cases_at_steps_only_the_change_takes():
         'stock Nova does not take' in lines
 
 
+def test_a_clean_run_finding_is_checked_where_b_traced_itself():
+    """A's clean-run finding is not checked on a B that ran no clean run
+    (an older document); where B traced its own Nova it is removed when
+    B's own clean run kept the invariant, kept when it broke it too."""
+    from faultdriver.sweep import compare
+
+    def finding(invariant):
+        return {'invariant': invariant, 'point': None, 'host': None,
+                'phase': None, 'action': 'none', 'known': None,
+                'cases': ['clean run']}
+    stock = {'patches': [], 'cases': [], 'findings': [
+        finding('allocations-consistent'), finding('periodics-clean')],
+        'causes': [{'key': 'c', 'label': 'the clean run', 'known': None,
+                    'cases': [{'id': 'clean run'}]}]}
+    old_b = {'patches': ['fix'], 'cases': [], 'findings': [], 'causes': []}
+    assert len(compare.compare(stock, old_b)['unchecked']) == 2
+    fixed = dict(old_b, change_steps=[],
+                 findings=[finding('periodics-clean')])
+    diff = compare.compare(stock, fixed)
+    assert diff['unchecked'] == []
+    assert [f['invariant'] for f in diff['removed']] == [
+        'allocations-consistent']
+    assert [f['invariant'] for f in diff['kept']] == ['periodics-clean']
+    assert diff['causes']['removed'] == ['the clean run']
+
+
 def test_b_says_what_its_own_clean_run_broke_beside_a_s():
     """An A/B's B judges its cases by A's clean run, and says what its
     own traced run (the change's Nova, no fault) broke."""
