@@ -197,12 +197,22 @@ def answer(status: int, text: str, point: str, method: str,
     return response
 
 
+def read_timeout(timeout: typing.Any) -> typing.Optional[float]:
+    """The seconds requests waits for an answer, of its ``timeout``
+    argument: a number, a ``(connect, read)`` pair, or None."""
+    if isinstance(timeout, (tuple, list)):
+        timeout = timeout[-1]
+    return None if timeout is None else float(timeout)
+
+
 def _hit(engine: 'engine_module.Engine', point: str, phase: str,
          context: typing.Dict[str, typing.Any], method: str,
-         url: str) -> typing.Any:
-    """Fire ``point.phase``; the response to give instead, or None."""
+         url: str, timeout: typing.Optional[float] = None) -> typing.Any:
+    """Fire ``point.phase``; the response to give instead, or None.
+    The actions see the request as the hit's target."""
     try:
-        engine.hit(point, phase, context)  # type: ignore[no-untyped-call]
+        engine.hit(point, phase, context,  # type: ignore[no-untyped-call]
+                   target=service_actions.Request(method, url, timeout))
     except service_actions.ServiceAnswer as given:
         LOG.warning('faultdriver answering %s %s with %d at %s.%s on %s',
                     method, url, given.status, point, phase, engine.host)
@@ -244,11 +254,14 @@ class _Hook:
             if found is None or found[1] not in found[0].armed:
                 return below()
             engine, point, context = found
-            given = _hit(engine, point, 'before', context, method, url)
+            timeout = read_timeout(kwargs.get('timeout'))
+            given = _hit(engine, point, 'before', context, method, url,
+                         timeout)
             if given is not None:
                 return given
             response = below()
-            given = _hit(engine, point, 'after', context, method, url)
+            given = _hit(engine, point, 'after', context, method, url,
+                         timeout)
             return response if given is None else given
         return request
 

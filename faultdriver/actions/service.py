@@ -1,4 +1,5 @@
-"""Actions a service answers with: an HTTP error status, a lost connection.
+"""Actions a service answers with: an HTTP error status, a lost
+connection, a slow answer.
 
 They act only at service-call points (``network.*``, ``volume.*``,
 ``placement.*``), where :mod:`faultdriver.servicecall` fires rules at the
@@ -6,12 +7,15 @@ HTTP request beneath a Nova client method: an ``http`` action makes the
 request answer with a status instead of the service's answer (in phase
 ``before`` the service never saw the request; in phase ``after`` it did
 the work and its answer is replaced, a proxy's 504 after a slow
-backend), and ``connfail`` makes it fail the way requests does when the
-connection is refused or drops.  What Nova then does (its client's
-exception translation, its retries, a branch that tolerates the failure)
-is Nova's own.  No Nova import here.
+backend), ``connfail`` makes it fail the way requests does when the
+connection is refused or drops, and ``slow`` makes the service take its
+time, past the client's own timeout where the deployment set one.  What
+Nova then does (its client's exception translation, its retries, a
+branch that tolerates the failure) is Nova's own.  No Nova import
+here.
 """
 
+import time
 import typing
 
 from faultdriver.actions import base
@@ -90,3 +94,47 @@ class ConnFail(_AtServicePoint):
     def __call__(self, hit: 'engine.Hit') -> typing.NoReturn:
         import requests
         raise requests.exceptions.ConnectionError(_text(hit))
+
+
+class Request(typing.NamedTuple):
+    """The request a service-call hit is at (an action's ``hit.target``
+    there): what ``slow`` needs to answer as the client would see it."""
+    method: str
+    url: str
+    #: The seconds requests waits for the answer (the read timeout): the
+    #: session's ``timeout`` (Nova's ``[neutron]``/``[cinder]``/
+    #: ``[placement] timeout``), None where it is unset (the default).
+    timeout: typing.Optional[float]
+
+
+class Slow(_AtServicePoint):
+    """slow(seconds): the service takes ``seconds`` to answer.
+
+    At a service-call point only.  Where the request has a timeout
+    shorter than ``seconds`` (the deployment set ``[placement] timeout``
+    or the like), the client gives up after it, as requests does: in
+    phase ``before`` the service never took the request (``Connect
+    Timeout``), in phase ``after`` it did the work and its answer came
+    too late (``ReadTimeout``); keystoneauth turns either into its
+    ``ConnectTimeout`` and retries as the client's ``connect_retries``
+    say.  Where there is no timeout (Nova's default) or a longer one, the
+    request waits ``seconds`` and goes on: a slow answer, which Nova
+    waits out.
+    """
+
+    name = 'slow'
+    params = (('seconds', base.seconds),)
+    required = 1
+
+    def __call__(self, hit: 'engine.Hit') -> None:
+        import requests
+        seconds = self.args['seconds']
+        request = hit.target if isinstance(hit.target, Request) else None
+        timeout = request.timeout if request else None
+        if timeout is None or timeout >= seconds:
+            time.sleep(seconds)
+            return
+        time.sleep(timeout)
+        if hit.phase == 'after':
+            raise requests.exceptions.ReadTimeout(_text(hit))
+        raise requests.exceptions.ConnectTimeout(_text(hit))

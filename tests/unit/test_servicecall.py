@@ -393,6 +393,59 @@ class PlacementTest(PlacementService):
                          self.faults())
 
 
+class SlowPlacementTest(PlacementService):
+    """``slow``: the service takes its time; past a timeout the
+    deployment set (``[placement] timeout``: the session's), the client
+    gives up as requests does, before or after the service's work."""
+
+    def setUp(self):
+        super().setUp()
+        self.put_received = []
+        self.service.route('PUT', '/allocations/.*', self.put)
+
+    def put(self, request):
+        self.put_received.append(request.path)
+        consumer = request.path.rsplit('/', 1)[1]
+        self.allocations[consumer] = request.body['allocations']
+        return 204, None
+
+    def client_with_timeout(self, seconds):
+        return report.SchedulerReportClient(adapter=ka_adapter.Adapter(
+            ka_session.Session(auth=None, timeout=seconds),
+            service_type='placement', raise_exc=False,
+            endpoint_override=self.service.url))
+
+    def put_allocations(self, client):
+        return client.put_allocations(self.context, TARGET, {
+            'allocations': {PROVIDER: {'resources': {'VCPU': 1}}},
+            'consumer_generation': None, 'project_id': 'project',
+            'user_id': 'user'})
+
+    def test_without_a_timeout_a_slow_answer_is_waited_out(self):
+        self.rule('placement.put_allocations: 1*slow(0.2)')
+        self.assertTrue(_on_compute(
+            self.manager, lambda: self.put_allocations(self.client)))
+        self.assertIn(PROVIDER, self.allocations[TARGET])
+        self.assertEqual([('placement.put_allocations', 'before', 'slow')],
+                         self.faults())
+
+    def test_past_the_timeout_the_client_gives_up(self):
+        # keystoneauth's ConnectTimeout, which put_allocations (no
+        # @safe_connect) turns into PlacementAPIConnectFailure.
+        client = self.client_with_timeout(0.2)
+        # Before: the service never took the request.
+        self.rule('placement.put_allocations: 1*slow(30)')
+        with self.assertRaises(nova_exception.PlacementAPIConnectFailure):
+            _on_compute(self.manager, lambda: self.put_allocations(client))
+        self.assertEqual([], self.put_received)
+        # After: the service did the work, its answer came too late.
+        self.rule('placement.put_allocations.after: 1*slow(30)')
+        with self.assertRaises(nova_exception.PlacementAPIConnectFailure):
+            _on_compute(self.manager, lambda: self.put_allocations(client))
+        self.assertEqual(1, len(self.put_received))
+        self.assertIn(PROVIDER, self.allocations[TARGET])
+
+
 class PlacementCleanupTest(PlacementService):
     """The report client's clean-up steps: an evacuated-from host's tree
     removed from the instance's allocation, a consumer's allocation

@@ -114,6 +114,21 @@ class CinderSideTest(StandInTest):
         [attachment] = self.attachment_record()
         self.assertEqual('dest', attachment['connector']['host'])
 
+    def test_a_slow_service_times_out_a_client_with_a_timeout(self):
+        # The stand-in really takes its time: past [cinder] timeout the
+        # client's socket gives up (requests' own timeout), after the
+        # work was done; Nova translates keystoneauth's ConnectTimeout.
+        self.override('timeout', 0.3, 'cinder')
+        self.override('http_retries', 0, 'cinder')
+        service_auth.reset_globals()    # a session with the timeout
+        self.side.set_rules(['volume.attachment_update.after: 1*slow(1)'])
+        with self.assertRaises(nova_exception.CinderConnectionFailed):
+            self.update()
+        [attachment] = self.attachment_record()
+        self.assertEqual('dest', attachment['connector']['host'])
+        self.assertEqual([('volume.attachment_update', 'after', 'slow')],
+                         self.faults())
+
     def test_rules_the_service_cannot_take_are_refused(self):
         for text in ('placement.move_allocations: http(500)',
                      'network.bind_ports_to_host: http(500)',
