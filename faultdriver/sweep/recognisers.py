@@ -277,13 +277,16 @@ RECOGNISERS = (
               r's1#\d+ \(reverted\)')),
         (Where(COLD, ('placement.move_allocations',), 'src', CONNFAIL),)),
     Recogniser(
-        'F26', 'a placement failure at a live migration\'s end leaves the '
-        'finished migration holding the source',
-        (Sign('allocations-consistent', migration_holds('src',
-                                                        ['completed'])),
+        'F26', 'a placement failure at a move\'s end leaves the finished '
+        'migration holding the source',
+        # A live migration's (completed) and a confirmed resize's or
+        # cold migration's (confirmed): the same call in
+        # _delete_allocation_after_move.
+        (Sign('allocations-consistent', migration_holds(
+            'src', ['completed', 'confirmed'])),
          Sign('accounting-matches-placement', charged_for_nothing('src'))),
-        (Where(LIVE, ('placement.delete_allocation_for_instance',), 'src',
-               CONNFAIL),)),
+        (Where(LIVE + COLD, ('placement.delete_allocation_for_instance',),
+               'src', CONNFAIL),)),
     Recogniser(
         'F23', 'a compute crash during a shelve\'s snapshot leaves its '
         'task state set for good',

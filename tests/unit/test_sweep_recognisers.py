@@ -131,6 +131,14 @@ RECORDED = [
     ('F26', 'live-migration', 'placement.delete_allocation_for_instance',
      'src', 'after', 'connfail', 'accounting-matches-placement',
      {'src': '0 pinned / 2 PCPU', 'dest': '4 pinned / 4 PCPU'}),
+    # F26 at a resize's confirm (resize-confirm's sweep).
+    ('F26', 'resize', 'placement.delete_allocation_for_instance', 'src',
+     'before', 'connfail', 'allocations-consistent',
+     ['src holds 20 DISK_GB, 2048 MEMORY_MB, 2 PCPU for migration s1#1 '
+      '(confirmed)']),
+    ('F26', 'resize', 'placement.delete_allocation_for_instance', 'src',
+     'after', 'connfail', 'accounting-matches-placement',
+     {'src': '0 pinned / 2 PCPU', 'dest': '3 pinned / 3 PCPU'}),
     # F11: a graceful stop's hold on the source.
     ('F11', 'live-migration', 'live_migration', 'src', 'before',
      'shutdown-hold', 'allocations-consistent', MIGRATION_ON_SRC),
