@@ -42,7 +42,7 @@ def compare(stock: records.Document, fixed: records.Document) -> Diff:
         c['id']: c for c in fixed.get('cases', ())}
     failed = sorted(i for i in set(cases_a) | set(cases_b)
                     if _errored(cases_a.get(i)) or _errored(cases_b.get(i)))
-    ran = set(cases_b) | ({clean.CASE_ID} if traced_itself(fixed) else set())
+    ran = ran_on(fixed)
 
     def checked(finding: records.Finding) -> bool:
         """Every case of a stock finding ran to its checks with the fix
@@ -73,12 +73,16 @@ def compare(stock: records.Document, fixed: records.Document) -> Diff:
             'internal_errors': failed}
 
 
-def traced_itself(fixed: records.Document) -> bool:
-    """Whether B ran a clean run of its own Nova (an A/B's B traces
-    itself: ``change_steps`` is set), so that A's clean-run finding was
-    checked on B: kept where B's own clean run broke it too, removed
-    where not.  B documents written before that have no such run."""
-    return fixed.get('change_steps') is not None
+def ran_on(fixed: records.Document) -> typing.Set[str]:
+    """The case ids B ran, and the clean run's where B ran a clean run
+    of its own Nova (an A/B's B traces itself: ``change_steps`` is set),
+    so that A's clean-run finding was checked on B: kept where B's own
+    clean run broke it too, removed where not.  B documents written
+    before that have no such run."""
+    ran = {c['id'] for c in fixed.get('cases', ())}
+    if fixed.get('change_steps') is not None:
+        ran.add(clean.CASE_ID)
+    return ran
 
 
 def _errored(case: typing.Optional[records.CaseResult]) -> bool:
@@ -100,9 +104,7 @@ def compare_causes(stock: records.Document, fixed: records.Document,
         c['key']: c for c in stock.get('causes', ())}
     after: typing.Dict[str, records.CauseJSON] = {
         c['key']: c for c in fixed.get('causes', ())}
-    ran = ({c['id'] for c in fixed.get('cases', ())} |
-           ({clean.CASE_ID} if traced_itself(fixed) else set())) - \
-        set(failed)
+    ran = ran_on(fixed) - set(failed)
 
     def checked(cause: records.CauseJSON) -> bool:
         return all(case['id'] in ran for case in cause['cases'])

@@ -106,23 +106,22 @@ def text(doc: records.Document) -> str:
 
 
 def clean_line(doc: records.Document) -> str:
-    """The clean run's finding, in a line (else nothing)."""
-    run = doc.get('clean_run')
+    """The clean run's finding, in a line (else nothing); an A/B's B
+    first says what its own clean run broke."""
     own = doc.get('change_clean_run')
-    if own:
-        own_line = ('This Nova\'s own clean run (no fault) broke %s: its '
-                    'finding, under its cause below\n' % ', '.join(
-                        own['broken']))
-        return own_line + (clean_line(dict(doc, change_clean_run=None))
-                           if run else '')
+    line = ('This Nova\'s own clean run (no fault) broke %s: its finding, '
+            'under its cause below\n' % ', '.join(own['broken'])
+            if own else '')
+    run = doc.get('clean_run')
     if not run:
-        return ''
+        return line
     if run.get('shared'):
-        return ('The clean run (of %s, whose cases these are) broke %s; '
-                'these cases are judged against it\n' % (
-                    run['shared'], ', '.join(run['broken'])))
-    return ('The clean run (no fault) broke %s: the workflow\'s own '
-            'finding, under its cause below\n' % ', '.join(run['broken']))
+        return line + ('The clean run (of %s, whose cases these are) broke '
+                       '%s; these cases are judged against it\n' % (
+                           run['shared'], ', '.join(run['broken'])))
+    return line + ('The clean run (no fault) broke %s: the workflow\'s own '
+                   'finding, under its cause below\n' % ', '.join(
+                       run['broken']))
 
 
 def recovery_line(doc: records.Document) -> str:
